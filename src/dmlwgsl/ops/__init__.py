@@ -1,0 +1,1 @@
+"""dmlwgsl operators: one module per DirectML operator."""

@@ -1,0 +1,132 @@
+"""Host side of the strided gather shared by the data-movement operators (wgsl/common/permute.wgsl).
+
+An operator describes itself as an iteration space in output order: per dimension a size, an
+input stride and an output stride, both in elements. This module merges the dimensions that stay
+contiguous on both sides, picks the entry point for the output layout, and packs the uniforms.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..runtime import Device, GpuTensor, Kernel
+from ..tensor import DmlValidationError, TensorDesc
+
+MAX_DIMS = 8
+ELEMENTS_PER_THREAD = 4  # EPT in common/permute.wgsl (its default)
+
+
+def coalesce(sizes, src_strides, dst_strides):
+    """Drop size-1 dimensions and merge each dimension into the next inner one where both sides
+    stay contiguous across the pair (outermost first in and out)."""
+    dims = [(s, a, b) for s, a, b in zip(sizes, src_strides, dst_strides) if s != 1]
+    out: list[list[int]] = []
+    for s, a, b in dims:
+        out.append([s, a, b])
+    merged: list[list[int]] = []
+    for s, a, b in reversed(out):  # innermost first
+        if merged:
+            ps, pa, pb = merged[-1]
+            if a == ps * pa and b == ps * pb:
+                merged[-1] = [s * ps, pa, pb]
+                continue
+        merged.append([s, a, b])
+    merged.reverse()
+    if not merged:
+        merged = [[1, 0, 0]]
+    return [m[0] for m in merged], [m[1] for m in merged], [m[2] for m in merged]
+
+
+@dataclass(frozen=True)
+class IterationSpace:
+    """A gather: output[dst . i] = input[src . i] over ``sizes`` (outermost first, elements)."""
+
+    sizes: tuple[int, ...]
+    src_strides: tuple[int, ...]
+    dst_strides: tuple[int, ...]
+
+
+class PermuteOperator:
+    """A compiled data-movement operator: call it with (input, output) GPU tensors.
+
+    Created by an operator's ``compile_*`` function; holds the pipeline (shared through the
+    device's cache by every op of the same structure) and the op's uniforms.
+    """
+
+    def __init__(self, device: Device, op: str, shader: str, input: TensorDesc, output: TensorDesc,
+                 space: IterationSpace):
+        self.device = device
+        self.op = op
+        self.input_desc = input
+        self.output_desc = output
+        self.esize = input.data_type.size_in_bytes
+        sizes, src, dst = coalesce(space.sizes, space.src_strides, space.dst_strides)
+        if len(sizes) > MAX_DIMS:
+            raise DmlValidationError(f"{op}: iteration space of {len(sizes)} dimensions exceeds {MAX_DIMS}")
+        self.sizes, self.src, self.dst = sizes, src, dst
+        self.count = int(np.prod(sizes))
+        entry = shader.split(".")[0]
+        self._kernels: dict[str, Kernel] = {}
+        self._entry = entry
+        self._shader = shader
+        self._layout = "packed" if output.is_packed else ("strided" if self.esize >= 4 else "atomic")
+        self._pack = self._pack_uniforms  # one bound method, so bind groups cache by identity
+        self.kernel(self._layout)  # compile now: errors surface at compile time, not at first call
+
+    def kernel(self, layout: str) -> Kernel:
+        """The kernel for one output layout: packed, strided or atomic."""
+        if layout not in self._kernels:
+            binding = {"packed": 2, "strided": 1, "atomic": 3}[layout]
+            self._kernels[layout] = Kernel(
+                self.device, op=self.op, shader=self._shader, entry_point=f"{self._entry}_{layout}",
+                bindings={"input": 0, "output": binding}, uniform_binding=4,
+                constants={"ELEM_BYTES": self.esize},
+                vec4_bindings=frozenset({"output"}) if layout == "packed" else frozenset())
+        return self._kernels[layout]
+
+    def _pack_uniforms(self, residual: dict) -> bytes:
+        n = len(self.sizes)
+        u = np.zeros((9, 4), dtype=np.uint32)
+        sizes = np.ones(8, np.uint64)
+        src = np.zeros(8, np.uint64)
+        dst = np.zeros(8, np.uint64)
+        shifts = np.full(8, 32, np.uint64)
+        for d in range(n):  # innermost first
+            s = self.sizes[n - 1 - d]
+            sizes[d], src[d], dst[d] = s, self.src[n - 1 - d], self.dst[n - 1 - d]
+            if s & (s - 1) == 0:
+                shifts[d] = s.bit_length() - 1
+        u[0:2] = (sizes % 2**32).reshape(2, 4)
+        u[2:4] = (src % 2**32).reshape(2, 4)
+        u[4:6] = (dst % 2**32).reshape(2, 4)
+        u[6:8] = shifts.reshape(2, 4)
+        u[8] = [self.count, residual["input"] // self.esize, residual["output"] // self.esize, n]
+        return u.tobytes()
+
+    def _blocks(self, residual: dict) -> int:
+        base = residual["output"]
+        return -(-(base + self.count * self.esize) // 16) - base // 16
+
+    def __call__(self, input: GpuTensor, output: GpuTensor) -> GpuTensor:
+        """Run the operator: read ``input``, write ``output`` (recorded into an open batch)."""
+        if input.desc != self.input_desc:
+            raise DmlValidationError(f"{self.op}: input description differs from the compiled one")
+        if output.desc != self.output_desc:
+            raise DmlValidationError(f"{self.op}: output description differs from the compiled one")
+        input.check("input")
+        output.check("output")
+        layout = self._layout
+        if layout == "packed" and output.buffer.size % 16:
+            layout = "strided" if self.esize >= 4 else "atomic"  # a foreign buffer not padded to 16
+        k = self.kernel(layout)
+        if layout == "packed":
+            k.dispatch({"input": input, "output": output}, self._pack, self._blocks)
+        else:
+            k.dispatch({"input": input, "output": output}, self._pack, -(-self.count // ELEMENTS_PER_THREAD))
+        return output
+
+    @property
+    def cache_keys(self) -> list[str]:
+        """The pipeline cache keys this operator uses."""
+        return [k.key for k in self._kernels.values()]

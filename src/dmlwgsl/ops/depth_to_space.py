@@ -1,0 +1,151 @@
+"""DepthToSpace (v0) and DepthToSpace1 (spec section 2).
+
+DepthToSpace1 with Order = DEPTH_COLUMN_ROW is DepthToSpace v0, so one description serves both.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..runtime import Device, GpuTensor, default_device
+from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array
+from ._permute import IterationSpace, PermuteOperator
+
+__all__ = ["DepthSpaceOrder", "DepthToSpaceDesc", "compile_depth_to_space", "depth_to_space",
+           "depth_to_space_output_sizes"]
+
+#: Every data type the DepthToSpace/SpaceToDepth family takes at feature level 5.0 (spec 2.5).
+DEPTH_SPACE_TYPES = frozenset({
+    DataType.FLOAT32, DataType.FLOAT16, DataType.UINT32, DataType.UINT16, DataType.UINT8,
+    DataType.INT32, DataType.INT16, DataType.INT8, DataType.FLOAT64, DataType.UINT64, DataType.INT64})
+
+
+class DepthSpaceOrder(enum.IntEnum):
+    """DML_DEPTH_SPACE_ORDER. DEPTH_COLUMN_ROW is ONNX "DCR", COLUMN_ROW_DEPTH is ONNX "CRD"."""
+
+    DEPTH_COLUMN_ROW = 0
+    COLUMN_ROW_DEPTH = 1
+
+    @classmethod
+    def parse(cls, value) -> "DepthSpaceOrder":
+        """Accept the enum, its number, its name, or the ONNX strings "DCR" / "CRD"."""
+        if isinstance(value, DepthSpaceOrder):
+            return value
+        if isinstance(value, str):
+            v = value.upper()
+            if v in ("DCR", "DEPTH_COLUMN_ROW"):
+                return cls.DEPTH_COLUMN_ROW
+            if v in ("CRD", "COLUMN_ROW_DEPTH"):
+                return cls.COLUMN_ROW_DEPTH
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) in (0, 1):
+            return cls(int(value))
+        raise DmlValidationError(
+            f"order: unknown order {value!r}; use 'DCR', 'CRD' or DepthSpaceOrder.DEPTH_COLUMN_ROW/COLUMN_ROW_DEPTH")
+
+
+def depth_to_space_output_sizes(sizes, block_size: int) -> tuple[int, int, int, int]:
+    """{N, C/(b*b), H*b, W*b}."""
+    n, c, h, w = sizes
+    b = block_size
+    return (n, c // (b * b), h * b, w * b)
+
+
+def validate_depth_space(op: str, input: TensorDesc, output: TensorDesc, block_size: int,
+                         expected_output, rule: str) -> None:
+    """Checks shared by DepthToSpace and SpaceToDepth, after the caller validated ``input`` and
+    its op-specific divisibility rule."""
+    output.validate("output", ranks={4}, data_types=DEPTH_SPACE_TYPES)
+    if output.data_type != input.data_type:
+        raise DmlValidationError(
+            f"output.data_type: must equal input.data_type ({input.data_type.name}); got {output.data_type.name}")
+    if tuple(output.sizes) != tuple(expected_output):
+        raise DmlValidationError(
+            f"output.sizes: must be {rule} = {list(expected_output)} for input {list(input.sizes)} and "
+            f"block_size {block_size}; got {list(output.sizes)}")
+    output.check_no_overlap("output")
+
+
+def check_block_size(block_size) -> int:
+    """BlockSize must be a positive integer."""
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise DmlValidationError(f"block_size: must be an integer >= 1; got {block_size!r}")
+    return int(block_size)
+
+
+@dataclass(frozen=True)
+class DepthToSpaceDesc:
+    """DML_DEPTH_TO_SPACE1_OPERATOR_DESC (v0 is ``order=DEPTH_COLUMN_ROW``)."""
+
+    input: TensorDesc
+    output: TensorDesc
+    block_size: int
+    order: DepthSpaceOrder = DepthSpaceOrder.DEPTH_COLUMN_ROW
+
+    def __post_init__(self):
+        object.__setattr__(self, "order", DepthSpaceOrder.parse(self.order))
+
+    def validate(self) -> None:
+        """Raise :class:`DmlValidationError` naming the field and rule that a description breaks."""
+        b = check_block_size(self.block_size)
+        self.input.validate("input", ranks={4}, data_types=DEPTH_SPACE_TYPES)
+        c = self.input.sizes[1]
+        if c % (b * b):
+            raise DmlValidationError(
+                f"input.sizes[1]: channels ({c}) must be divisible by block_size^2 ({b * b})")
+        validate_depth_space("depth_to_space", self.input, self.output, b,
+                             depth_to_space_output_sizes(self.input.sizes, b), "[N, C/(b*b), H*b, W*b]")
+
+    def iteration_space(self) -> IterationSpace:
+        """The spec 2.3 formula as a 6-D strided gather over (n, c, h, i, w, j) in output order."""
+        b = self.block_size
+        n, c, h, w = self.input.sizes
+        cq = c // (b * b)
+        sn, sc, sh, sw = self.input.element_strides
+        on, oc, oh, ow = self.output.element_strides
+        if self.order == DepthSpaceOrder.DEPTH_COLUMN_ROW:   # in_c = (i*b + j)*C' + c
+            src = (sn, sc, sh, b * cq * sc, sw, cq * sc)
+        else:                                                # in_c = c*b*b + i*b + j
+            src = (sn, b * b * sc, sh, b * sc, sw, sc)
+        dst = (on, oc, b * oh, oh, b * ow, ow)
+        return IterationSpace((n, cq, h, b, w, b), src, dst)
+
+
+def compile_depth_to_space(desc: DepthToSpaceDesc, *, device: Device | None = None) -> PermuteOperator:
+    """Validate ``desc`` and build the operator once; call the result with (input, output)
+    GPU tensors as many times as needed."""
+    desc.validate()
+    return PermuteOperator(device or default_device(), "depth_to_space", "depth_to_space.wgsl",
+                           desc.input, desc.output, desc.iteration_space())
+
+
+def run_on_array(x, make_desc, compile_fn, device: Device | None) -> np.ndarray:
+    """Shared body of the numpy one-liners: describe ``x`` in place (numpy strides become DML
+    strides), validate, upload, run, read back."""
+    a = np.asarray(x)
+    in_desc, _, _ = desc_for_array(a)
+    desc = make_desc(in_desc)
+    desc.validate()  # before any GPU work
+    dev = device or default_device()
+    xt = dev.upload(a)
+    op = compile_fn(desc, device=dev)
+    out = dev.tensor(desc.output, label="output")
+    op(xt, out)
+    return out.numpy()
+
+
+def depth_to_space(x, block_size: int, order="DCR", *, device: Device | None = None) -> np.ndarray:
+    """DepthToSpace1 on a 4-D numpy array {N, C, H, W}; returns {N, C/(b*b), H*b, W*b}.
+
+    ``order`` is "DCR" (DEPTH_COLUMN_ROW, the v0 behaviour) or "CRD" (COLUMN_ROW_DEPTH), or the
+    enum. Any numpy view with non-negative strides is used as it lies (no host copy).
+    """
+    order = DepthSpaceOrder.parse(order)
+    b = check_block_size(block_size)
+
+    def make(in_desc: TensorDesc) -> DepthToSpaceDesc:
+        out_sizes = depth_to_space_output_sizes(in_desc.sizes, b) if in_desc.rank == 4 else in_desc.sizes
+        return DepthToSpaceDesc(in_desc, TensorDesc(in_desc.data_type, out_sizes), b, order)
+
+    return run_on_array(x, make, compile_depth_to_space, device)

@@ -1,0 +1,92 @@
+"""SpaceToDepth (v0) and SpaceToDepth1 (spec section 2).
+
+Mind the documentation bug (spec 2.4): the output is {N, C*b*b, H/b, W/b}, as the docs' own
+example and DirectMLX compute, not the {N, C/(b*b), H*b, W*b} that the pages state.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..runtime import Device, default_device
+from ..tensor import DmlValidationError, TensorDesc
+from ._permute import IterationSpace, PermuteOperator
+from .depth_to_space import (DEPTH_SPACE_TYPES, DepthSpaceOrder, check_block_size, run_on_array,
+                             validate_depth_space)
+
+__all__ = ["SpaceToDepthDesc", "compile_space_to_depth", "space_to_depth", "space_to_depth_output_sizes"]
+
+
+def space_to_depth_output_sizes(sizes, block_size: int) -> tuple[int, int, int, int]:
+    """{N, C*b*b, H/b, W/b}."""
+    n, c, h, w = sizes
+    b = block_size
+    return (n, c * b * b, h // b, w // b)
+
+
+@dataclass(frozen=True)
+class SpaceToDepthDesc:
+    """DML_SPACE_TO_DEPTH1_OPERATOR_DESC (v0 is ``order=DEPTH_COLUMN_ROW``)."""
+
+    input: TensorDesc
+    output: TensorDesc
+    block_size: int
+    order: DepthSpaceOrder = DepthSpaceOrder.DEPTH_COLUMN_ROW
+
+    def __post_init__(self):
+        object.__setattr__(self, "order", DepthSpaceOrder.parse(self.order))
+
+    def validate(self) -> None:
+        """Raise :class:`DmlValidationError` naming the field and rule that a description breaks."""
+        b = check_block_size(self.block_size)
+        self.input.validate("input", ranks={4}, data_types=DEPTH_SPACE_TYPES)
+        _, _, h, w = self.input.sizes
+        if h % b:
+            raise DmlValidationError(f"input.sizes[2]: height ({h}) must be divisible by block_size ({b})")
+        if w % b:
+            raise DmlValidationError(f"input.sizes[3]: width ({w}) must be divisible by block_size ({b})")
+        validate_depth_space("space_to_depth", self.input, self.output, b,
+                             space_to_depth_output_sizes(self.input.sizes, b), "[N, C*b*b, H/b, W/b]")
+
+    def iteration_space(self) -> IterationSpace:
+        """The spec 2.3 formula as a 6-D strided gather in output order."""
+        b = self.block_size
+        n, c, h, w = self.input.sizes
+        sn, sc, sh, sw = self.input.element_strides
+        on, oc, oh, ow = self.output.element_strides
+        if self.order == DepthSpaceOrder.DEPTH_COLUMN_ROW:
+            # out_c = (i*b + j)*C + c: dimensions (n, i, j, c, h, w)
+            sizes = (n, b, b, c, h // b, w // b)
+            src = (sn, sh, sw, sc, b * sh, b * sw)
+            dst = (on, b * c * oc, c * oc, oc, oh, ow)
+        else:
+            # out_c = c*b*b + i*b + j: dimensions (n, c, i, j, h, w)
+            sizes = (n, c, b, b, h // b, w // b)
+            src = (sn, sc, sh, sw, b * sh, b * sw)
+            dst = (on, b * b * oc, b * oc, oc, oh, ow)
+        return IterationSpace(sizes, src, dst)
+
+
+def compile_space_to_depth(desc: SpaceToDepthDesc, *, device: Device | None = None) -> PermuteOperator:
+    """Validate ``desc`` and build the operator once; call the result with (input, output)
+    GPU tensors as many times as needed."""
+    desc.validate()
+    return PermuteOperator(device or default_device(), "space_to_depth", "space_to_depth.wgsl",
+                           desc.input, desc.output, desc.iteration_space())
+
+
+def space_to_depth(x, block_size: int, order="DCR", *, device: Device | None = None) -> np.ndarray:
+    """SpaceToDepth1 on a 4-D numpy array {N, C, H, W}; returns {N, C*b*b, H/b, W/b}.
+
+    ``order`` is "DCR" (DEPTH_COLUMN_ROW, the v0 behaviour) or "CRD" (COLUMN_ROW_DEPTH), or the
+    enum. Any numpy view with non-negative strides is used as it lies (no host copy).
+    """
+    order = DepthSpaceOrder.parse(order)
+    b = check_block_size(block_size)
+
+    def make(in_desc: TensorDesc) -> SpaceToDepthDesc:
+        out_sizes = space_to_depth_output_sizes(in_desc.sizes, b) if in_desc.rank == 4 else in_desc.sizes
+        return SpaceToDepthDesc(in_desc, TensorDesc(in_desc.data_type, out_sizes), b, order)
+
+    return run_on_array(x, make, compile_space_to_depth, device)

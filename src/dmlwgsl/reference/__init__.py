@@ -1,0 +1,1 @@
+"""Pure-numpy reference implementations, written from the spec (no GPU imports)."""

@@ -1,0 +1,182 @@
+// Strided gather ("permute") machinery shared by the data-movement operators.
+//
+// The host describes an operator as an iteration space of up to 8 dimensions (innermost first)
+// with, per dimension, a size, a source stride and a destination stride, both in elements:
+//     output[dst_base + dot(i, dst_strides)] = input[src_base + dot(i, src_strides)]
+// for every index i, in output order. Elements are moved as raw bit patterns of ELEM_BYTES bytes
+// inside u32 words, so every data type works on every adapter (no f16/int64/f64 features needed).
+//
+// Bindings: 0 input (u32 words), 1 output (u32 words), 2 output (vec4 words), 3 output (atomic
+//           u32 words), 4 uniforms (Permute). Each entry point uses one of 1, 2 or 3.
+// Bodies of the entry points (an operator's file declares the entry points and calls one):
+//   permute_packed   output contiguous in iteration order: one thread builds one 16-byte vec4 of
+//                    output, so no two threads write one word and stores are full-width.
+//   permute_strided  any output strides, ELEM_BYTES 4 or 8: one thread per EPT elements.
+//   permute_atomic   any output strides, ELEM_BYTES 1 or 2: bytes merged into words with atomics,
+//                    because neighbouring elements of a strided output may share a word.
+
+override WG: u32 = 256u;
+override ELEM_BYTES: u32 = 4u;   // 1, 2, 4 or 8
+override EPT: u32 = 4u;          // elements per thread on the strided paths
+
+struct Permute {
+    sizes: array<vec4<u32>, 2>,        // iteration sizes, innermost first
+    src_strides: array<vec4<u32>, 2>,  // elements
+    dst_strides: array<vec4<u32>, 2>,  // elements
+    shifts: array<vec4<u32>, 2>,       // log2(size) for power-of-two sizes, else 32
+    info: vec4<u32>,                   // x element count, y src base, z dst base (elements), w rank
+}
+
+@group(0) @binding(0) var<storage, read> input: array<u32>;
+@group(0) @binding(1) var<storage, read_write> output: array<u32>;
+@group(0) @binding(2) var<storage, read_write> output4: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read_write> output_atomic: array<atomic<u32>>;
+@group(0) @binding(4) var<uniform> pm: Permute;
+
+struct Cursor {
+    idx: array<u32, 8>,
+    src: u32,
+    dst: u32,
+}
+
+fn pm_size(d: u32) -> u32 { return pm.sizes[d >> 2u][d & 3u]; }
+fn pm_src_stride(d: u32) -> u32 { return pm.src_strides[d >> 2u][d & 3u]; }
+fn pm_dst_stride(d: u32) -> u32 { return pm.dst_strides[d >> 2u][d & 3u]; }
+
+// Linear id of this thread across a dispatch folded into y and z (see runtime.dispatch_size).
+fn thread_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return gid.x + (gid.y + gid.z * nwg.y) * nwg.x * WG;
+}
+
+// Position a cursor on element e (in iteration order): one division per dimension, or a
+// shift and mask where the size is a power of two.
+fn cursor_at(e: u32) -> Cursor {
+    var c: Cursor;
+    var rest = e;
+    c.src = pm.info.y;
+    c.dst = pm.info.z;
+    for (var d = 0u; d < 8u; d++) {
+        if (d >= pm.info.w) { break; }
+        let sh = pm.shifts[d >> 2u][d & 3u];
+        var i: u32;
+        if (sh < 32u) {
+            i = rest & ((1u << sh) - 1u);
+            rest = rest >> sh;
+        } else {
+            let s = pm_size(d);
+            i = rest % s;
+            rest = rest / s;
+        }
+        c.idx[d] = i;
+        c.src += i * pm_src_stride(d);
+        c.dst += i * pm_dst_stride(d);
+    }
+    return c;
+}
+
+// Advance a cursor by one element with carries; u32 wrap-around keeps the offsets exact.
+fn cursor_step(c: ptr<function, Cursor>) {
+    for (var d = 0u; d < 8u; d++) {
+        (*c).idx[d] += 1u;
+        (*c).src += pm_src_stride(d);
+        (*c).dst += pm_dst_stride(d);
+        if ((*c).idx[d] < pm_size(d) || d + 1u >= pm.info.w) { return; }
+        (*c).src -= pm_size(d) * pm_src_stride(d);
+        (*c).dst -= pm_size(d) * pm_dst_stride(d);
+        (*c).idx[d] = 0u;
+    }
+}
+
+// Bits of one sub-word element (ELEM_BYTES 1 or 2).
+fn lane_mask() -> u32 {
+    if (ELEM_BYTES == 1u) { return 0xFFu; }
+    return 0xFFFFu;
+}
+
+// Raw bits of input element s: (low word, high word); sub-word elements come zero-extended.
+fn fetch(s: u32) -> vec2<u32> {
+    if (ELEM_BYTES == 8u) { return vec2<u32>(input[2u * s], input[2u * s + 1u]); }
+    if (ELEM_BYTES == 4u) { return vec2<u32>(input[s], 0u); }
+    if (ELEM_BYTES == 2u) { return vec2<u32>((input[s >> 1u] >> ((s & 1u) * 16u)) & 0xFFFFu, 0u); }
+    return vec2<u32>((input[s >> 2u] >> ((s & 3u) * 8u)) & 0xFFu, 0u);
+}
+
+// Put element bits v at byte q of a 16-byte block.
+fn place(block: ptr<function, vec4<u32>>, q: u32, v: vec2<u32>) {
+    let w = q >> 2u;
+    if (ELEM_BYTES >= 4u) {
+        (*block)[w] = v.x;
+        if (ELEM_BYTES == 8u) { (*block)[w + 1u] = v.y; }
+        return;
+    }
+    let sh = (q & 3u) * 8u;
+    let mask = lane_mask() << sh;
+    (*block)[w] = ((*block)[w] & ~mask) | (v.x << sh);
+}
+
+fn permute_packed(gid: vec3<u32>, nwg: vec3<u32>) {
+    let count = pm.info.x;
+    let base_bytes = pm.info.z * ELEM_BYTES;            // residual offset of element 0 in the binding
+    let t = base_bytes / 16u + thread_id(gid, nwg);     // the 16-byte block this thread owns
+    let end_bytes = base_bytes + count * ELEM_BYTES;
+    if (t * 16u >= end_bytes) { return; }
+    let lo_bytes = max(t * 16u, base_bytes);
+    let hi_bytes = min(t * 16u + 16u, end_bytes);
+    let e_lo = (lo_bytes - base_bytes) / ELEM_BYTES;
+    let n = (hi_bytes - lo_bytes) / ELEM_BYTES;
+    let epv = 16u / ELEM_BYTES;
+    var c = cursor_at(e_lo);
+    var block = vec4<u32>(0u);
+    if (n == epv) {
+        // Whole block: lane positions are compile-time constants after unrolling.
+        for (var k = 0u; k < epv; k++) {
+            place(&block, k * ELEM_BYTES, fetch(c.src));
+            cursor_step(&c);
+        }
+    } else {
+        // First or last block of the tensor: keep the bytes that belong to someone else.
+        block = output4[t];
+        let q0 = lo_bytes - t * 16u;
+        for (var k = 0u; k < n; k++) {
+            place(&block, q0 + k * ELEM_BYTES, fetch(c.src));
+            cursor_step(&c);
+        }
+    }
+    output4[t] = block;
+}
+
+fn permute_strided(gid: vec3<u32>, nwg: vec3<u32>) {
+    let count = pm.info.x;
+    let e0 = thread_id(gid, nwg) * EPT;
+    if (e0 >= count) { return; }
+    var c = cursor_at(e0);
+    let n = min(EPT, count - e0);
+    for (var k = 0u; k < n; k++) {
+        let v = fetch(c.src);
+        if (ELEM_BYTES == 8u) {
+            output[2u * c.dst] = v.x;
+            output[2u * c.dst + 1u] = v.y;
+        } else {
+            output[c.dst] = v.x;
+        }
+        cursor_step(&c);
+    }
+}
+
+fn permute_atomic(gid: vec3<u32>, nwg: vec3<u32>) {
+    let count = pm.info.x;
+    let e0 = thread_id(gid, nwg) * EPT;
+    if (e0 >= count) { return; }
+    var c = cursor_at(e0);
+    let n = min(EPT, count - e0);
+    let per_word = 4u / ELEM_BYTES;
+    for (var k = 0u; k < n; k++) {
+        let v = fetch(c.src).x;
+        let w = c.dst / per_word;
+        let sh = (c.dst % per_word) * ELEM_BYTES * 8u;
+        let mask = lane_mask() << sh;
+        atomicAnd(&output_atomic[w], ~mask);
+        atomicOr(&output_atomic[w], v << sh);
+        cursor_step(&c);
+    }
+}
