@@ -7,9 +7,34 @@
 // (n, c, h, i, w, j) whose input and output strides are linear in the index, merges the dimensions
 // that stay contiguous, and passes them as uniforms. The shader is then a pure strided gather:
 // no per-element division, one pipeline per (element size, output layout).
-// Bindings and uniform layout: see common/permute.wgsl.
+// Fast path (depth_to_space_tiled), for rows that are contiguous and 16-byte aligned on both
+// sides and BLOCK <= 4: one thread loads one 16-byte vector from each of the b input channels
+// (i*b + j)*C' + c (DCR) or c*b*b + i*b + j (CRD), j = 0..b-1, at row h, and stores their b-way
+// interleave as b vectors of output row h*b + i.
+// Bindings and uniform layouts: see common/permute.wgsl and common/tiles.wgsl.
 
-#include "common/permute.wgsl"
+#include "common/tiles.wgsl"
+
+@compute @workgroup_size(WG)
+fn depth_to_space_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let tid = thread_id(gid, nwg);
+    if (tid >= tl.info.x) { return; }
+    let v = 16u / ELEM_BYTES;
+    // row space: output rows (n, c, h, i) of C' channels; tl.chan maps (i, j, c) to the input channel
+    let t = tile_at(tid);
+    var src: array<vec4<u32>, MAX_BLOCK>;
+    for (var j = 0u; j < BLOCK; j++) {
+        let in_c = t.i * tl.chan.x + j * tl.chan.y + t.c * tl.chan.z;
+        let e = tl.info.y + t.n * tl.in_strides.x + in_c * tl.in_strides.y + t.h * tl.in_strides.z + t.w0;
+        src[j] = input4[e / v];
+    }
+    let out = interleave(&src);
+    let o = tl.info.z + t.n * tl.out_strides.x + t.c * tl.out_strides.y + (t.h * BLOCK + t.i) * tl.out_strides.z
+          + t.w0 * BLOCK;
+    for (var k = 0u; k < BLOCK; k++) {
+        output4[o / v + k] = out[k];
+    }
+}
 
 @compute @workgroup_size(WG)
 fn depth_to_space_packed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -176,7 +176,7 @@ class Device:
         self.pipelines = PipelineCache()
         self._batch: _Batch | None = None
         self._staging = None
-        self._zero = None
+        self._fence = None
 
     # -- description ---------------------------------------------------------------------------
     @property
@@ -337,7 +337,11 @@ class Device:
 
     def wait(self) -> None:
         """Block until the GPU has finished all submitted work."""
-        self.queue.on_submitted_work_done_sync()
+        # wgpu-py 0.32's on_submitted_work_done is broken (a cffi callback type mismatch); mapping
+        # a buffer after a copy waits for everything submitted before it just as well.
+        if self._fence is None:
+            self._fence = self.create_buffer(16, "dmlwgsl.fence")
+        self.read(self._fence, 0, 4)
 
 
 class _Batch:

@@ -47,6 +47,30 @@ class IterationSpace:
     dst_strides: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class TiledSpace:
+    """The block (de)interleave fast path of wgsl/common/tiles.wgsl, for ops whose rows are
+    contiguous: ``rows`` = (N, channels, H) of the row space, ``row_len`` = elements a row has in
+    the chunked (last) dimension, ``chan`` = (per i, per j, per c) steps of the channel map,
+    ``in_w_stride``/``out_w_stride`` = the last-dimension strides (the path needs both to be 1)."""
+
+    block: int
+    rows: tuple[int, int, int]
+    row_len: int
+    chan: tuple[int, int, int]
+    in_strides: tuple[int, int, int]
+    out_strides: tuple[int, int, int]
+    in_w_stride: int
+    out_w_stride: int
+
+    def usable(self, esize: int) -> bool:
+        """Whether the fast path's structural conditions hold for this element size."""
+        v = 16 // esize
+        return (2 <= self.block <= 4 and self.in_w_stride == 1 and self.out_w_stride == 1
+                and self.row_len % v == 0
+                and all(s % v == 0 for s in self.in_strides + self.out_strides))
+
+
 class PermuteOperator:
     """A compiled data-movement operator: call it with (input, output) GPU tensors.
 
@@ -55,7 +79,7 @@ class PermuteOperator:
     """
 
     def __init__(self, device: Device, op: str, shader: str, input: TensorDesc, output: TensorDesc,
-                 space: IterationSpace):
+                 space: IterationSpace, tiled: TiledSpace | None = None):
         self.device = device
         self.op = op
         self.input_desc = input
@@ -72,18 +96,42 @@ class PermuteOperator:
         self._shader = shader
         self._layout = "packed" if output.is_packed else ("strided" if self.esize >= 4 else "atomic")
         self._pack = self._pack_uniforms  # one bound method, so bind groups cache by identity
-        self.kernel(self._layout)  # compile now: errors surface at compile time, not at first call
+        self.tiled = tiled if tiled is not None and tiled.usable(self.esize) else None
+        self._pack_tiled_fn = self._pack_tiled
+        # compile now: errors surface at compile time, not at first call
+        self.kernel("tiled" if self.tiled else self._layout)
 
     def kernel(self, layout: str) -> Kernel:
-        """The kernel for one output layout: packed, strided or atomic."""
+        """The kernel for one path: tiled (fast), or the gather for a packed, strided or atomic output."""
         if layout not in self._kernels:
-            binding = {"packed": 2, "strided": 1, "atomic": 3}[layout]
-            self._kernels[layout] = Kernel(
-                self.device, op=self.op, shader=self._shader, entry_point=f"{self._entry}_{layout}",
-                bindings={"input": 0, "output": binding}, uniform_binding=4,
-                constants={"ELEM_BYTES": self.esize},
-                vec4_bindings=frozenset({"output"}) if layout == "packed" else frozenset())
+            if layout == "tiled":
+                self._kernels[layout] = Kernel(
+                    self.device, op=self.op, shader=self._shader, entry_point=f"{self._entry}_tiled",
+                    bindings={"input": 5, "output": 2}, uniform_binding=6,
+                    constants={"ELEM_BYTES": self.esize, "BLOCK": self.tiled.block},
+                    vec4_bindings=frozenset({"input", "output"}))
+            else:
+                binding = {"packed": 2, "strided": 1, "atomic": 3}[layout]
+                self._kernels[layout] = Kernel(
+                    self.device, op=self.op, shader=self._shader, entry_point=f"{self._entry}_{layout}",
+                    bindings={"input": 0, "output": binding}, uniform_binding=4,
+                    constants={"ELEM_BYTES": self.esize},
+                    vec4_bindings=frozenset({"output"}) if layout == "packed" else frozenset())
         return self._kernels[layout]
+
+    def _tiled_threads(self) -> int:
+        t = self.tiled
+        return t.rows[0] * t.rows[1] * t.rows[2] * t.block * (t.row_len // (16 // self.esize))
+
+    def _pack_tiled(self, residual: dict) -> bytes:
+        t = self.tiled
+        u = np.zeros((5, 4), dtype=np.uint32)
+        u[0, :3] = t.in_strides
+        u[1, :3] = t.out_strides
+        u[2] = [t.rows[0], t.rows[1], t.rows[2], t.row_len // (16 // self.esize)]
+        u[3, :3] = t.chan
+        u[4, :3] = [self._tiled_threads(), residual["input"] // self.esize, residual["output"] // self.esize]
+        return u.tobytes()
 
     def _pack_uniforms(self, residual: dict) -> bytes:
         n = len(self.sizes)
@@ -116,6 +164,11 @@ class PermuteOperator:
             raise DmlValidationError(f"{self.op}: output description differs from the compiled one")
         input.check("input")
         output.check("output")
+        if self.tiled and input.offset % 16 == 0 and output.offset % 16 == 0 \
+                and input.buffer.size % 16 == 0 and output.buffer.size % 16 == 0:
+            self.kernel("tiled").dispatch({"input": input, "output": output}, self._pack_tiled_fn,
+                                          self._tiled_threads())
+            return output
         layout = self._layout
         if layout == "packed" and output.buffer.size % 16:
             layout = "strided" if self.esize >= 4 else "atomic"  # a foreign buffer not padded to 16

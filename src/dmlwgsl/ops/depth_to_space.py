@@ -11,7 +11,7 @@ import numpy as np
 
 from ..runtime import Device, GpuTensor, default_device
 from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array
-from ._permute import IterationSpace, PermuteOperator
+from ._permute import IterationSpace, PermuteOperator, TiledSpace
 
 __all__ = ["DepthSpaceOrder", "DepthToSpaceDesc", "compile_depth_to_space", "depth_to_space",
            "depth_to_space_output_sizes"]
@@ -111,13 +111,23 @@ class DepthToSpaceDesc:
         dst = (on, oc, b * oh, oh, b * ow, ow)
         return IterationSpace((n, cq, h, b, w, b), src, dst)
 
+    def tiled_space(self) -> TiledSpace:
+        """The same formula as output rows (n, c, h, i) each interleaving b input rows."""
+        b = self.block_size
+        n, c, h, w = self.input.sizes
+        cq = c // (b * b)
+        chan = (b * cq, cq, 1) if self.order == DepthSpaceOrder.DEPTH_COLUMN_ROW else (b, 1, b * b)
+        sn, sc, sh, sw = self.input.element_strides
+        on, oc, oh, ow = self.output.element_strides
+        return TiledSpace(b, (n, cq, h), w, chan, (sn, sc, sh), (on, oc, oh), sw, ow)
+
 
 def compile_depth_to_space(desc: DepthToSpaceDesc, *, device: Device | None = None) -> PermuteOperator:
     """Validate ``desc`` and build the operator once; call the result with (input, output)
     GPU tensors as many times as needed."""
     desc.validate()
     return PermuteOperator(device or default_device(), "depth_to_space", "depth_to_space.wgsl",
-                           desc.input, desc.output, desc.iteration_space())
+                           desc.input, desc.output, desc.iteration_space(), desc.tiled_space())
 
 
 def run_on_array(x, make_desc, compile_fn, device: Device | None) -> np.ndarray:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..runtime import Device, default_device
 from ..tensor import DmlValidationError, TensorDesc
-from ._permute import IterationSpace, PermuteOperator
+from ._permute import IterationSpace, PermuteOperator, TiledSpace
 from .depth_to_space import (DEPTH_SPACE_TYPES, DepthSpaceOrder, check_block_size, run_on_array,
                              validate_depth_space)
 
@@ -67,13 +67,22 @@ class SpaceToDepthDesc:
             dst = (on, b * b * oc, b * oc, oc, oh, ow)
         return IterationSpace(sizes, src, dst)
 
+    def tiled_space(self) -> TiledSpace:
+        """The same formula as input rows (n, c, h, i) each deinterleaved into b output rows."""
+        b = self.block_size
+        n, c, h, w = self.input.sizes
+        chan = (b * c, c, 1) if self.order == DepthSpaceOrder.DEPTH_COLUMN_ROW else (b, 1, b * b)
+        sn, sc, sh, sw = self.input.element_strides
+        on, oc, oh, ow = self.output.element_strides
+        return TiledSpace(b, (n, c, h // b), w // b, chan, (sn, sc, sh), (on, oc, oh), sw, ow)
+
 
 def compile_space_to_depth(desc: SpaceToDepthDesc, *, device: Device | None = None) -> PermuteOperator:
     """Validate ``desc`` and build the operator once; call the result with (input, output)
     GPU tensors as many times as needed."""
     desc.validate()
     return PermuteOperator(device or default_device(), "space_to_depth", "space_to_depth.wgsl",
-                           desc.input, desc.output, desc.iteration_space())
+                           desc.input, desc.output, desc.iteration_space(), desc.tiled_space())
 
 
 def space_to_depth(x, block_size: int, order="DCR", *, device: Device | None = None) -> np.ndarray:

@@ -1,0 +1,1 @@
+"""Benchmark scripts, one per operator (shipped inside the wheel as dmlwgsl.bench)."""

@@ -1,0 +1,56 @@
+"""Test fixtures: every test that takes ``device`` runs once per adapter backend on the machine
+(here: Vulkan through lavapipe and GL through llvmpipe).
+
+Set DMLWGSL_REQUIRE_BACKENDS=vulkan,gl (CI does) to turn a missing adapter into a failure
+instead of fewer test runs.
+"""
+import os
+
+import pytest
+
+os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+
+from dmlwgsl.runtime import Device, list_adapters  # noqa: E402
+
+_NAMES = {"Vulkan": "vulkan", "OpenGL": "gl", "Metal": "metal", "D3D12": "dx12"}
+
+
+def _backends() -> list[str]:
+    found = []
+    for a in list_adapters():
+        name = _NAMES.get(a.info["backend_type"])
+        if name and name not in found:
+            found.append(name)
+    return found
+
+
+BACKENDS = _backends()
+_devices: dict[str, Device] = {}
+
+
+def pytest_sessionstart(session):
+    required = [b for b in os.environ.get("DMLWGSL_REQUIRE_BACKENDS", "").split(",") if b]
+    missing = [b for b in required if b not in BACKENDS]
+    if missing:
+        raise pytest.UsageError(f"required wgpu backends missing: {missing}; found {BACKENDS}")
+
+
+def get_device(backend: str) -> Device:
+    """One Device per backend for the whole session."""
+    if backend not in _devices:
+        _devices[backend] = Device(backend=backend)
+    return _devices[backend]
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def device(request) -> Device:
+    """A dmlwgsl Device, once per available backend."""
+    return get_device(request.param)
+
+
+@pytest.fixture
+def rng(request):
+    """A numpy Generator seeded from the test's name, so failures reproduce."""
+    import numpy as np
+    import zlib
+    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
