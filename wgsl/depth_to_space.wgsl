@@ -22,17 +22,18 @@ fn depth_to_space_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     let v = 16u / ELEM_BYTES;
     // row space: output rows (n, c, h, i) of C' channels; tl.chan maps (i, j, c) to the input channel
     let t = tile_at(tid);
-    var src: array<vec4<u32>, MAX_BLOCK>;
+    var src = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
     for (var j = 0u; j < BLOCK; j++) {
         let in_c = t.i * tl.chan.x + j * tl.chan.y + t.c * tl.chan.z;
         let e = tl.info.y + t.n * tl.in_strides.x + in_c * tl.in_strides.y + t.h * tl.in_strides.z + t.w0;
-        src[j] = input4[e / v];
+        src = quad_set(src, j, input4[e / v]);
     }
-    let out = interleave(&src);
+    var out: Quad;
+    if (BLOCK == 2u) { out = interleave2(src.a, src.b); } else { out = interleave(src); }
     let o = tl.info.z + t.n * tl.out_strides.x + t.c * tl.out_strides.y + (t.h * BLOCK + t.i) * tl.out_strides.z
           + t.w0 * BLOCK;
     for (var k = 0u; k < BLOCK; k++) {
-        output4[o / v + k] = out[k];
+        output4[o / v + k] = quad_get(out, k);
     }
 }
 

@@ -23,15 +23,16 @@ fn space_to_depth_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     let t = tile_at(tid);
     let e = tl.info.y + t.n * tl.in_strides.x + t.c * tl.in_strides.y + (t.h * BLOCK + t.i) * tl.in_strides.z
           + t.w0 * BLOCK;
-    var src: array<vec4<u32>, MAX_BLOCK>;
+    var src = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
     for (var k = 0u; k < BLOCK; k++) {
-        src[k] = input4[e / v + k];
+        src = quad_set(src, k, input4[e / v + k]);
     }
-    let out = deinterleave(&src);
+    var out: Quad;
+    if (BLOCK == 2u) { out = deinterleave2(src.a, src.b); } else { out = deinterleave(src); }
     for (var j = 0u; j < BLOCK; j++) {
         let out_c = t.i * tl.chan.x + j * tl.chan.y + t.c * tl.chan.z;
         let o = tl.info.z + t.n * tl.out_strides.x + out_c * tl.out_strides.y + t.h * tl.out_strides.z + t.w0;
-        output4[o / v] = out[j];
+        output4[o / v] = quad_get(out, j);
     }
 }
 

@@ -51,11 +51,38 @@ class Bench:
         self.warmup = warmup
         self.clock = "gpu-timestamps" if device.has_timestamps else "wall-clock"
         self._copy_cache: dict[int, float] = {}
+        self._warm = False
+
+    def warm_up(self, seconds: float = 0.5) -> None:
+        """Keep the GPU busy for ``seconds`` so that it reaches its working clocks before the first
+        measurement (an idle GPU's first milliseconds run slower and would skew the first row)."""
+        if self._warm:
+            return
+        self._warm = True
+        dev = self.device
+        nbytes = min(64 << 20, dev.max_binding_size // 2)
+        desc = TensorDesc(DataType.UINT32, (nbytes // 4,))
+        a = GpuTensor(dev, desc, dev.create_buffer(nbytes, "warm.in"))
+        b = GpuTensor(dev, desc, dev.create_buffer(nbytes, "warm.out"))
+        k = Kernel(dev, op="copy", shader="common/copy_vec4.wgsl", entry_point="copy_vec4",
+                   bindings={"input": 0, "output": 1}, uniform_binding=2, vec4_bindings=frozenset({"input", "output"}))
+        words = nbytes // 16
+        info = np.array([words, words, 0, 0], np.uint32).tobytes()
+        pack = lambda _res: info  # noqa: E731
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            with dev.batch():
+                for _ in range(20):
+                    k.dispatch({"input": a, "output": b}, pack, words)
+            dev.wait()
+        a.buffer.destroy()
+        b.buffer.destroy()
 
     def time_ns(self, record: Callable[[], object], dispatches: int = 1) -> float:
         """Median GPU nanoseconds of one run; ``record()`` issues the ``dispatches`` dispatches of one
         run (an op call). All runs go into one submission, one timed pass per dispatch."""
         n = self.warmup + self.reps
+        self.warm_up()
         if self.device.has_timestamps:
             with self.device.batch(timestamps=True) as b:
                 for _ in range(n):
@@ -225,12 +252,12 @@ def bench_depth_space(op: str, device: Device, args) -> list[Row]:
         if nbytes > device.max_binding_size:
             print(f"skip {op} {dt_name} {shape}: {nbytes} bytes > max binding {device.max_binding_size}")
             continue
+        copy = bench.copy_gbps(nbytes)  # before the op's buffers exist, like a clean copy test
         rng = np.random.default_rng(0)
         host = rng.integers(0, 256, size=nbytes, dtype=np.uint8)
         x = GpuTensor(device, in_desc, device.create_buffer(nbytes, "bench.in"))
         device.write(x.buffer, 0, host)
         y = device.tensor(out_desc, label="bench.out")
-        copy = bench.copy_gbps(nbytes)
         for order in args.order or ("DCR", "CRD"):
             if op == "depth_to_space":
                 k = compile_depth_to_space(DepthToSpaceDesc(in_desc, out_desc, b, order), device=device)

@@ -33,15 +33,35 @@ struct Permute {
 @group(0) @binding(3) var<storage, read_write> output_atomic: array<atomic<u32>>;
 @group(0) @binding(4) var<uniform> pm: Permute;
 
+// The cursor keeps its index in two vectors, updated with select() rather than dynamic array
+// indexing, so it stays in registers even where a driver does not unroll the loops.
 struct Cursor {
-    idx: array<u32, 8>,
+    lo: vec4<u32>,   // index of dimensions 0..3
+    hi: vec4<u32>,   // index of dimensions 4..7
     src: u32,
     dst: u32,
 }
 
+const LANES = vec4<u32>(0u, 1u, 2u, 3u);
+
 fn pm_size(d: u32) -> u32 { return pm.sizes[d >> 2u][d & 3u]; }
 fn pm_src_stride(d: u32) -> u32 { return pm.src_strides[d >> 2u][d & 3u]; }
 fn pm_dst_stride(d: u32) -> u32 { return pm.dst_strides[d >> 2u][d & 3u]; }
+
+// Word w of a 16-byte vector replaced by x (a select, not a dynamic store).
+fn with_word(v: vec4<u32>, w: u32, x: u32) -> vec4<u32> {
+    return select(v, vec4<u32>(x), LANES == vec4<u32>(w));
+}
+
+fn cursor_get(c: Cursor, d: u32) -> u32 {
+    if (d < 4u) { return c.lo[d]; }
+    return c.hi[d - 4u];
+}
+
+fn cursor_set(c: ptr<function, Cursor>, d: u32, i: u32) {
+    (*c).lo = select((*c).lo, vec4<u32>(i), LANES == vec4<u32>(d));
+    (*c).hi = select((*c).hi, vec4<u32>(i), LANES + 4u == vec4<u32>(d));
+}
 
 // Linear id of this thread across a dispatch folded into y and z (see runtime.dispatch_size).
 fn thread_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
@@ -53,6 +73,8 @@ fn thread_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 fn cursor_at(e: u32) -> Cursor {
     var c: Cursor;
     var rest = e;
+    c.lo = vec4<u32>(0u);
+    c.hi = vec4<u32>(0u);
     c.src = pm.info.y;
     c.dst = pm.info.z;
     for (var d = 0u; d < 8u; d++) {
@@ -67,7 +89,7 @@ fn cursor_at(e: u32) -> Cursor {
             i = rest % s;
             rest = rest / s;
         }
-        c.idx[d] = i;
+        cursor_set(&c, d, i);
         c.src += i * pm_src_stride(d);
         c.dst += i * pm_dst_stride(d);
     }
@@ -77,13 +99,16 @@ fn cursor_at(e: u32) -> Cursor {
 // Advance a cursor by one element with carries; u32 wrap-around keeps the offsets exact.
 fn cursor_step(c: ptr<function, Cursor>) {
     for (var d = 0u; d < 8u; d++) {
-        (*c).idx[d] += 1u;
+        let i = cursor_get(*c, d) + 1u;
         (*c).src += pm_src_stride(d);
         (*c).dst += pm_dst_stride(d);
-        if ((*c).idx[d] < pm_size(d) || d + 1u >= pm.info.w) { return; }
+        if (i < pm_size(d) || d + 1u >= pm.info.w) {
+            cursor_set(c, d, i);
+            return;
+        }
         (*c).src -= pm_size(d) * pm_src_stride(d);
         (*c).dst -= pm_size(d) * pm_dst_stride(d);
-        (*c).idx[d] = 0u;
+        cursor_set(c, d, 0u);
     }
 }
 
@@ -101,17 +126,17 @@ fn fetch(s: u32) -> vec2<u32> {
     return vec2<u32>((input[s >> 2u] >> ((s & 3u) * 8u)) & 0xFFu, 0u);
 }
 
-// Put element bits v at byte q of a 16-byte block.
-fn place(block: ptr<function, vec4<u32>>, q: u32, v: vec2<u32>) {
+// A 16-byte block with element bits v put at byte q.
+fn put(block: vec4<u32>, q: u32, v: vec2<u32>) -> vec4<u32> {
     let w = q >> 2u;
     if (ELEM_BYTES >= 4u) {
-        (*block)[w] = v.x;
-        if (ELEM_BYTES == 8u) { (*block)[w + 1u] = v.y; }
-        return;
+        let b = with_word(block, w, v.x);
+        if (ELEM_BYTES == 8u) { return with_word(b, w + 1u, v.y); }
+        return b;
     }
     let sh = (q & 3u) * 8u;
     let mask = lane_mask() << sh;
-    (*block)[w] = ((*block)[w] & ~mask) | (v.x << sh);
+    return with_word(block, w, (block[w] & ~mask) | (v.x << sh));
 }
 
 fn permute_packed(gid: vec3<u32>, nwg: vec3<u32>) {
@@ -130,7 +155,7 @@ fn permute_packed(gid: vec3<u32>, nwg: vec3<u32>) {
     if (n == epv) {
         // Whole block: lane positions are compile-time constants after unrolling.
         for (var k = 0u; k < epv; k++) {
-            place(&block, k * ELEM_BYTES, fetch(c.src));
+            block = put(block, k * ELEM_BYTES, fetch(c.src));
             cursor_step(&c);
         }
     } else {
@@ -138,7 +163,7 @@ fn permute_packed(gid: vec3<u32>, nwg: vec3<u32>) {
         block = output4[t];
         let q0 = lo_bytes - t * 16u;
         for (var k = 0u; k < n; k++) {
-            place(&block, q0 + k * ELEM_BYTES, fetch(c.src));
+            block = put(block, q0 + k * ELEM_BYTES, fetch(c.src));
             cursor_step(&c);
         }
     }

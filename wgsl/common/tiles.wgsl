@@ -23,7 +23,22 @@ struct Tiled {
 @group(0) @binding(5) var<storage, read> input4: array<vec4<u32>>;
 @group(0) @binding(6) var<uniform> tl: Tiled;
 
-const MAX_BLOCK: u32 = 4u;
+// Up to four 16-byte vectors, chosen with select() so that nothing lands in an indexed private
+// array (which drivers may keep in local memory when they do not unroll).
+struct Quad {
+    a: vec4<u32>,
+    b: vec4<u32>,
+    c: vec4<u32>,
+    d: vec4<u32>,
+}
+
+fn quad_get(q: Quad, j: u32) -> vec4<u32> {
+    return select(select(q.a, q.b, j == 1u), select(q.c, q.d, j == 3u), j >= 2u);
+}
+
+fn quad_set(q: Quad, j: u32, v: vec4<u32>) -> Quad {
+    return Quad(select(q.a, v, j == 0u), select(q.b, v, j == 1u), select(q.c, v, j == 2u), select(q.d, v, j == 3u));
+}
 
 // Row coordinates of a tiled thread: (n, c, h, i, first column of the chunk).
 struct TileAt {
@@ -57,27 +72,75 @@ fn lane_get(v: vec4<u32>, k: u32) -> vec2<u32> {
     return vec2<u32>((v[k >> 2u] >> ((k & 3u) * 8u)) & 0xFFu, 0u);
 }
 
-fn interleave(src: ptr<function, array<vec4<u32>, MAX_BLOCK>>) -> array<vec4<u32>, MAX_BLOCK> {
+fn interleave(src: Quad) -> Quad {
     let v = 16u / ELEM_BYTES;
-    var out: array<vec4<u32>, MAX_BLOCK>;
+    var out = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
     for (var q = 0u; q < v * BLOCK; q++) {
-        var block = out[q / v];
-        place(&block, (q % v) * ELEM_BYTES, lane_get((*src)[q % BLOCK], q / BLOCK));
-        out[q / v] = block;
+        let o = q / v;
+        out = quad_set(out, o, put(quad_get(out, o), (q % v) * ELEM_BYTES, lane_get(quad_get(src, q % BLOCK), q / BLOCK)));
     }
     return out;
 }
 
-fn deinterleave(src: ptr<function, array<vec4<u32>, MAX_BLOCK>>) -> array<vec4<u32>, MAX_BLOCK> {
+fn deinterleave(src: Quad) -> Quad {
     let v = 16u / ELEM_BYTES;
-    var out: array<vec4<u32>, MAX_BLOCK>;
+    var out = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
     for (var j = 0u; j < BLOCK; j++) {
         var block = vec4<u32>(0u);
         for (var t = 0u; t < v; t++) {
             let q = t * BLOCK + j;
-            place(&block, t * ELEM_BYTES, lane_get((*src)[q / v], q % v));
+            block = put(block, t * ELEM_BYTES, lane_get(quad_get(src, q / v), q % v));
         }
-        out[j] = block;
+        out = quad_set(out, j, block);
     }
     return out;
+}
+
+// ---- BLOCK == 2, written out word by word (the common case, and the one that must run at copy
+// speed): no loops, so no driver has to unroll anything to keep it in registers.
+
+// Interleave the elements of two 8-byte halves a and b: a0 b0 a1 b1 ... (16 bytes out).
+fn zip2(a: vec2<u32>, b: vec2<u32>) -> vec4<u32> {
+    if (ELEM_BYTES == 8u) { return vec4<u32>(a.x, a.y, b.x, b.y); }
+    if (ELEM_BYTES == 4u) { return vec4<u32>(a.x, b.x, a.y, b.y); }
+    if (ELEM_BYTES == 2u) {
+        return vec4<u32>((a.x & 0xFFFFu) | (b.x << 16u), (a.x >> 16u) | (b.x & 0xFFFF0000u),
+                         (a.y & 0xFFFFu) | (b.y << 16u), (a.y >> 16u) | (b.y & 0xFFFF0000u));
+    }
+    return vec4<u32>(spread8(a.x) | (spread8(b.x) << 8u), spread8(a.x >> 16u) | (spread8(b.x >> 16u) << 8u),
+                     spread8(a.y) | (spread8(b.y) << 8u), spread8(a.y >> 16u) | (spread8(b.y >> 16u) << 8u));
+}
+
+// Bytes x0 x1 (low 16 bits of x) to x0 0 x1 0.
+fn spread8(x: u32) -> u32 {
+    return (x & 0xFFu) | ((x & 0xFF00u) << 8u);
+}
+
+// Bytes w0 . w2 . of a word to the low 16 bits: w0 w2.
+fn compact8(w: u32) -> u32 {
+    return (w & 0xFFu) | ((w >> 8u) & 0xFF00u);
+}
+
+// The even (x) and odd (y) elements of 16 bytes, each as an 8-byte half.
+fn unzip2(p: vec4<u32>) -> array<vec2<u32>, 2> {
+    if (ELEM_BYTES == 8u) { return array<vec2<u32>, 2>(p.xy, p.zw); }
+    if (ELEM_BYTES == 4u) { return array<vec2<u32>, 2>(p.xz, p.yw); }
+    if (ELEM_BYTES == 2u) {
+        return array<vec2<u32>, 2>(
+            vec2<u32>((p.x & 0xFFFFu) | (p.y << 16u), (p.z & 0xFFFFu) | (p.w << 16u)),
+            vec2<u32>((p.x >> 16u) | (p.y & 0xFFFF0000u), (p.z >> 16u) | (p.w & 0xFFFF0000u)));
+    }
+    return array<vec2<u32>, 2>(
+        vec2<u32>(compact8(p.x) | (compact8(p.y) << 16u), compact8(p.z) | (compact8(p.w) << 16u)),
+        vec2<u32>(compact8(p.x >> 8u) | (compact8(p.y >> 8u) << 16u), compact8(p.z >> 8u) | (compact8(p.w >> 8u) << 16u)));
+}
+
+fn interleave2(a: vec4<u32>, b: vec4<u32>) -> Quad {
+    return Quad(zip2(a.xy, b.xy), zip2(a.zw, b.zw), vec4<u32>(0u), vec4<u32>(0u));
+}
+
+fn deinterleave2(p: vec4<u32>, q: vec4<u32>) -> Quad {
+    let u = unzip2(p);
+    let w = unzip2(q);
+    return Quad(vec4<u32>(u[0], w[0]), vec4<u32>(u[1], w[1]), vec4<u32>(0u), vec4<u32>(0u));
 }
