@@ -20,7 +20,7 @@ fn space_to_depth_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     if (tid >= tl.info.x) { return; }
     let v = 16u / ELEM_BYTES;
     // row space: input rows (n, c, h, i) of C channels; tl.chan maps (i, j, c) to the output channel
-    let t = tile_at(tid);
+    let t = tile_at(tid, v);
     let e = tl.info.y + t.n * tl.in_strides.x + t.c * tl.in_strides.y + (t.h * BLOCK + t.i) * tl.in_strides.z
           + t.w0 * BLOCK;
     var src = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));

@@ -240,6 +240,11 @@ def bench_depth_space(op: str, device: Device, args) -> list[Row]:
         shape = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
     bench = Bench(device, reps=args.reps)
     torch = torch_cuda()
+    if torch is not None:
+        # Create the CUDA context now: seen on the H100, Vulkan work timed while torch's context
+        # was still unborn ran up to 2x slower, which would skew the first rows.
+        torch.zeros(1, device="cuda")
+        torch.cuda.synchronize()
     rows: list[Row] = []
     for dt_name in args.dtype or DEPTH_SPACE_DTYPES:
         dt = DataType.parse(dt_name)

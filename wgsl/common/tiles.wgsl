@@ -6,7 +6,8 @@
 //   deinterleave: out vector j, element t    = flat input element (t * BLOCK + j)
 // Every index is a compile-time constant once BLOCK and ELEM_BYTES are fixed, so the moves
 // compile to register shuffles, and loads and stores are whole 16-byte vectors.
-// Bindings (besides common/permute.wgsl's): 5 input as vec4 words, 6 uniforms (Tiled).
+// Bindings (besides common/permute.wgsl's): 5 input as vec4 words, 6 uniforms (Tiled),
+// 7 input as vec2 words (8-byte loads for DepthToSpace with BLOCK 2).
 
 #include "common/permute.wgsl"
 
@@ -22,6 +23,7 @@ struct Tiled {
 
 @group(0) @binding(5) var<storage, read> input4: array<vec4<u32>>;
 @group(0) @binding(6) var<uniform> tl: Tiled;
+@group(0) @binding(7) var<storage, read> input2: array<vec2<u32>>;
 
 // Up to four 16-byte vectors, chosen with select() so that nothing lands in an indexed private
 // array (which drivers may keep in local memory when they do not unroll).
@@ -49,11 +51,11 @@ struct TileAt {
     w0: u32,
 }
 
-fn tile_at(tid: u32) -> TileAt {
-    let v = 16u / ELEM_BYTES;
+// chunk = columns per thread (V, or V / 2 on the half-vector path of DepthToSpace).
+fn tile_at(tid: u32, chunk: u32) -> TileAt {
     var t: TileAt;
     let chunks = tl.sizes.w;
-    t.w0 = (tid % chunks) * v;
+    t.w0 = (tid % chunks) * chunk;
     var r = tid / chunks;
     t.i = r % BLOCK;
     r = r / BLOCK;
@@ -133,10 +135,6 @@ fn unzip2(p: vec4<u32>) -> array<vec2<u32>, 2> {
     return array<vec2<u32>, 2>(
         vec2<u32>(compact8(p.x) | (compact8(p.y) << 16u), compact8(p.z) | (compact8(p.w) << 16u)),
         vec2<u32>(compact8(p.x >> 8u) | (compact8(p.y >> 8u) << 16u), compact8(p.z >> 8u) | (compact8(p.w >> 8u) << 16u)));
-}
-
-fn interleave2(a: vec4<u32>, b: vec4<u32>) -> Quad {
-    return Quad(zip2(a.xy, b.xy), zip2(a.zw, b.zw), vec4<u32>(0u), vec4<u32>(0u));
 }
 
 fn deinterleave2(p: vec4<u32>, q: vec4<u32>) -> Quad {

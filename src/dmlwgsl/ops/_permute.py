@@ -62,6 +62,11 @@ class TiledSpace:
     out_strides: tuple[int, int, int]
     in_w_stride: int
     out_w_stride: int
+    zip: bool = False  # DepthToSpace with block 2: one thread per output vector (depth_to_space_zip)
+
+    def chunk(self, esize: int) -> int:
+        """Columns of the chunked dimension one thread covers."""
+        return (8 if self.zip else 16) // esize
 
     def usable(self, esize: int) -> bool:
         """Whether the fast path's structural conditions hold for this element size."""
@@ -105,9 +110,11 @@ class PermuteOperator:
         """The kernel for one path: tiled (fast), or the gather for a packed, strided or atomic output."""
         if layout not in self._kernels:
             if layout == "tiled":
+                zip_ = self.tiled.zip
                 self._kernels[layout] = Kernel(
-                    self.device, op=self.op, shader=self._shader, entry_point=f"{self._entry}_tiled",
-                    bindings={"input": 5, "output": 2}, uniform_binding=6,
+                    self.device, op=self.op, shader=self._shader,
+                    entry_point=f"{self._entry}_{'zip' if zip_ else 'tiled'}",
+                    bindings={"input": 7 if zip_ else 5, "output": 2}, uniform_binding=6,
                     constants={"ELEM_BYTES": self.esize, "BLOCK": self.tiled.block},
                     vec4_bindings=frozenset({"input", "output"}))
             else:
@@ -121,14 +128,14 @@ class PermuteOperator:
 
     def _tiled_threads(self) -> int:
         t = self.tiled
-        return t.rows[0] * t.rows[1] * t.rows[2] * t.block * (t.row_len // (16 // self.esize))
+        return t.rows[0] * t.rows[1] * t.rows[2] * t.block * (t.row_len // t.chunk(self.esize))
 
     def _pack_tiled(self, residual: dict) -> bytes:
         t = self.tiled
         u = np.zeros((5, 4), dtype=np.uint32)
         u[0, :3] = t.in_strides
         u[1, :3] = t.out_strides
-        u[2] = [t.rows[0], t.rows[1], t.rows[2], t.row_len // (16 // self.esize)]
+        u[2] = [t.rows[0], t.rows[1], t.rows[2], t.row_len // t.chunk(self.esize)]
         u[3, :3] = t.chan
         u[4, :3] = [self._tiled_threads(), residual["input"] // self.esize, residual["output"] // self.esize]
         return u.tobytes()

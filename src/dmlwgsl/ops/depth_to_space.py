@@ -119,7 +119,7 @@ class DepthToSpaceDesc:
         chan = (b * cq, cq, 1) if self.order == DepthSpaceOrder.DEPTH_COLUMN_ROW else (b, 1, b * b)
         sn, sc, sh, sw = self.input.element_strides
         on, oc, oh, ow = self.output.element_strides
-        return TiledSpace(b, (n, cq, h), w, chan, (sn, sc, sh), (on, oc, oh), sw, ow)
+        return TiledSpace(b, (n, cq, h), w, chan, (sn, sc, sh), (on, oc, oh), sw, ow, zip=(b == 2))
 
 
 def compile_depth_to_space(desc: DepthToSpaceDesc, *, device: Device | None = None) -> PermuteOperator:

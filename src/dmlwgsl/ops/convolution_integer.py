@@ -1,0 +1,437 @@
+"""ConvolutionInteger (DML_OPERATOR_CONVOLUTION_INTEGER, spec section 3).
+
+y[n, m, oh, ow] = sum_{c<C/G, kh, kw} (X'[n, g*C/G + c, oh*sH + kh*dH - padTop, ow*sW + kw*dW - padLeft] - xzp)
+                                    * (W[m, c, kh, kw] - wzp[m])
+with g = m // (M/G). Padding holds the input zero point, so padded taps contribute exactly 0.
+Sums accumulate in 32-bit two's complement: a sum that overflows wraps around (as the int64
+reference wrapped to int32 does); nothing saturates.
+
+Two kernels compute it bit-exactly:
+
+* ``portable`` (wgsl/convolution_integer.wgsl): one thread per output, core WGSL only;
+* ``dot4`` (wgsl/convolution_integer_dot4.wgsl): packs input and filter into signed 4x8 words
+  (two small passes into scratch buffers owned by the compiled op), then a tiled implicit GEMM on
+  ``dot4I8Packed`` with workgroup memory and 8x8 (or 8x4) outputs per thread. Used where the
+  adapter compiles it.
+
+1-D convolution takes 3-D tensors {N, C, W}; it runs as {N, C, 1, W}.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..runtime import Device, GpuError, GpuTensor, Kernel, default_device
+from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array
+
+__all__ = ["ConvolutionIntegerDesc", "ConvolutionIntegerOperator", "compile_convolution_integer",
+           "convolution_integer", "convolution_integer_output_sizes", "dot4_available"]
+
+OP = "convolution_integer"
+INTEGER_TYPES = frozenset({DataType.INT8, DataType.UINT8})
+KERNELS = ("auto", "portable", "dot4")
+_WG = 256
+_KC = 16  # k words per step of the dot4 kernel (KC in the WGSL)
+
+
+def _pair(name: str, value, count: int) -> tuple[int, ...]:
+    """A tuple of ``count`` non-negative ints, or a named error."""
+    try:
+        t = tuple(int(v) for v in value)
+    except TypeError:
+        raise DmlValidationError(f"{name}: must be a sequence of {count} integers; got {value!r}") from None
+    if len(t) != count:
+        raise DmlValidationError(
+            f"{name}: must have one entry per spatial dimension ({count}); got {len(t)} ({list(t)})")
+    for i, v in enumerate(t):
+        if v < 0:
+            raise DmlValidationError(f"{name}[{i}]: must be >= 0; got {v}")
+    return t
+
+
+def convolution_integer_output_sizes(input_sizes, filter_sizes, strides, dilations, start_padding,
+                                     end_padding) -> tuple[int, ...]:
+    """{N, M, 1 + (In + pads - (1 + (K-1)*dilation)) // stride per spatial dim} (spec 3.3)."""
+    spatial = tuple(1 + (i + p0 + p1 - (1 + (k - 1) * d)) // s for i, k, s, d, p0, p1 in zip(
+        input_sizes[2:], filter_sizes[2:], strides, dilations, start_padding, end_padding))
+    return (input_sizes[0], filter_sizes[0]) + spatial
+
+
+@dataclass(frozen=True)
+class ConvolutionIntegerDesc:
+    """DML_CONVOLUTION_INTEGER_OPERATOR_DESC.
+
+    ``input`` {N, C, H, W} or {N, C, W}, ``filter`` {M, C/G, KH, KW} or {M, C/G, KW} (INT8 or
+    UINT8, any mix), ``output`` {N, M, OH, OW} or {N, M, OW} INT32. ``input_zero_point`` is per
+    tensor (all sizes 1, e.g. {1,1,1,1}); ``filter_zero_point`` per tensor or per output channel
+    ({1,M,1,1}; at lower ranks M sits at index 1, or 0 for rank 1). Each zero point has its
+    tensor's data type; None means 0. ``strides``, ``dilations``, ``start_padding`` and
+    ``end_padding`` have one entry per spatial dimension (DimensionCount = rank - 2).
+    """
+
+    input: TensorDesc
+    filter: TensorDesc
+    output: TensorDesc
+    input_zero_point: TensorDesc | None = None
+    filter_zero_point: TensorDesc | None = None
+    strides: tuple[int, ...] = (1, 1)
+    dilations: tuple[int, ...] = (1, 1)
+    start_padding: tuple[int, ...] = (0, 0)
+    end_padding: tuple[int, ...] = (0, 0)
+    group_count: int = 1
+
+    @property
+    def dimension_count(self) -> int:
+        """DimensionCount: the number of spatial dimensions (1 or 2)."""
+        return self.input.rank - 2
+
+    def validate(self) -> None:
+        """Raise :class:`DmlValidationError` naming the field and rule that a description breaks."""
+        self.input.validate("input", ranks={3, 4}, data_types=INTEGER_TYPES)
+        r = self.input.rank
+        self.filter.validate("filter", ranks={r}, data_types=INTEGER_TYPES)
+        self.output.validate("output", ranks={r}, data_types={DataType.INT32})
+        nsp = r - 2
+        strides = _pair("strides", self.strides, nsp)
+        dilations = _pair("dilations", self.dilations, nsp)
+        start = _pair("start_padding", self.start_padding, nsp)
+        end = _pair("end_padding", self.end_padding, nsp)
+        for name, vals in (("strides", strides), ("dilations", dilations)):
+            for i, v in enumerate(vals):
+                if v == 0:
+                    raise DmlValidationError(f"{name}[{i}]: must be >= 1; got 0")
+        g = self.group_count
+        if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 1:
+            raise DmlValidationError(f"group_count: must be an integer >= 1; got {g!r}")
+        n, c = self.input.sizes[:2]
+        m, cg = self.filter.sizes[:2]
+        if c % g:
+            raise DmlValidationError(f"input.sizes[1]: channels C ({c}) must be divisible by group_count ({g})")
+        if m % g:
+            raise DmlValidationError(
+                f"filter.sizes[0]: output channels M ({m}) must be divisible by group_count ({g})")
+        if cg != c // g:
+            raise DmlValidationError(f"filter.sizes[1]: must equal C/group_count ({c // g}); got {cg}")
+        for d in range(nsp):
+            size, k = self.input.sizes[2 + d], self.filter.sizes[2 + d]
+            kernel, padded = 1 + (k - 1) * dilations[d], size + start[d] + end[d]
+            if kernel > padded:
+                raise DmlValidationError(
+                    f"filter.sizes[{2 + d}]: the dilated kernel (1 + ({k} - 1) * {dilations[d]} = {kernel}) "
+                    f"must not be larger than the padded input ({size} + {start[d]} + {end[d]} = {padded})")
+        self._validate_zero_points(m)
+        expected = convolution_integer_output_sizes(self.input.sizes, self.filter.sizes, strides, dilations,
+                                                    start, end)
+        rules = ["N (input.sizes[0])", "M (filter.sizes[0])"] + [
+            "1 + (In + pads - (1 + (K-1)*dilation)) / stride"] * nsp
+        for d, (got, want) in enumerate(zip(self.output.sizes, expected)):
+            if got != want:
+                raise DmlValidationError(f"output.sizes[{d}]: must equal {rules[d]} = {want}; got {got}")
+        self.output.check_no_overlap("output")
+
+    def _validate_zero_points(self, m: int) -> None:
+        xz, wz = self.input_zero_point, self.filter_zero_point
+        if xz is not None:
+            xz.validate("input_zero_point", ranks={1, 2, 3, 4})
+            if xz.data_type != self.input.data_type:
+                raise DmlValidationError(f"input_zero_point.data_type: must equal input.data_type "
+                                         f"({self.input.data_type.name}); got {xz.data_type.name}")
+            if any(s != 1 for s in xz.sizes):
+                raise DmlValidationError(
+                    f"input_zero_point.sizes: must be all ones (per tensor, e.g. [1, 1, 1, 1]); got {list(xz.sizes)}")
+        if wz is not None:
+            wz.validate("filter_zero_point", ranks={1, 2, 3, 4})
+            if wz.data_type != self.filter.data_type:
+                raise DmlValidationError(f"filter_zero_point.data_type: must equal filter.data_type "
+                                         f"({self.filter.data_type.name}); got {wz.data_type.name}")
+            axis = min(1, wz.rank - 1)
+            per_channel = tuple(m if d == axis else 1 for d in range(wz.rank))
+            if any(s != 1 for s in wz.sizes) and tuple(wz.sizes) != per_channel:
+                raise DmlValidationError(
+                    f"filter_zero_point.sizes: must be all ones (per tensor) or {list(per_channel)} "
+                    f"(per output channel, M = {m}); got {list(wz.sizes)}")
+        if xz is not None and wz is not None and xz.rank != wz.rank:
+            raise DmlValidationError(f"filter_zero_point.sizes: the two zero points must have the same dimension "
+                                     f"count; input_zero_point has {xz.rank}, filter_zero_point {wz.rank}")
+
+    # -- the 4-D view every kernel works on ---------------------------------------------------
+    def as_4d(self) -> "ConvolutionIntegerDesc":
+        """The same convolution on 4-D tensors: a 1-D one becomes {N, C, 1, W} (ORT's mapping)."""
+        if self.input.rank == 4:
+            return self
+        return ConvolutionIntegerDesc(
+            _insert_h(self.input), _insert_h(self.filter), _insert_h(self.output),
+            self.input_zero_point, self.filter_zero_point,
+            (1, *self.strides), (1, *self.dilations), (0, *self.start_padding), (0, *self.end_padding),
+            self.group_count)
+
+
+def _insert_h(d: TensorDesc) -> TensorDesc:
+    """{A, B, W} -> {A, B, 1, W} with the same element addresses (stride 0 on the new axis)."""
+    s = d.element_strides
+    return TensorDesc(d.data_type, (d.sizes[0], d.sizes[1], 1, d.sizes[2]), (s[0], s[1], 0, s[2]),
+                      d.total_tensor_size_in_bytes, d.guaranteed_base_offset_alignment)
+
+
+# ------------------------------------------------------------------------------------------------
+# Fast-path availability (per device, decided once by compiling the kernel)
+# ------------------------------------------------------------------------------------------------
+_dot4_ok: "weakref.WeakKeyDictionary[Device, bool]" = weakref.WeakKeyDictionary()
+
+
+def dot4_available(device: Device | None = None) -> bool:
+    """Whether ``device`` compiles the dot4I8Packed kernels (decided once per device)."""
+    dev = device or default_device()
+    if dev not in _dot4_ok:
+        try:
+            for entry in ("pack_input", "pack_filter", "convolution_integer_dot4"):
+                _dot4_kernel(dev, entry, {"X_SIGNED": 0, "W_SIGNED": 1, "XZP": 0, "WZP": 0})
+            _dot4_ok[dev] = True
+        except GpuError:
+            _dot4_ok[dev] = False
+    return _dot4_ok[dev]
+
+
+_BINDINGS = {"input": 0, "filter": 1, "input_zero_point": 2, "filter_zero_point": 3, "output": 4,
+             "packed_input": 6, "packed_filter": 7, "packed_input_ro": 8, "packed_filter_ro": 9}
+
+
+def _dot4_kernel(device: Device, entry: str, constants: dict) -> Kernel:
+    uses = {"pack_input": ("input", "packed_input"),
+            "pack_filter": ("filter", "packed_filter"),
+            "convolution_integer_dot4": ("input_zero_point", "filter_zero_point", "output", "packed_input_ro",
+                                         "packed_filter_ro"),
+            "dot4_ceiling": ("output",)}[entry]
+    outputs = {"pack_input": ("packed_input",), "pack_filter": ("packed_filter",)}.get(entry, ("output",))
+    return Kernel(device, op=OP, shader="convolution_integer_dot4.wgsl", entry_point=entry,
+                  bindings={k: _BINDINGS[k] for k in uses}, uniform_binding=5, constants=constants,
+                  workgroup_size=_WG, outputs=outputs)
+
+
+def ceiling_kernel(device: Device) -> Kernel:
+    """The benchmark's dot4I8Packed-from-registers kernel (16 chains of ``steps`` dot products per
+    thread; uniforms: gemm.x = steps, bases.w = threads that store)."""
+    return _dot4_kernel(device, "dot4_ceiling", {})
+
+
+# ------------------------------------------------------------------------------------------------
+# Compiled operator
+# ------------------------------------------------------------------------------------------------
+class ConvolutionIntegerOperator:
+    """A compiled ConvolutionInteger; call it as ``op(input, filter, output, input_zero_point=None,
+    filter_zero_point=None)`` with :class:`GpuTensor` objects whose descriptions equal the
+    compiled ones (zero points exactly when the description has them). Returns ``output``.
+
+    ``kernel`` is "portable" or "dot4" (the one chosen at compile time); ``dispatches`` is the
+    number of GPU dispatches per call (1 portable, 3 dot4: pack input, pack filter, GEMM).
+    """
+
+    def __init__(self, device: Device, desc: ConvolutionIntegerDesc, kernel: str):
+        self.device = device
+        self.desc = desc
+        self.kernel = kernel
+        d = desc.as_4d()
+        self._d4 = d
+        n, c, h, w = d.input.sizes
+        m, cg, kh, kw = d.filter.sizes
+        g = d.group_count
+        self.mg, self.cg4 = m // g, -(-cg // 4)
+        self.pixels = n * d.output.sizes[2] * d.output.sizes[3]
+        self.k_words = kh * kw * self.cg4
+        self.mg4 = -(-self.mg // 4)
+        wz = d.filter_zero_point
+        self.wzp_mode = 0 if wz is None else (2 if wz.element_count > 1 else 1)
+        x_signed = d.input.data_type == DataType.INT8
+        w_signed = d.filter.data_type == DataType.INT8
+        consts = {"X_SIGNED": int(x_signed), "W_SIGNED": int(w_signed),
+                  "XZP": int(d.input_zero_point is not None), "WZP": self.wzp_mode}
+        # Dummy tensors stand in for absent zero points (the shader never reads them).
+        self._dummy = {}
+        for name, ref in (("input_zero_point", d.input), ("filter_zero_point", d.filter)):
+            if getattr(d, name) is None:
+                self._dummy[name] = GpuTensor(device, TensorDesc(ref.data_type, (1, 1, 1, 1)),
+                                              device.create_buffer(16, f"{OP}.{name}.absent"), 0)
+        if kernel == "portable":
+            self._main = Kernel(device, op=OP, shader="convolution_integer.wgsl",
+                                entry_point="convolution_integer_portable",
+                                bindings={k: _BINDINGS[k] for k in ("input", "filter", "input_zero_point",
+                                                                    "filter_zero_point", "output")},
+                                uniform_binding=5, constants=consts, workgroup_size=_WG)
+            self.dispatches = 1
+        else:
+            self.rm = 8 if self.mg > 64 else 4
+            self.rp = 4  # RP = 8 gave wrong sums past ~6000 k words on lavapipe (Vulkan)
+            tp, tm = 16 * self.rp, 16 * self.rm
+            self.ptiles = -(-self.pixels // tp)
+            self.mtiles = -(-self.mg // tm)
+            self.workgroups = self.ptiles * self.mtiles * g
+            # zw' = zw - 128 for UINT8 filters, zx' = zx - 128 for UINT8 inputs (see the WGSL header).
+            need_sx = self.wzp_mode != 0 or not w_signed
+            need_sw = d.input_zero_point is not None or not x_signed
+            self._pack_x = _dot4_kernel(device, "pack_input", consts)
+            self._pack_w = _dot4_kernel(device, "pack_filter", consts)
+            self._main = _dot4_kernel(device, "convolution_integer_dot4", {
+                **consts, "RP": self.rp, "RM": self.rm, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)})
+            self.x_words = n * h * w * g * self.cg4
+            self.w_words = g * self.k_words * self.mg4 * 4
+            self._packed_input = GpuTensor(device, TensorDesc(DataType.UINT32, (self.x_words,)),
+                                           device.create_buffer(4 * self.x_words, f"{OP}.packed_input"), 0)
+            self._packed_filter = GpuTensor(device, TensorDesc(DataType.UINT32, (self.w_words,)),
+                                            device.create_buffer(4 * self.w_words, f"{OP}.packed_filter"), 0)
+            self.dispatches = 3
+        self._pack = self._pack_uniforms  # one bound method: bind groups cache by its identity
+
+    def _pack_uniforms(self, residual: dict) -> bytes:
+        d = self._d4
+        u = np.zeros((12, 4), dtype=np.uint32)
+        zs = (d.filter_zero_point.element_strides[min(1, d.filter_zero_point.rank - 1)]
+              if self.wzp_mode == 2 else 0)
+        cg, kh, kw = d.filter.sizes[1:]
+        u[0], u[1] = d.input.sizes, d.input.element_strides
+        u[2], u[3] = d.filter.sizes, d.filter.element_strides
+        u[4], u[5] = d.output.sizes, d.output.element_strides
+        u[6] = [*d.strides, *d.dilations]
+        u[7] = [*d.start_padding, d.group_count, self.mg]
+        u[8] = [residual.get("input", 0), residual.get("filter", 0), residual.get("output", 0) // 4,
+                d.output.element_count]
+        u[9] = [residual.get("input_zero_point", 0), residual.get("filter_zero_point", 0), zs, self.cg4]
+        if self.kernel == "dot4":
+            u[10] = [self.pixels, self.k_words, self.mg4, self.ptiles]
+            u[11] = [self.mtiles, (cg * kh * kw) % 2**32, self.x_words, self.workgroups]
+        return u.tobytes()
+
+    def __call__(self, input: GpuTensor, filter: GpuTensor, output: GpuTensor,
+                 input_zero_point: GpuTensor | None = None,
+                 filter_zero_point: GpuTensor | None = None) -> GpuTensor:
+        """Run the convolution (recorded into an open ``device.batch()`` if there is one)."""
+        d = self.desc
+        given = {"input": input, "filter": filter, "output": output,
+                 "input_zero_point": input_zero_point, "filter_zero_point": filter_zero_point}
+        for name, t in given.items():
+            want = getattr(d, name)
+            if (t is None) != (want is None):
+                raise DmlValidationError(f"{OP}: {name} is {'missing' if t is None else 'given'} but the compiled "
+                                         f"description {'has' if want is not None else 'has none'}")
+            if t is not None:
+                if t.desc != want:
+                    raise DmlValidationError(f"{OP}: {name} description differs from the compiled one")
+                t.check(name)
+        # Kernels see 1-D tensors as 4-D: same buffer and offset, description with a 0-stride axis.
+        if d.input.rank == 3:
+            input, filter, output = (GpuTensor(t.device, _insert_h(t.desc), t.buffer, t.offset)
+                                     for t in (input, filter, output))
+        zps = {"input_zero_point": input_zero_point or self._dummy.get("input_zero_point"),
+               "filter_zero_point": filter_zero_point or self._dummy.get("filter_zero_point")}
+        if self.kernel == "portable":
+            self._main.dispatch({"input": input, "filter": filter, **zps, "output": output}, self._pack,
+                                d.output.element_count)
+            return output
+        with self.device.batch():
+            self._pack_x.dispatch({"input": input, "packed_input": self._packed_input}, self._pack, self.x_words)
+            self._pack_w.dispatch({"filter": filter, "packed_filter": self._packed_filter}, self._pack,
+                                  self.w_words)
+            self._main.dispatch({**zps, "output": output, "packed_input_ro": self._packed_input,
+                                 "packed_filter_ro": self._packed_filter}, self._pack, self.workgroups * _WG)
+        return output
+
+    @property
+    def cache_keys(self) -> list[str]:
+        """The pipeline cache keys this operator uses."""
+        ks = [self._main]
+        if self.kernel == "dot4":
+            ks = [self._pack_x, self._pack_w, self._main]
+        return [k.key for k in ks]
+
+
+def compile_convolution_integer(desc: ConvolutionIntegerDesc, *, device: Device | None = None,
+                                kernel: str = "auto") -> ConvolutionIntegerOperator:
+    """Validate ``desc`` and build the operator once; call the result with GPU tensors (see
+    :class:`ConvolutionIntegerOperator`). ``kernel``: "portable", "dot4" (raises
+    :class:`GpuError` where the adapter cannot compile it) or "auto" (dot4 where it compiles and
+    the layer is a dense one: at least 16 channels per group in and out; portable otherwise)."""
+    if kernel not in KERNELS:
+        raise DmlValidationError(f"kernel: must be one of {', '.join(KERNELS)}; got {kernel!r}")
+    desc.validate()
+    dev = device or default_device()
+    if kernel == "auto":
+        m, cg = desc.filter.sizes[:2]
+        dense = cg >= 16 and m // desc.group_count >= 16
+        kernel = "dot4" if dense and dot4_available(dev) else "portable"
+    elif kernel == "dot4" and not dot4_available(dev):
+        raise GpuError(f"{OP}: {dev.name} does not compile the dot4I8Packed kernel; use kernel='portable'")
+    return ConvolutionIntegerOperator(dev, desc, kernel)
+
+
+# ------------------------------------------------------------------------------------------------
+# numpy one-liner
+# ------------------------------------------------------------------------------------------------
+def _zero_point_array(name: str, zp, dtype: np.dtype, m: int | None, rank: int) -> np.ndarray | None:
+    """A zero point (int, 0-d array, (M,) or (1, M, 1, 1) array) as a DML-shaped array of ``dtype``."""
+    if zp is None:
+        return None
+    a = np.asarray(zp)
+    if a.dtype.kind not in "iu":
+        raise DmlValidationError(f"{name}: must be an integer or integer array; got dtype {a.dtype}")
+    info = np.iinfo(dtype)
+    if a.size and (a.min() < info.min or a.max() > info.max):
+        raise DmlValidationError(f"{name}: values must fit the data type {np.dtype(dtype).name} "
+                                 f"[{info.min}, {info.max}]; got {a.min()}..{a.max()}")
+    if a.dtype != dtype and a.dtype.itemsize == 1:
+        raise DmlValidationError(
+            f"{name}.data_type: must equal its tensor's data type ({np.dtype(dtype).name}); got {a.dtype.name}")
+    if a.size == 1:
+        return a.astype(dtype).reshape((1,) * rank)
+    if m is not None and a.size == m and a.shape in ((m,), (1, m, 1, 1), (1, m, 1)):
+        return a.astype(dtype).reshape((1, m) + (1,) * (rank - 2))
+    raise DmlValidationError(f"{name}.sizes: must be a scalar" + (f", (M,) or (1, M, 1, 1) with M = {m}" if m else "")
+                             + f"; got shape {a.shape}")
+
+
+def convolution_integer(x, w, x_zero_point=None, w_zero_point=None, *, strides=(1, 1), dilations=(1, 1),
+                        start_padding=(0, 0), end_padding=(0, 0), group_count=1,
+                        device: Device | None = None) -> np.ndarray:
+    """ConvolutionInteger on numpy arrays; returns the int32 output.
+
+    2-D: ``x`` {N, C, H, W}, ``w`` {M, C/G, KH, KW}; 1-D: ``x`` {N, C, W}, ``w`` {M, C/G, K} with
+    length-1 tuples. int8 or uint8 each (any mix). Zero points are ints, 0-d arrays, or per output
+    channel arrays of shape (M,) / (1, M, 1, 1) for ``w_zero_point``; their values must fit their
+    tensor's type. Padding holds the input zero point; sums wrap in 32 bits. Validation happens
+    before any GPU work.
+    """
+    xa, wa = np.asarray(x), np.asarray(w)
+    xd, _, _ = desc_for_array(xa)
+    wd, _, _ = desc_for_array(wa)
+    if xa.ndim == 3 and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1) \
+            and tuple(start_padding) == (0, 0) and tuple(end_padding) == (0, 0):
+        strides, dilations, start_padding, end_padding = (1,), (1,), (0,), (0,)
+    rank = xa.ndim if xa.ndim in (3, 4) else 4
+    xz = wz = None
+    if xa.dtype in (np.int8, np.uint8):
+        xz = _zero_point_array("input_zero_point", x_zero_point, xa.dtype, None, rank)
+    elif x_zero_point is not None:
+        xz = np.asarray(x_zero_point)
+    if wa.dtype in (np.int8, np.uint8) and wa.ndim >= 1:
+        wz = _zero_point_array("filter_zero_point", w_zero_point, wa.dtype, wa.shape[0], rank)
+    elif w_zero_point is not None:
+        wz = np.asarray(w_zero_point)
+    xzd = desc_for_array(xz)[0] if xz is not None else None
+    wzd = desc_for_array(wz)[0] if wz is not None else None
+    nsp = max(xa.ndim - 2, 0)
+    try:
+        out_sizes = convolution_integer_output_sizes(xa.shape, wa.shape, tuple(strides), tuple(dilations),
+                                                     tuple(start_padding), tuple(end_padding))
+    except (TypeError, ZeroDivisionError, ValueError):
+        out_sizes = xa.shape
+    if len(out_sizes) != xa.ndim or any(s <= 0 for s in out_sizes) or nsp not in (1, 2):
+        out_sizes = xa.shape  # let validate() name the broken rule
+    desc = ConvolutionIntegerDesc(xd, wd, TensorDesc(DataType.INT32, out_sizes), xzd, wzd, tuple(strides),
+                                  tuple(dilations), tuple(start_padding), tuple(end_padding), group_count)
+    desc.validate()  # before any GPU work
+    dev = device or default_device()
+    op = compile_convolution_integer(desc, device=dev)
+    out = dev.tensor(desc.output, label="output")
+    op(dev.upload(xa), dev.upload(wa), out,
+       dev.upload(xz) if xz is not None else None, dev.upload(wz) if wz is not None else None)
+    return out.numpy()

@@ -1,0 +1,554 @@
+"""Resample (v0), Resample1 and Resample2 (spec section 4), plus the ONNX Resize bridge.
+
+Coordinate contract (every dimension, batch and channel too, 1 to 4 dimensions):
+    x = (OutputX - OutputPixelOffset) / Scale - InputPixelOffset        (float32, division)
+Indices are clamped to [0, size - 1]: no constant fill, ever. Scales need not equal
+output/input (the output is cropped, or its edges repeat the last input pixel).
+
+Nearest-neighbour rounding:
+  * Resample (v0) and Resample1: ``floor(x + 0.5)`` — halves round up. Resample v0 is Resample1
+    with InputPixelOffsets 0.5 and OutputPixelOffsets -0.5.
+  * Resample2: RoundingDirection DECREASING = ``floor(x)``, INCREASING = ``ceil(x)``.
+Linear: per axis x0 = floor(x), x1 = x0 + 1 (both clamped), weight x - x0; the separable product
+over the interpolated axes (up to 16 taps), in float32 for float32 and float16 tensors. INT8 and
+UINT8 (feature level 6.2): nearest is exact; linear rounds the float32 result half to even and
+saturates (DirectML does not document its rounding; this is our choice).
+
+Documented contradictions about Resample/Resample1 nearest rounding (spec 4.3), kept in view
+here because our choice of ``floor(x + 0.5)`` is the best-supported reading, not a certainty:
+  (a) ORT's QueryResize comment says "DML's nearest neighbor mode uses half pixels rounded down";
+  (b) the DML_RESAMPLE_GRAD page's example (2x2 -> 1x3, scales W 1.5, H 0.5) only matches ties
+      rounded DOWN;
+  (c) the RESAMPLE2 remark says Resample1 == Resample2 DECREASING with *Output*PixelOffsets
+      adjusted by -0.5, which equals floor(x + 0.5) only for Scale 1 (probably a slip for Input).
+Evidence for ties UP: ORT's RESAMPLE1-era code ("round-halves-up ... via floor(input.x + 0.5)")
+and Chromium WebNN's DML output (4x6 -> 2x3 picks the bottom-right element of each 2x2 block).
+The tie-case tests are marked DML-unconfirmed.
+
+Indices equal the reference's on every adapter: the host computes per-axis tables (index, or
+index pair and weights) with :mod:`dmlwgsl.reference.resample`'s own float32 arithmetic and the
+shader only adds table entries.
+"""
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..reference import resample as ref
+from ..runtime import Device, GpuTensor, Kernel, default_device
+from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array
+
+__all__ = ["InterpolationMode", "AxisDirection", "ResampleDesc", "Resample1Desc", "Resample2Desc",
+           "ResampleOperator", "compile_resample", "resample", "OnnxResizeParams",
+           "OnnxResizeUnsupported", "onnx_resize_to_resample", "RESAMPLE_TYPES"]
+
+#: Data types of the Resample family at feature level 6.2 (spec 4.6).
+RESAMPLE_TYPES = frozenset({DataType.FLOAT32, DataType.FLOAT16, DataType.INT8, DataType.UINT8})
+_DTYPE_CLASS = {DataType.FLOAT32: 0, DataType.FLOAT16: 1, DataType.INT8: 2, DataType.UINT8: 3}
+RANKS = frozenset({1, 2, 3, 4})
+
+
+class InterpolationMode(enum.IntEnum):
+    """DML_INTERPOLATION_MODE."""
+
+    NEAREST_NEIGHBOR = 0
+    LINEAR = 1
+
+    @classmethod
+    def parse(cls, value) -> "InterpolationMode":
+        """Accept the enum, its number, its name, or "nearest" / "linear" (any case)."""
+        if isinstance(value, InterpolationMode):
+            return value
+        if isinstance(value, str):
+            v = value.strip().upper()
+            if v in ("NEAREST", "NEAREST_NEIGHBOR", "DML_INTERPOLATION_MODE_NEAREST_NEIGHBOR"):
+                return cls.NEAREST_NEIGHBOR
+            if v in ("LINEAR", "DML_INTERPOLATION_MODE_LINEAR"):
+                return cls.LINEAR
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) in (0, 1):
+            return cls(int(value))
+        raise DmlValidationError(
+            f"interpolation_mode: unknown mode {value!r}; use 'nearest', 'linear' or InterpolationMode")
+
+
+class AxisDirection(enum.IntEnum):
+    """DML_AXIS_DIRECTION: Resample2's nearest rounding (INCREASING = ceil, DECREASING = floor)."""
+
+    INCREASING = 0
+    DECREASING = 1
+
+    @classmethod
+    def parse(cls, value) -> "AxisDirection":
+        """Accept the enum, its number, its name, or "increasing" / "decreasing" (any case)."""
+        if isinstance(value, AxisDirection):
+            return value
+        if isinstance(value, str):
+            v = value.strip().upper().removeprefix("DML_AXIS_DIRECTION_")
+            if v in cls.__members__:
+                return cls[v]
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) in (0, 1):
+            return cls(int(value))
+        raise DmlValidationError(
+            f"rounding_direction: unknown direction {value!r}; use 'increasing', 'decreasing' or AxisDirection")
+
+
+def _float_array(name: str, values, rank: int, *, positive: bool = False) -> tuple[float, ...]:
+    """One float32-representable finite value per dimension (``positive``: each > 0)."""
+    if values is None:
+        raise DmlValidationError(f"{name}: required (one value per dimension, {rank})")
+    try:
+        vals = [float(v) for v in values]
+    except (TypeError, ValueError):
+        raise DmlValidationError(f"{name}: must be a sequence of numbers; got {values!r}") from None
+    if len(vals) != rank:
+        raise DmlValidationError(
+            f"{name}: must have one entry per dimension (dimension count {rank}); got {len(vals)}")
+    for d, v in enumerate(vals):
+        with np.errstate(over="ignore"):
+            f = np.float32(v)
+        if not np.isfinite(f):
+            raise DmlValidationError(f"{name}[{d}]: must be finite in float32 (no NaN or inf); got {v}")
+        if positive and not f > 0:
+            raise DmlValidationError(f"{name}[{d}]: must be > 0; got {v}")
+    return tuple(vals)
+
+
+def _validate_tensors(input: TensorDesc, output: TensorDesc) -> None:
+    input.validate("input", ranks=RANKS, data_types=RESAMPLE_TYPES)
+    output.validate("output", ranks=RANKS, data_types=RESAMPLE_TYPES)
+    if output.data_type != input.data_type:
+        raise DmlValidationError(
+            f"output.data_type: must equal input.data_type ({input.data_type.name}); got {output.data_type.name}")
+    if output.rank != input.rank:
+        raise DmlValidationError(
+            f"output.sizes: dimension count must equal the input's ({input.rank}); got {output.rank}")
+    output.check_no_overlap("output")
+
+
+@dataclass(frozen=True)
+class Resample2Desc:
+    """DML_RESAMPLE2_OPERATOR_DESC.
+
+    Nearest rounds ``x`` per ``rounding_direction``: DECREASING = floor(x), INCREASING = ceil(x)
+    (ignored by LINEAR). ``scales``, ``input_pixel_offsets``, ``output_pixel_offsets`` have one
+    entry per dimension (DimensionCount is the tensors' rank).
+    """
+
+    input: TensorDesc
+    output: TensorDesc
+    interpolation_mode: InterpolationMode
+    rounding_direction: AxisDirection
+    scales: tuple[float, ...]
+    input_pixel_offsets: tuple[float, ...]
+    output_pixel_offsets: tuple[float, ...]
+
+    def validate(self) -> None:
+        """Raise :class:`DmlValidationError` naming the field and the rule a description breaks."""
+        InterpolationMode.parse(self.interpolation_mode)
+        AxisDirection.parse(self.rounding_direction)
+        _validate_common(self)
+
+    @property
+    def nearest_rule(self) -> str:
+        """The reference's rounding rule: "floor" (DECREASING) or "ceil" (INCREASING)."""
+        return "floor" if AxisDirection.parse(self.rounding_direction) == AxisDirection.DECREASING else "ceil"
+
+
+@dataclass(frozen=True)
+class Resample1Desc:
+    """DML_RESAMPLE1_OPERATOR_DESC. Nearest rounds ``floor(x + 0.5)`` (halves up; see the module
+    docstring for the documented contradictions)."""
+
+    input: TensorDesc
+    output: TensorDesc
+    interpolation_mode: InterpolationMode
+    scales: tuple[float, ...]
+    input_pixel_offsets: tuple[float, ...]
+    output_pixel_offsets: tuple[float, ...]
+
+    def validate(self) -> None:
+        """Raise :class:`DmlValidationError` naming the field and the rule a description breaks."""
+        InterpolationMode.parse(self.interpolation_mode)
+        _validate_common(self)
+
+    nearest_rule = "half_up"
+
+
+@dataclass(frozen=True)
+class ResampleDesc:
+    """DML_RESAMPLE_OPERATOR_DESC: Resample1 with InputPixelOffsets 0.5 and OutputPixelOffsets -0.5
+    (pixel centres, ONNX half_pixel); nearest rounds ``floor(x + 0.5)``."""
+
+    input: TensorDesc
+    output: TensorDesc
+    interpolation_mode: InterpolationMode
+    scales: tuple[float, ...]
+
+    def validate(self) -> None:
+        """Raise :class:`DmlValidationError` naming the field and the rule a description breaks."""
+        InterpolationMode.parse(self.interpolation_mode)
+        _validate_common(self)
+
+    @property
+    def input_pixel_offsets(self) -> tuple[float, ...]:
+        """0.5 per dimension."""
+        return (0.5,) * self.input.rank
+
+    @property
+    def output_pixel_offsets(self) -> tuple[float, ...]:
+        """-0.5 per dimension."""
+        return (-0.5,) * self.input.rank
+
+    nearest_rule = "half_up"
+
+
+def _validate_common(desc) -> None:
+    _validate_tensors(desc.input, desc.output)
+    r = desc.input.rank
+    _float_array("scales", desc.scales, r, positive=True)
+    _float_array("input_pixel_offsets", desc.input_pixel_offsets, r)
+    _float_array("output_pixel_offsets", desc.output_pixel_offsets, r)
+
+
+AnyResampleDesc = ResampleDesc | Resample1Desc | Resample2Desc
+
+
+def _axis_tables(desc) -> tuple[np.ndarray, list[int], list[int]]:
+    """Per-axis tables for the shader (see wgsl/resample.wgsl), padded to 4 axes in front:
+    (words, first entry of each axis, taps per axis). Nearest entries are one word (each axis
+    starts on a multiple of 4 words, so the shader can load four as a vec4); linear entries are
+    four words, and their first entries count vec4 words."""
+    mode = InterpolationMode.parse(desc.interpolation_mode)
+    r = desc.input.rank
+    pad = 4 - r
+    in_sizes = (1,) * pad + desc.input.sizes
+    out_sizes = (1,) * pad + desc.output.sizes
+    strides = (0,) * pad + desc.input.element_strides
+    scales = (1.0,) * pad + tuple(desc.scales)
+    in_off = (0.5,) * pad + tuple(desc.input_pixel_offsets)
+    out_off = (-0.5,) * pad + tuple(desc.output_pixel_offsets)
+    parts, starts, taps, at = [], [], [], 0
+    for d in range(4):
+        x = ref.input_coordinates(out_sizes[d], scales[d], in_off[d], out_off[d])
+        if mode == InterpolationMode.NEAREST_NEIGHBOR:
+            words = (ref.nearest_indices(x, in_sizes[d], desc.nearest_rule) * strides[d]).astype(np.uint32)
+            words = np.concatenate([words, np.zeros(-words.size % 4, np.uint32)])
+            taps.append(1)
+        else:
+            i0, i1, w0, w1 = ref.linear_taps(x, in_sizes[d])
+            words = np.stack([(i0 * strides[d]).astype(np.uint32), (i1 * strides[d]).astype(np.uint32),
+                              w0.view(np.uint32), w1.view(np.uint32)], axis=1).reshape(-1)
+            taps.append(2 if np.any(w1 != 0) else 1)
+        parts.append(words)
+        starts.append(at if mode == InterpolationMode.NEAREST_NEIGHBOR else at // 4)
+        at += words.size
+    return np.concatenate(parts).astype(np.uint32), starts, taps
+
+
+class ResampleOperator:
+    """A compiled Resample / Resample1 / Resample2: call it with (input, output) GPU tensors.
+
+    Holds the pipeline (shared through the device's cache by every operator of the same mode,
+    data type and output layout, whatever the shapes), the per-axis tables on the GPU and the
+    uniforms.
+    """
+
+    def __init__(self, device: Device, desc):
+        self.device = device
+        self.desc = desc
+        self.input_desc = desc.input
+        self.output_desc = desc.output
+        self.mode = InterpolationMode.parse(desc.interpolation_mode)
+        self.esize = desc.input.data_type.size_in_bytes
+        words, starts, taps = _axis_tables(desc)
+        self.taps = tuple(taps)
+        tdesc = TensorDesc(DataType.UINT32, (words.size,))
+        self.table = GpuTensor(device, tdesc, device.create_buffer(tdesc.total_tensor_size_in_bytes, "resample.table"))
+        device.write(self.table.buffer, 0, words.view(np.uint8))
+        pad = 4 - desc.output.rank
+        self._out_sizes = (1,) * pad + desc.output.sizes
+        self._out_strides = (0,) * pad + desc.output.element_strides
+        self._starts = tuple(starts)
+        self.count = desc.output.element_count
+        self._constants = {"MODE": int(self.mode), "DTYPE": _DTYPE_CLASS[desc.input.data_type]}
+        self._kernels: dict[str, Kernel] = {}
+        self._layout = "packed" if desc.output.is_packed else ("strided" if self.esize == 4 else "atomic")
+        self._pack = self._pack_uniforms  # one bound method, so bind groups cache by its identity
+        self.kernel(self._layout)  # compile now: errors surface at compile time, not at first call
+
+    def kernel(self, layout: str) -> Kernel:
+        """The kernel for one output layout: packed, strided or atomic."""
+        if layout not in self._kernels:
+            binding = {"packed": 2, "strided": 1, "atomic": 3}[layout]
+            self._kernels[layout] = Kernel(
+                self.device, op="resample", shader="resample.wgsl", entry_point=f"resample_{layout}",
+                bindings={"input": 0, "output": binding, "table": 5, "table4": 6}, uniform_binding=4,
+                constants=self._constants,
+                vec4_bindings=frozenset({"output"}) if layout == "packed" else frozenset())
+        return self._kernels[layout]
+
+    def _pack_uniforms(self, residual: dict) -> bytes:
+        u = np.zeros((6, 4), dtype=np.uint32)
+        u[0] = self._out_sizes
+        u[1] = self._out_strides
+        u[2] = self._starts
+        u[3] = self.taps
+        u[4] = [s.bit_length() - 1 if s & (s - 1) == 0 else 32 for s in self._out_sizes]
+        u[5] = [self.count, residual["input"] // self.esize, residual["output"] // self.esize, 0]
+        return u.tobytes()
+
+    def _blocks(self, residual: dict) -> int:
+        base = residual["output"]
+        return -(-(base + self.count * self.esize) // 16) - base // 16
+
+    def __call__(self, input: GpuTensor, output: GpuTensor) -> GpuTensor:
+        """Run the operator: read ``input``, write ``output`` (recorded into an open batch)."""
+        if input.desc != self.input_desc:
+            raise DmlValidationError("resample: input description differs from the compiled one")
+        if output.desc != self.output_desc:
+            raise DmlValidationError("resample: output description differs from the compiled one")
+        input.check("input")
+        output.check("output")
+        layout = self._layout
+        if layout == "packed" and output.buffer.size % 16:
+            layout = "strided" if self.esize == 4 else "atomic"  # a foreign buffer not padded to 16
+        k = self.kernel(layout)
+        tensors = {"input": input, "output": output, "table": self.table, "table4": self.table}
+        k.dispatch(tensors, self._pack, self._blocks if layout == "packed" else self.count)
+        return output
+
+    @property
+    def cache_keys(self) -> list[str]:
+        """The pipeline cache keys this operator uses."""
+        return [k.key for k in self._kernels.values()]
+
+
+def compile_resample(desc: AnyResampleDesc, *, device: Device | None = None) -> ResampleOperator:
+    """Validate a :class:`ResampleDesc`, :class:`Resample1Desc` or :class:`Resample2Desc` and build
+    the operator once; call the result with (input, output) GPU tensors as often as needed."""
+    if not isinstance(desc, (ResampleDesc, Resample1Desc, Resample2Desc)):
+        raise DmlValidationError(f"desc: expected ResampleDesc, Resample1Desc or Resample2Desc; got {type(desc).__name__}")
+    desc.validate()
+    return ResampleOperator(device or default_device(), desc)
+
+
+def _per_axis(value, rank: int, default) -> tuple:
+    """``value`` per axis: None = ``default``, a scalar = the same for every axis."""
+    if value is None:
+        return tuple(default)
+    if np.isscalar(value):
+        return (float(value),) * rank
+    return tuple(value)
+
+
+def resample(x, output_sizes, *, mode="nearest", scales=None, input_pixel_offsets=None,
+             output_pixel_offsets=None, rounding_direction=None, device: Device | None = None) -> np.ndarray:
+    """Resample a numpy array (rank 1-4; float32, float16, int8 or uint8) to ``output_sizes``.
+
+    ``mode``: "nearest" / "linear" or :class:`InterpolationMode`. ``scales`` default to
+    output/input per axis (float division); ``input_pixel_offsets`` to 0.5 and
+    ``output_pixel_offsets`` to -0.5 per axis (a scalar applies to every axis).
+    ``rounding_direction=None`` is Resample1's nearest rule ``floor(x + 0.5)``; "decreasing"
+    (floor(x)) or "increasing" (ceil(x)) select Resample2. Any numpy view with non-negative
+    strides is used as it lies (no host copy).
+    """
+    a = np.asarray(x)
+    in_desc, _, _ = desc_for_array(a)
+    r = in_desc.rank
+    try:
+        out_sizes = tuple(int(s) for s in output_sizes)
+    except (TypeError, ValueError):
+        raise DmlValidationError(f"output_sizes: must be a sequence of integers; got {output_sizes!r}") from None
+    if len(out_sizes) != r:
+        raise DmlValidationError(f"output.sizes: dimension count must equal the input's ({r}); got {len(out_sizes)}")
+    if any(s <= 0 for s in out_sizes):
+        raise DmlValidationError(f"output.sizes: a size of zero (or less) is invalid; got {list(out_sizes)}")
+    m = InterpolationMode.parse(mode)
+    sc = _per_axis(scales, r, (o / i for o, i in zip(out_sizes, in_desc.sizes)))
+    io = _per_axis(input_pixel_offsets, r, (0.5,) * r)
+    oo = _per_axis(output_pixel_offsets, r, (-0.5,) * r)
+    out_desc = TensorDesc(in_desc.data_type, out_sizes)
+    if rounding_direction is None:
+        desc = Resample1Desc(in_desc, out_desc, m, sc, io, oo)
+    else:
+        desc = Resample2Desc(in_desc, out_desc, m, AxisDirection.parse(rounding_direction), sc, io, oo)
+    desc.validate()  # before any GPU work
+    dev = device or default_device()
+    xt = dev.upload(a)
+    op = compile_resample(desc, device=dev)
+    out = dev.tensor(out_desc, label="output")
+    op(xt, out)
+    return out.numpy()
+
+
+# ------------------------------------------------------------------------------------------------
+# ONNX Resize bridge (spec 4.7)
+# ------------------------------------------------------------------------------------------------
+class OnnxResizeUnsupported(DmlValidationError):
+    """An ONNX Resize that DirectML's Resample2 cannot express; the message says why."""
+
+
+@dataclass(frozen=True)
+class OnnxResizeParams:
+    """Resample2 parameters for one ONNX Resize (same rank as the ONNX tensor)."""
+
+    output_sizes: tuple[int, ...]
+    interpolation_mode: InterpolationMode
+    rounding_direction: AxisDirection
+    scales: tuple[float, ...]
+    input_pixel_offsets: tuple[float, ...]
+    output_pixel_offsets: tuple[float, ...]
+
+    def desc(self, input: TensorDesc, output: TensorDesc | None = None) -> Resample2Desc:
+        """The Resample2 description for ``input`` (output packed unless given)."""
+        if output is None:
+            output = TensorDesc(input.data_type, self.output_sizes)
+        return Resample2Desc(input, output, self.interpolation_mode, self.rounding_direction,
+                             self.scales, self.input_pixel_offsets, self.output_pixel_offsets)
+
+    def kwargs(self) -> dict:
+        """Keyword arguments for :func:`resample` (after ``x, output_sizes``)."""
+        return {"mode": self.interpolation_mode, "scales": self.scales,
+                "input_pixel_offsets": self.input_pixel_offsets,
+                "output_pixel_offsets": self.output_pixel_offsets,
+                "rounding_direction": self.rounding_direction}
+
+
+_FLT_MAX = float(np.finfo(np.float32).max)
+_NEAREST_MODES = {  # ONNX nearest_mode -> (RoundingDirection, InputPixelOffset adjustment), spec 4.3
+    "round_prefer_floor": (AxisDirection.INCREASING, 0.5),   # ceil(x - 0.5): ties down
+    "round_prefer_ceil": (AxisDirection.DECREASING, -0.5),   # floor(x + 0.5): ties up
+    "floor": (AxisDirection.DECREASING, 0.0),
+    "ceil": (AxisDirection.INCREASING, 0.0),
+}
+
+
+def _as_str(v) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def onnx_resize_to_resample(input_shape, *, scales=None, sizes=None, roi=None, mode="nearest",
+                            coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_floor",
+                            exclude_outside=0, extrapolation_value=0.0, antialias=0, axes=None,
+                            keep_aspect_ratio_policy="stretch", cubic_coeff_a=-0.75) -> OnnxResizeParams:
+    """Map ONNX Resize (opset 10-19) attributes and inputs to Resample2 parameters, as ORT's DML
+    execution provider does (``ComputePixelOffsetsAndScales``, spec 4.7), with the output size
+    ONNX's reference computes (floor(in * scale) for scales; keep_aspect_ratio_policy for sizes).
+
+    Raises :class:`OnnxResizeUnsupported` for what DirectML cannot express: mode "cubic",
+    antialias (needs DML_RESAMPLE3), exclude_outside, tf_crop_and_resize that samples outside the
+    input (ONNX writes extrapolation_value there, DirectML clamps), rank > 4.
+    ``cubic_coeff_a`` is accepted and unused (cubic is refused).
+    """
+    del cubic_coeff_a
+    shape = tuple(int(s) for s in input_shape)
+    r = len(shape)
+    mode = _as_str(mode)
+    ctm = _as_str(coordinate_transformation_mode)
+    nearest_mode = _as_str(nearest_mode)
+    policy = _as_str(keep_aspect_ratio_policy)
+    if mode == "cubic":
+        raise OnnxResizeUnsupported("mode: 'cubic' has no DirectML Resample equivalent (nearest and linear only)")
+    if mode not in ("nearest", "linear"):
+        raise OnnxResizeUnsupported(f"mode: unknown ONNX Resize mode {mode!r}")
+    if int(antialias):
+        raise OnnxResizeUnsupported("antialias: needs DML_RESAMPLE3 (antialiased filter), not implemented")
+    if int(exclude_outside):
+        raise OnnxResizeUnsupported("exclude_outside: DirectML always clamps to the edge; exclude_outside=1 "
+                                    "cannot be expressed")
+    if r < 1 or r > 4:
+        raise OnnxResizeUnsupported(f"input rank: DirectML Resample takes 1 to 4 dimensions; got {r}")
+    if nearest_mode not in _NEAREST_MODES:
+        raise OnnxResizeUnsupported(f"nearest_mode: unknown {nearest_mode!r}")
+    ax = list(range(r)) if axes is None or len(axes) == 0 else [int(a) % r for a in axes]
+    scales = None if scales is None or len(scales) == 0 else [float(s) for s in scales]
+    sizes = None if sizes is None or len(sizes) == 0 else [int(s) for s in sizes]
+    roi = None if roi is None or len(roi) == 0 else [float(v) for v in roi]
+    if roi is not None and len(roi) == 2 * len(ax) and len(ax) != r:
+        full = [0.0] * r + [1.0] * r
+        for i, d in enumerate(ax):
+            full[d], full[r + d] = roi[i], roi[len(ax) + i]
+        roi = full
+    if sizes is not None:
+        out = list(shape)
+        for i, d in enumerate(ax):
+            out[d] = sizes[i]
+        sc = [out[d] / shape[d] for d in range(r)]
+        if policy != "stretch":
+            if policy not in ("not_larger", "not_smaller"):
+                raise OnnxResizeUnsupported(f"keep_aspect_ratio_policy: unknown {policy!r}")
+            pick = min if policy == "not_larger" else max
+            s = pick(sc[d] for d in ax)
+            sc = [s if d in ax else 1.0 for d in range(r)]
+            out = [int(s * shape[d] + 0.5) if d in ax else shape[d] for d in range(r)]
+    elif scales is not None:
+        sc = [1.0] * r
+        for i, d in enumerate(ax):
+            sc[d] = float(np.float32(scales[i]))
+        out = [int(math.floor(sc[d] * shape[d])) for d in range(r)]
+    else:
+        raise OnnxResizeUnsupported("scales/sizes: one of them is required")
+    if any(o < 1 for o in out):
+        raise OnnxResizeUnsupported(f"output sizes: must all be >= 1; got {out}")
+    in_off, out_off, dml_sc = [], [], []
+    for d in range(r):
+        i_dim, o_dim, s = shape[d], out[d], sc[d]
+        # ONNX's align_corners and tf_crop_and_resize divide by (length_resized - 1) with the
+        # *unrounded* length scale * in when scales are given; ORT's DML EP uses the integer output
+        # size there. We follow ONNX (it is expressible: only the Scale changes).
+        o_len = s * i_dim if sizes is None else float(o_dim)
+        if ctm == "half_pixel":
+            io, oo = 0.5, -0.5
+        elif ctm == "half_pixel_symmetric":
+            io, oo = 0.5 - (i_dim / 2) * (1 - o_dim / (s * i_dim)), -0.5
+        elif ctm == "pytorch_half_pixel":
+            # ONNX: x = -0.5 where the resized length is 1 (ORT's DML EP tests the input length
+            # instead, spec 4.7; we follow ONNX: x = (0 - 0) / FLT_MAX - 0.5).
+            if o_len == 1:
+                io, oo, s = 0.5, 0.0, _FLT_MAX
+            else:
+                io, oo = 0.5, -0.5
+        elif ctm == "align_corners":
+            io, oo = 0.0, 0.0
+            s = _FLT_MAX if o_dim <= 1 or i_dim <= 1 else (o_len - 1) / (i_dim - 1)
+        elif ctm == "asymmetric":
+            io, oo = 0.0, 0.0
+        elif ctm == "tf_half_pixel_for_nn":
+            io, oo = 0.0, -0.5
+        elif ctm == "tf_crop_and_resize":
+            if roi is None or len(roi) != 2 * r:
+                raise OnnxResizeUnsupported("roi: tf_crop_and_resize needs a roi of 2 * rank values")
+            start, end = roi[d], roi[r + d]
+            if i_dim > 1:
+                io, oo = -(start * (i_dim - 1)), 0.0
+                # ORT's DML EP divides by max(span, 1), which is wrong for a ROI narrower than one
+                # input step (the ONNX tests have one); the ONNX formula is (len - 1) / span.
+                span = (end - start) * (i_dim - 1)
+                s = (o_len - 1) / span if span > 0 and o_len > 1 else _FLT_MAX
+            else:
+                io, oo, s = -0.5 * (start + end) * (i_dim - 1), 0.0, 1.0
+            # ONNX writes extrapolation_value where x leaves [0, in - 1]; DirectML clamps instead.
+            if o_dim > 1:
+                xs = [start * (i_dim - 1) + y * (end - start) * (i_dim - 1) / (o_len - 1) for y in (0, o_dim - 1)]
+            else:
+                xs = [0.5 * (start + end) * (i_dim - 1)]
+            if any(x < 0 or x > i_dim - 1 for x in xs):
+                raise OnnxResizeUnsupported(
+                    f"roi: tf_crop_and_resize samples outside the input on axis {d} (ONNX writes "
+                    f"extrapolation_value {float(extrapolation_value)} there; DirectML clamps to the edge)")
+        else:
+            raise OnnxResizeUnsupported(f"coordinate_transformation_mode: unknown {ctm!r}")
+        if mode == "nearest":
+            direction, adj = _NEAREST_MODES[nearest_mode]
+            io += adj
+        else:
+            direction = AxisDirection.DECREASING  # ignored by LINEAR; ORT passes DECREASING
+        in_off.append(io)
+        out_off.append(oo)
+        dml_sc.append(s)
+    return OnnxResizeParams(tuple(out), InterpolationMode.LINEAR if mode == "linear" else InterpolationMode.NEAREST_NEIGHBOR,
+                            direction if mode == "nearest" else AxisDirection.DECREASING,
+                            tuple(dml_sc), tuple(in_off), tuple(out_off))

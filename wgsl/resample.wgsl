@@ -1,0 +1,296 @@
+// Resample / Resample1 / Resample2 (DML_OPERATOR_RESAMPLE, _RESAMPLE1, _RESAMPLE2): nearest and
+// linear, 1 to 4 dimensions (the host pads to 4, outermost first: n, c, h, w), float32, float16,
+// int8 and uint8, every tensor strided.
+//
+// Index math: axis d maps output index o to x = (o - OutputPixelOffset[d]) / Scale[d] - InputPixelOffset[d].
+// The host evaluates that per axis with the reference's float32 arithmetic and binds the results
+// as tables, because WGSL's f32 division is not correctly rounded and would pick the neighbouring
+// pixel near a boundary on some adapters. Table entries are already multiplied by the input stride:
+//   nearest: table[tbl[d] + o]   = clamped index * stride[d]     (1 word; tbl[d] a multiple of 4)
+//            output[n,c,h,w] = input[in_base + Tn[n] + Tc[c] + Th[h] + Tw[w]]   (raw bits, any dtype)
+//   linear:  table4[tbl[d] + o]  = (i0 * stride[d], i1 * stride[d], bits(w0), bits(w1))  (one vec4)
+//            output = sum over the tap combinations (a, b, c) of the outer axes, in that order, of
+//            ((wn_a * wc_b) * wh_c) * (w0w * input[.. i0w] + w1w * input[.. i1w]), in f32, then
+//            stored with the tensor's rounding (f16: pack2x16float; i8/u8: round half to even, saturate).
+//            An axis with taps[d] == 1 is not interpolated: tap 0 only, weight 1.
+// Bindings: 0 input (u32 words), 1 output (u32 words), 2 output (vec4 words), 3 output (atomic u32
+//           words), 4 uniforms (Params), 5 table (u32), 6 table4 (the same buffer as vec4 words).
+//           Each entry point uses one of 1, 2 or 3.
+// Entry points: resample_packed (packed output; one thread builds one 16-byte block), resample_strided
+// (any output strides, 4-byte elements), resample_atomic (any output strides, 1- and 2-byte elements,
+// merged into words with atomics because neighbouring strided elements may share a word).
+// Overrides (structure, part of the pipeline cache key): MODE, DTYPE, WG.
+
+override WG: u32 = 256u;
+override MODE: u32 = 0u;    // 0 nearest, 1 linear
+override DTYPE: u32 = 0u;   // 0 float32, 1 float16, 2 int8, 3 uint8
+
+struct Params {
+    out_sizes: vec4<u32>,    // output sizes padded to 4 dims, outermost first
+    out_strides: vec4<u32>,  // output strides in elements (strided and atomic entry points)
+    tbl: vec4<u32>,          // first entry of each axis: nearest in words, linear in vec4 words
+    taps: vec4<u32>,         // linear: 2 where the axis is interpolated, else 1
+    shifts: vec4<u32>,       // log2 of out_sizes where a power of two, else 32 (x unused)
+    info: vec4<u32>,         // x element count, y input base, z output base (elements), w unused
+}
+
+@group(0) @binding(0) var<storage, read> input: array<u32>;
+@group(0) @binding(1) var<storage, read_write> output: array<u32>;
+@group(0) @binding(2) var<storage, read_write> output4: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read_write> output_atomic: array<atomic<u32>>;
+@group(0) @binding(4) var<uniform> p: Params;
+@group(0) @binding(5) var<storage, read> table: array<u32>;
+@group(0) @binding(6) var<storage, read> table4: array<vec4<u32>>;
+
+fn elem_bytes() -> u32 {
+    if (DTYPE == 0u) { return 4u; }
+    if (DTYPE == 1u) { return 2u; }
+    return 1u;
+}
+
+// Linear id of this thread across a dispatch folded into y and z (see runtime.dispatch_size).
+fn thread_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return gid.x + (gid.y + gid.z * nwg.y) * nwg.x * WG;
+}
+
+// Index along one axis of a row-major remainder: a shift and a mask for power-of-two sizes.
+fn split(r: ptr<function, u32>, size: u32, sh: u32) -> u32 {
+    if (sh < 32u) {
+        let i = *r & ((1u << sh) - 1u);
+        *r = *r >> sh;
+        return i;
+    }
+    let i = *r % size;
+    *r = *r / size;
+    return i;
+}
+
+// (n, c, h, w) of output element e in row-major order.
+fn coords(e: u32) -> vec4<u32> {
+    var r = e;
+    let w = split(&r, p.out_sizes.w, p.shifts.w);
+    let h = split(&r, p.out_sizes.z, p.shifts.z);
+    let c = split(&r, p.out_sizes.y, p.shifts.y);
+    return vec4<u32>(r, c, h, w);
+}
+
+// Raw bits of input element s; sub-word elements come zero-extended.
+fn raw(s: u32) -> u32 {
+    if (DTYPE == 0u) { return input[s]; }
+    if (DTYPE == 1u) { return (input[s >> 1u] >> ((s & 1u) * 16u)) & 0xFFFFu; }
+    return (input[s >> 2u] >> ((s & 3u) * 8u)) & 0xFFu;
+}
+
+// Input element s as f32 (exact for every input type).
+fn load(s: u32) -> f32 {
+    if (DTYPE == 0u) { return bitcast<f32>(input[s]); }
+    if (DTYPE == 1u) { return unpack2x16float(input[s >> 1u])[s & 1u]; }
+    let b = (input[s >> 2u] >> ((s & 3u) * 8u)) & 0xFFu;
+    if (DTYPE == 2u) { return f32(i32(b << 24u) >> 24u); }
+    return f32(b);
+}
+
+// An f32 result as the output type's bits (low bits of the word).
+fn store_bits(v: f32) -> u32 {
+    if (DTYPE == 0u) { return bitcast<u32>(v); }
+    if (DTYPE == 1u) { return pack2x16float(vec2<f32>(v, 0.0)) & 0xFFFFu; }
+    if (DTYPE == 2u) { return u32(i32(clamp(round(v), -128.0, 127.0))) & 0xFFu; }
+    return u32(clamp(round(v), 0.0, 255.0));
+}
+
+// -- nearest ------------------------------------------------------------------------------------
+fn nearest_outer(o: vec4<u32>) -> u32 {
+    return p.info.y + table[p.tbl.x + o.x] + table[p.tbl.y + o.y] + table[p.tbl.z + o.z];
+}
+
+// -- linear -------------------------------------------------------------------------------------
+// Tap k (0 or 1) of a linear table entry: input offset and weight.
+fn tap_offset(t: vec4<u32>, k: u32) -> u32 { return select(t.x, t.y, k == 1u); }
+fn tap_weight(t: vec4<u32>, k: u32) -> f32 { return bitcast<f32>(select(t.z, t.w, k == 1u)); }
+
+// Linear interpolation of the outputs (o.x, o.y, o.z, ow + j) for j = 0..3 (the host guarantees
+// they lie in one row), accumulated per output in the reference's order.
+fn linear4(o: vec4<u32>, ow: u32) -> vec4<f32> {
+    let e = p.tbl.w + ow;
+    let t0 = table4[e];
+    let t1 = table4[e + 1u];
+    let t2 = table4[e + 2u];
+    let t3 = table4[e + 3u];
+    let i0 = vec4<u32>(t0.x, t1.x, t2.x, t3.x);
+    let i1 = vec4<u32>(t0.y, t1.y, t2.y, t3.y);
+    let w0 = bitcast<vec4<f32>>(vec4<u32>(t0.z, t1.z, t2.z, t3.z));
+    let w1 = bitcast<vec4<f32>>(vec4<u32>(t0.w, t1.w, t2.w, t3.w));
+    let en = table4[p.tbl.x + o.x];
+    let ec = table4[p.tbl.y + o.y];
+    let eh = table4[p.tbl.z + o.z];
+    // Where the block's 8 taps lie within 4 consecutive elements from its first tap (upsampling
+    // along a contiguous axis), load those 4 once and pick from registers: half the loads. The
+    // window may reach past the tensor's end; WGSL makes such a read return an in-bounds value or
+    // zero, and no tap uses it.
+    let r0 = i0 - vec4<u32>(i0.x);
+    let r1 = i1 - vec4<u32>(i0.x);
+    let window = all(r0 < vec4<u32>(4u)) && all(r1 < vec4<u32>(4u));
+    var acc = vec4<f32>(0.0);
+    for (var a = 0u; a < p.taps.x; a++) {
+        for (var b = 0u; b < p.taps.y; b++) {
+            for (var c = 0u; c < p.taps.z; c++) {
+                let base = p.info.y + tap_offset(en, a) + tap_offset(ec, b) + tap_offset(eh, c);
+                let wc = (tap_weight(en, a) * tap_weight(ec, b)) * tap_weight(eh, c);
+                var va: vec4<f32>;
+                var vb: vec4<f32>;
+                if (window) {
+                    let s0 = base + i0.x;
+                    let wv = vec4<f32>(load(s0), load(s0 + 1u), load(s0 + 2u), load(s0 + 3u));
+                    va = vec4<f32>(wv[r0.x], wv[r0.y], wv[r0.z], wv[r0.w]);
+                    vb = vec4<f32>(wv[r1.x], wv[r1.y], wv[r1.z], wv[r1.w]);
+                } else {
+                    va = vec4<f32>(load(base + i0.x), load(base + i0.y), load(base + i0.z), load(base + i0.w));
+                    vb = vec4<f32>(load(base + i1.x), load(base + i1.y), load(base + i1.z), load(base + i1.w));
+                }
+                var v = va;
+                if (p.taps.w == 2u) {
+                    v = w0 * va + w1 * vb;
+                }
+                acc += wc * v;
+            }
+        }
+    }
+    return acc;
+}
+
+// One output element (any position): the same arithmetic, one lane.
+fn linear_value(o: vec4<u32>) -> f32 {
+    let t = table4[p.tbl.w + o.w];
+    let en = table4[p.tbl.x + o.x];
+    let ec = table4[p.tbl.y + o.y];
+    let eh = table4[p.tbl.z + o.z];
+    var acc = 0.0;
+    for (var a = 0u; a < p.taps.x; a++) {
+        for (var b = 0u; b < p.taps.y; b++) {
+            for (var c = 0u; c < p.taps.z; c++) {
+                let base = p.info.y + tap_offset(en, a) + tap_offset(ec, b) + tap_offset(eh, c);
+                let wc = (tap_weight(en, a) * tap_weight(ec, b)) * tap_weight(eh, c);
+                var v = load(base + t.x);
+                if (p.taps.w == 2u) {
+                    v = bitcast<f32>(t.z) * v + bitcast<f32>(t.w) * load(base + t.y);
+                }
+                acc += wc * v;
+            }
+        }
+    }
+    return acc;
+}
+
+// Four f32 results as one word of four 8-bit outputs.
+fn bytes4(v: vec4<f32>) -> u32 {
+    return store_bits(v.x) | (store_bits(v.y) << 8u) | (store_bits(v.z) << 16u) | (store_bits(v.w) << 24u);
+}
+
+// Bits of the output element at o.
+fn element_bits(o: vec4<u32>) -> u32 {
+    if (MODE == 0u) { return raw(nearest_outer(o) + table[p.tbl.w + o.w]); }
+    return store_bits(linear_value(o));
+}
+
+// -- 16-byte blocks -------------------------------------------------------------------------------
+// Put element bits v at byte q of a block, keeping the other bytes.
+fn place(block: ptr<function, vec4<u32>>, q: u32, v: u32) {
+    let w = q >> 2u;
+    if (DTYPE == 0u) {
+        (*block)[w] = v;
+        return;
+    }
+    let sh = (q & 3u) * 8u;
+    let mask = select(0xFFu, 0xFFFFu, DTYPE == 1u) << sh;
+    (*block)[w] = ((*block)[w] & ~mask) | (v << sh);
+}
+
+// A whole block of 16 / elem_bytes() outputs that lies in one row (o.w .. o.w + epv - 1): the
+// outer offsets and weights are looked up once per block.
+fn row_block(o: vec4<u32>) -> vec4<u32> {
+    if (MODE == 0u) {
+        // Four indices per vec4 load where the row's entries start on a multiple of 4 words.
+        let base = nearest_outer(o);
+        let tw = p.tbl.w + o.w;
+        var block = vec4<u32>(0u);
+        for (var j = 0u; j < 4u / elem_bytes(); j++) {
+            let tj = tw + 4u * j;
+            var idx: vec4<u32>;
+            if ((tw & 3u) == 0u) {
+                idx = table4[tj >> 2u];
+            } else {
+                idx = vec4<u32>(table[tj], table[tj + 1u], table[tj + 2u], table[tj + 3u]);
+            }
+            let v = vec4<u32>(raw(base + idx.x), raw(base + idx.y), raw(base + idx.z), raw(base + idx.w));
+            if (DTYPE == 0u) {
+                block = v;
+            } else if (DTYPE == 1u) {
+                block[2u * j] = v.x | (v.y << 16u);
+                block[2u * j + 1u] = v.z | (v.w << 16u);
+            } else {
+                block[j] = v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u);
+            }
+        }
+        return block;
+    }
+    if (DTYPE == 0u) {
+        return bitcast<vec4<u32>>(linear4(o, o.w));
+    }
+    if (DTYPE == 1u) {
+        let a = linear4(o, o.w);
+        let b = linear4(o, o.w + 4u);
+        return vec4<u32>(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
+    }
+    return vec4<u32>(bytes4(linear4(o, o.w)), bytes4(linear4(o, o.w + 4u)), bytes4(linear4(o, o.w + 8u)),
+                     bytes4(linear4(o, o.w + 12u)));
+}
+
+@compute @workgroup_size(WG)
+fn resample_packed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let eb = elem_bytes();
+    let count = p.info.x;
+    let base_bytes = p.info.z * eb;                 // residual offset of element 0 in the binding
+    let t = base_bytes / 16u + thread_id(gid, nwg); // the 16-byte block this thread owns
+    let end_bytes = base_bytes + count * eb;
+    if (t * 16u >= end_bytes) { return; }
+    let lo = max(t * 16u, base_bytes);
+    let hi = min(t * 16u + 16u, end_bytes);
+    let e_lo = (lo - base_bytes) / eb;
+    let n = (hi - lo) / eb;
+    let o = coords(e_lo);
+    if (n == 16u / eb && o.w + n <= p.out_sizes.w) {
+        output4[t] = row_block(o);
+        return;
+    }
+    // A block that crosses a row, or the first or last block of the tensor (whose bytes outside
+    // the tensor belong to someone else and are kept).
+    var block = vec4<u32>(0u);
+    if (n != 16u / eb) { block = output4[t]; }
+    let q0 = lo - t * 16u;
+    for (var k = 0u; k < n; k++) {
+        place(&block, q0 + k * eb, element_bits(coords(e_lo + k)));
+    }
+    output4[t] = block;
+}
+
+@compute @workgroup_size(WG)
+fn resample_strided(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = thread_id(gid, nwg);
+    if (e >= p.info.x) { return; }
+    let o = coords(e);
+    output[p.info.z + dot(o, p.out_strides)] = element_bits(o);
+}
+
+@compute @workgroup_size(WG)
+fn resample_atomic(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = thread_id(gid, nwg);
+    if (e >= p.info.x) { return; }
+    let o = coords(e);
+    let eb = elem_bytes();
+    let dst = p.info.z + dot(o, p.out_strides);
+    let per_word = 4u / eb;
+    let sh = (dst % per_word) * eb * 8u;
+    let mask = select(0xFFu, 0xFFFFu, DTYPE == 1u) << sh;
+    atomicAnd(&output_atomic[dst / per_word], ~mask);
+    atomicOr(&output_atomic[dst / per_word], element_bits(o) << sh);
+}
