@@ -90,6 +90,8 @@ class PermuteOperator:
         self.input_desc = input
         self.output_desc = output
         self.esize = input.data_type.size_in_bytes
+        device.check_binding_size(op, "input", input.total_tensor_size_in_bytes)
+        device.check_binding_size(op, "output", output.total_tensor_size_in_bytes)
         sizes, src, dst = coalesce(space.sizes, space.src_strides, space.dst_strides)
         if len(sizes) > MAX_DIMS:
             raise DmlValidationError(f"{op}: iteration space of {len(sizes)} dimensions exceeds {MAX_DIMS}")
@@ -103,6 +105,7 @@ class PermuteOperator:
         self._pack = self._pack_uniforms  # one bound method, so bind groups cache by identity
         self.tiled = tiled if tiled is not None and tiled.usable(self.esize) else None
         self._pack_tiled_fn = self._pack_tiled
+        self._checked = None
         # compile now: errors surface at compile time, not at first call
         self.kernel("tiled" if self.tiled else self._layout)
 
@@ -165,6 +168,9 @@ class PermuteOperator:
 
     def __call__(self, input: GpuTensor, output: GpuTensor) -> GpuTensor:
         """Run the operator: read ``input``, write ``output`` (recorded into an open batch)."""
+        if self._checked == (id(input), id(output)):
+            self._last_kernel.dispatch({"input": input, "output": output}, self._last_pack, self._last_n)
+            return output
         if input.desc != self.input_desc:
             raise DmlValidationError(f"{self.op}: input description differs from the compiled one")
         if output.desc != self.output_desc:
@@ -173,17 +179,18 @@ class PermuteOperator:
         output.check("output")
         if self.tiled and input.offset % 16 == 0 and output.offset % 16 == 0 \
                 and input.buffer.size % 16 == 0 and output.buffer.size % 16 == 0:
-            self.kernel("tiled").dispatch({"input": input, "output": output}, self._pack_tiled_fn,
-                                          self._tiled_threads())
-            return output
-        layout = self._layout
-        if layout == "packed" and output.buffer.size % 16:
-            layout = "strided" if self.esize >= 4 else "atomic"  # a foreign buffer not padded to 16
-        k = self.kernel(layout)
-        if layout == "packed":
-            k.dispatch({"input": input, "output": output}, self._pack, self._blocks)
+            k, pack, n = self.kernel("tiled"), self._pack_tiled_fn, self._tiled_threads()
         else:
-            k.dispatch({"input": input, "output": output}, self._pack, -(-self.count // ELEMENTS_PER_THREAD))
+            layout = self._layout
+            if layout == "packed" and output.buffer.size % 16:
+                layout = "strided" if self.esize >= 4 else "atomic"  # a foreign buffer not padded to 16
+            k, pack = self.kernel(layout), self._pack
+            n = self._blocks if layout == "packed" else -(-self.count // ELEMENTS_PER_THREAD)
+        k.dispatch({"input": input, "output": output}, pack, n)
+        # GpuTensor is immutable: the same pair of objects needs no second validation.
+        self._checked = (id(input), id(output))
+        self._last_kernel, self._last_pack, self._last_n = k, pack, n
+        self._keep = (input, output)
         return output
 
     @property
