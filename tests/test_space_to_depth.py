@@ -1,0 +1,96 @@
+"""SpaceToDepth / SpaceToDepth1 on every adapter: the documented examples (inverse of DepthToSpace's),
+onnxruntime and onnx vectors, every data type x layout x order against the numpy reference
+(exact, poisoned outputs, guard bands), the output-size doc bug, and every validation rule."""
+import numpy as np
+import pytest
+
+import dmlwgsl
+from dmlwgsl import DataType, DmlValidationError, SpaceToDepthDesc, TensorDesc
+from dmlwgsl.ops.space_to_depth import compile_space_to_depth
+from dmlwgsl.reference.space_to_depth import space_to_depth as ref
+from dmlwgsl.testing import assert_matches, strided_desc
+
+from depth_space_cases import ALL_TYPES, check_op, onnx_cases
+from test_depth_to_space import DOC_CRD, DOC_DCR, DOC_INPUT
+
+
+@pytest.mark.parametrize("order,space", [("DCR", DOC_DCR), ("CRD", DOC_CRD)])
+def test_documented_example(device, order, space):
+    # The docs' SpaceToDepth(1) examples are the exact inverse of the DepthToSpace ones, and
+    # {1,2,4,6} -> {1,8,2,3} shows the real output rule {N, C*b*b, H/b, W/b} (spec 2.4).
+    assert_matches(dmlwgsl.space_to_depth(space, 2, order, device=device), DOC_INPUT)
+    assert_matches(ref(space, 2, order), DOC_INPUT)
+
+
+def test_onnxruntime_block3_vector(device):
+    # onnxruntime SpaceToDepthTest_2: N=2, C=3, H=3, W=6 arange, block 3 -> {2, 27, 1, 2}
+    x = np.arange(2 * 3 * 3 * 6, dtype=np.float32).reshape(2, 3, 3, 6)
+    n, c, h, w = x.shape
+    want = x.reshape(n, c, h // 3, 3, w // 3, 3).transpose(0, 3, 5, 1, 2, 4).reshape(n, c * 9, h // 3, w // 3)
+    got = dmlwgsl.space_to_depth(x, 3, device=device)
+    assert got.shape == (2, 27, 1, 2)
+    assert_matches(got, want)
+
+
+@pytest.mark.parametrize("case", onnx_cases("test_spacetodepth", "SpaceToDepth"), ids=lambda c: c[0])
+def test_onnx_node(device, case):
+    _, b, mode, x, want = case
+    assert_matches(dmlwgsl.space_to_depth(x, b, mode, device=device), want)
+
+
+LAYOUTS = [("packed", "packed"), ("nhwc", "packed"), ("padded", "padded"), ("broadcast", "window"),
+           ("packed", "nhwc"), ("window", "padded")]
+
+
+@pytest.mark.parametrize("dtype", ALL_TYPES, ids=lambda d: d.name.lower())
+@pytest.mark.parametrize("order", ["DCR", "CRD"])
+def test_every_type_and_layout(device, rng, dtype, order):
+    for (lin, lout), (shape, b) in zip(LAYOUTS, [((2, 2, 6, 32), 2), ((1, 2, 6, 9), 3), ((2, 3, 4, 6), 2),
+                                                  ((1, 1, 8, 16), 4), ((3, 2, 4, 64), 2), ((1, 3, 2, 10), 2)]):
+        out_shape = (shape[0], shape[1] * b * b, shape[2] // b, shape[3] // b)
+        check_op(device, compile_space_to_depth, SpaceToDepthDesc, ref,
+                 strided_desc(dtype, shape, lin), strided_desc(dtype, out_shape, lout, output=True), b, order, rng)
+
+
+@pytest.mark.parametrize("dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64],
+                         ids=lambda d: d.name.lower())
+@pytest.mark.parametrize("b", [2, 3, 4])
+def test_fast_path_shapes(device, rng, dtype, b):
+    shape = (2, 2, 3 * b, 32 * b)
+    for order in ("DCR", "CRD"):
+        op = check_op(device, compile_space_to_depth, SpaceToDepthDesc, ref, TensorDesc(dtype, shape),
+                      TensorDesc(dtype, (2, 2 * b * b, 3, 32)), b, order, rng)
+        assert op.tiled is not None and any("_tiled" in k for k in op.cache_keys)
+
+
+def test_hypothesis_shapes(device):
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=12, deadline=None, derandomize=True)
+    @given(n=st.integers(1, 2), c=st.integers(1, 3), h=st.integers(1, 3), w=st.integers(1, 5),
+           b=st.integers(1, 4), order=st.sampled_from(["DCR", "CRD"]),
+           dtype=st.sampled_from(ALL_TYPES), pattern=st.sampled_from(["packed", "nhwc", "padded", "broadcast"]))
+    def run(n, c, h, w, b, order, dtype, pattern):
+        rng = np.random.default_rng(n * 1000 + c * 100 + h * 10 + w)
+        check_op(device, compile_space_to_depth, SpaceToDepthDesc, ref, strided_desc(dtype, (n, c, h * b, w * b), pattern),
+                 TensorDesc(dtype, (n, c * b * b, h, w)), b, order, rng)
+
+    run()
+
+
+F32 = DataType.FLOAT32
+
+
+@pytest.mark.parametrize("inp,out,b,message", [
+    (TensorDesc(F32, (1, 2, 3, 6)), TensorDesc(F32, (1, 8, 1, 3)), 2, "input.sizes[2]: height (3) must be divisible by block_size (2)"),
+    (TensorDesc(F32, (1, 2, 4, 5)), TensorDesc(F32, (1, 8, 2, 2)), 2, "input.sizes[3]: width (5) must be divisible by block_size (2)"),
+    # the documented (buggy) DepthToSpace-style output shape is refused with the real rule
+    (TensorDesc(F32, (1, 8, 4, 6)), TensorDesc(F32, (1, 2, 8, 12)), 2, "output.sizes: must be [N, C*b*b, H/b, W/b] = [1, 32, 2, 3]"),
+    (TensorDesc(F32, (1, 2, 4, 6)), TensorDesc(DataType.INT32, (1, 8, 2, 3)), 2, "output.data_type: must equal input.data_type"),
+    (TensorDesc(F32, (1, 2, 4, 6)), TensorDesc(F32, (1, 8, 2, 3)), -1, "block_size: must be an integer >= 1"),
+    (TensorDesc(F32, (2, 4, 6)), TensorDesc(F32, (8, 2, 3)), 2, "input.sizes: dimension count must be in [4]"),
+])
+def test_validation(inp, out, b, message):
+    with pytest.raises(DmlValidationError) as e:
+        compile_space_to_depth(SpaceToDepthDesc(inp, out, b))
+    assert message in str(e.value)
