@@ -11,6 +11,12 @@ Two API levels:
 from .ops.depth_to_space import (DepthSpaceOrder, DepthToSpaceDesc, compile_depth_to_space,
                                  depth_to_space)
 from .ops.space_to_depth import SpaceToDepthDesc, compile_space_to_depth, space_to_depth
+from .ops.convolution_integer import (ConvolutionIntegerDesc, ConvolutionIntegerOperator,
+                                      compile_convolution_integer, convolution_integer,
+                                      convolution_integer_output_sizes, dot4_available)
+from .ops.resample import (AxisDirection, InterpolationMode, OnnxResizeParams, OnnxResizeUnsupported,
+                           Resample1Desc, Resample2Desc, ResampleDesc, ResampleOperator, compile_resample,
+                           onnx_resize_to_resample, resample)
 from .runtime import Device, GpuError, GpuTensor, Kernel, default_device, set_default_device
 from .tensor import DataType, DmlValidationError, TensorDesc, calc_buffer_tensor_size
 
@@ -21,4 +27,8 @@ __all__ = [
     "Device", "GpuTensor", "GpuError", "Kernel", "default_device", "set_default_device",
     "DepthSpaceOrder", "DepthToSpaceDesc", "compile_depth_to_space", "depth_to_space",
     "SpaceToDepthDesc", "compile_space_to_depth", "space_to_depth",
+    "ConvolutionIntegerDesc", "ConvolutionIntegerOperator", "compile_convolution_integer", "convolution_integer",
+    "convolution_integer_output_sizes", "dot4_available",
+    "InterpolationMode", "AxisDirection", "ResampleDesc", "Resample1Desc", "Resample2Desc", "ResampleOperator",
+    "compile_resample", "resample", "onnx_resize_to_resample", "OnnxResizeParams", "OnnxResizeUnsupported",
 ]

@@ -1,0 +1,153 @@
+"""The ``dmlwgsl`` command: ``info``, ``check`` (the main job) and ``bench``.
+
+    dmlwgsl info  [--backend B] [--adapter NAME] [--json]
+    dmlwgsl check [--backend B] [--adapter NAME] [--op OP ...]    exit 1 on any mismatch
+    dmlwgsl bench OP [--backend B] [--adapter NAME] [--json] [bench options...]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import time
+import traceback
+
+BENCH_OPS = ("depth_to_space", "space_to_depth", "convolution_integer", "resample")
+
+
+def _device(args):
+    from .runtime import Device
+    return Device(backend=args.backend or os.environ.get("DMLWGSL_BACKEND") or None,
+                  adapter=args.adapter or os.environ.get("DMLWGSL_ADAPTER") or None)
+
+
+def cmd_info(args) -> int:
+    """Adapters, the chosen one's backend, features and limits, and the data types per op."""
+    from .checks import supported_types
+    from .runtime import list_adapters
+
+    adapters = [dict(a.info) for a in list_adapters()]
+    dev = _device(args)
+    keys = ("max-storage-buffer-binding-size", "max-buffer-size", "max-compute-workgroups-per-dimension",
+            "max-compute-invocations-per-workgroup", "max-compute-workgroup-storage-size",
+            "min-storage-buffer-offset-alignment")
+    from .ops.convolution_integer import dot4_available
+    info = {
+        "adapters": [f"{a.get('device')} ({a.get('backend_type')}, {a.get('adapter_type')})" for a in adapters],
+        "chosen": dev.name,
+        "features": sorted(dev.features),
+        "limits": {k: dev.limits[k] for k in keys if k in dev.limits},
+        "convolution_integer dot4I8Packed kernel": dot4_available(dev),
+        "timestamps": dev.has_timestamps,
+        "data types": supported_types(),
+    }
+    if args.json:
+        print(json.dumps(info, indent=1))
+        return 0
+    print("adapters on this machine:")
+    for a in info["adapters"]:
+        print(f"  {a}")
+    print(f"chosen adapter: {info['chosen']}")
+    print(f"features: {', '.join(info['features']) or '(none)'}")
+    print("limits:")
+    for k, v in info["limits"].items():
+        print(f"  {k}: {v}")
+    print(f"GPU timestamps: {'yes' if info['timestamps'] else 'no'}")
+    print(f"ConvolutionInteger dot4I8Packed fast kernel: {'yes' if info['convolution_integer dot4I8Packed kernel'] else 'no (portable kernel)'}")
+    print("data types per operator (all on every adapter; 64-bit and 16-bit move as raw bits):")
+    for op, types in info["data types"].items():
+        print(f"  {op}: {', '.join(types)}")
+    return 0
+
+
+def cmd_check(args) -> int:
+    """Every implemented op x data type x a few shapes against the reference; exit 1 on a mismatch."""
+    from .checks import OPERATORS
+
+    dev = _device(args)
+    print(f"dmlwgsl check on {dev.name}", flush=True)
+    ops = args.op or list(OPERATORS)
+    unknown = [o for o in ops if o not in OPERATORS]
+    if unknown:
+        print(f"unknown op(s): {', '.join(unknown)}; choose from {', '.join(OPERATORS)}", file=sys.stderr)
+        return 2
+    summary = []
+    for op in ops:
+        t0 = time.perf_counter()
+        passed = failed = 0
+        types: dict[str, list[int]] = {}
+        for case in OPERATORS[op]():
+            try:
+                case.run(dev)
+                passed += 1
+                types.setdefault(case.dtype, [0, 0])[0] += 1
+            except Exception as e:  # a mismatch or a GPU error: report and go on
+                failed += 1
+                types.setdefault(case.dtype, [0, 0])[1] += 1
+                print(f"  FAIL {op} {case.dtype} {case.name}: {e}", flush=True)
+                if args.verbose:
+                    traceback.print_exc()
+        dt = time.perf_counter() - t0
+        print(f"{op}: {passed} passed, {failed} failed, {len(types)} data types, {dt:.1f} s", flush=True)
+        summary.append((op, passed, failed, ", ".join(f"{k}{'' if v[1] == 0 else ' (FAILED)'}" for k, v in types.items())))
+    print()
+    w = max(len(s[0]) for s in summary)
+    print(f"{'operator'.ljust(w)}  passed  failed  data types")
+    for op, p, f, types in summary:
+        print(f"{op.ljust(w)}  {str(p).rjust(6)}  {str(f).rjust(6)}  {types}")
+    total_p, total_f = sum(s[1] for s in summary), sum(s[2] for s in summary)
+    print(f"\n{total_p} passed, {total_f} failed")
+    return 1 if total_f else 0
+
+
+def _bench_module(op: str):
+    try:
+        return importlib.import_module(f"dmlwgsl.bench.bench_{op}")  # installed wheel
+    except ModuleNotFoundError:
+        from pathlib import Path
+        root = Path(__file__).resolve().parents[2] / "bench"  # source checkout
+        sys.path.insert(0, str(root))
+        return importlib.import_module(f"bench_{op}")
+
+
+def cmd_bench(args, rest) -> int:
+    """Run bench/bench_<op>.py's main with the remaining options."""
+    mod = _bench_module(args.op)
+    argv = list(rest)
+    if args.backend:
+        argv += ["--backend", args.backend]
+    if args.adapter:
+        argv += ["--adapter", args.adapter]
+    if args.json:
+        argv += ["--json"]
+    return int(mod.main(argv) or 0)
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``dmlwgsl`` console script."""
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # quiets Mesa's warning on headless machines
+    p = argparse.ArgumentParser(prog="dmlwgsl", description="DirectML operators as WGSL compute shaders.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--backend", help="vulkan, gl, metal or dx12 (default: DMLWGSL_BACKEND or the high-performance adapter)")
+    common.add_argument("--adapter", help="substring of the adapter name (default: DMLWGSL_ADAPTER)")
+    pi = sub.add_parser("info", parents=[common], help="adapters, features, limits, data types per op")
+    pi.add_argument("--json", action="store_true")
+    pc = sub.add_parser("check", parents=[common], help="check every op x data type against the reference")
+    pc.add_argument("--op", action="append", help="only this op (repeatable)")
+    pc.add_argument("-v", "--verbose", action="store_true", help="tracebacks for failures")
+    pb = sub.add_parser("bench", parents=[common], help="benchmark one op (extra options go to its script)")
+    pb.add_argument("op", choices=BENCH_OPS)
+    pb.add_argument("--json", action="store_true")
+    args, rest = p.parse_known_args(argv)
+    if args.cmd == "bench":
+        return cmd_bench(args, rest)
+    if rest:
+        p.error(f"unrecognized arguments: {' '.join(rest)}")
+    return cmd_info(args) if args.cmd == "info" else cmd_check(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
