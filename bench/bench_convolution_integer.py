@@ -14,8 +14,8 @@ import argparse
 import numpy as np
 
 from dmlwgsl.benchmark import Bench, Row, print_table, torch_cuda, torch_time_ns
-from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, ceiling_kernel, compile_convolution_integer,
-                                             dot4_available)
+from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, ConvolutionIntegerOperator, ceiling_kernel,
+                                             compile_convolution_integer, dot4_available)
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
 from dmlwgsl.runtime import Device, GpuTensor
 from dmlwgsl.tensor import DataType, TensorDesc
@@ -79,8 +79,12 @@ def run(device: Device, args) -> list[Row]:
                                       TensorDesc(DataType.INT8, (1, m, 1, 1)), start_padding=(1, 1), end_padding=(1, 1))
         xg, wg, zg = device.upload(x), device.upload(wt), device.upload(wz.reshape(1, m, 1, 1))
         out = device.tensor(desc.output)
-        for kernel in kernels + (["portable"] if ops <= PORTABLE_MAX_OPS else []):
+        variants = [(k, None) for k in kernels] + ([("dot4", 4), ("dot4", 8)] if kernels and args.tiles else [])
+        for kernel, rm in variants + ([("portable", None)] if ops <= PORTABLE_MAX_OPS else []):
             op = compile_convolution_integer(desc, device=device, kernel=kernel)
+            if rm is not None:
+                op = ConvolutionIntegerOperator(device, desc, kernel, channels_per_thread=rm)
+                kernel = f"dot4 4x{rm}/thread"
             op(xg, wg, out, None, zg)
             exact = bool(np.array_equal(out.numpy(), expected))
             ns = bench.time_ns(lambda: op(xg, wg, out, None, zg), dispatches=op.dispatches)
@@ -117,6 +121,7 @@ def main(argv=None) -> None:
     p.add_argument("--reps", type=int, default=20, help="timed runs per measurement (median)")
     p.add_argument("--quick", action="store_true", help="tiny shapes (seconds on a CPU adapter)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--tiles", action="store_true", help="also time both dot4 tile shapes")
     args = p.parse_args(argv)
     device = Device(backend=args.backend, adapter=args.adapter)
     rows = run(device, args)

@@ -27,13 +27,12 @@ def onnx_cases(prefix: str, op_type: str):
     import os
 
     out = []
-    for case in _all_cases():
+    from onnx_node_cases import node_cases
+
+    for case in node_cases(op_type):
         if not case.name.startswith(prefix):
             continue
-        nodes = [n for n in case.model.graph.node if n.op_type == op_type]
-        if len(nodes) != 1:
-            continue
-        node = nodes[0]
+        node = case.model.graph.node[0]
         attrs = {a.name: a for a in node.attribute}
         b = attrs["blocksize"].i
         mode = attrs["mode"].s.decode() if "mode" in attrs else "DCR"
@@ -46,19 +45,6 @@ def onnx_cases(prefix: str, op_type: str):
                 t_out = numpy_helper.to_array(_load(os.path.join(d, "output_0.pb")))
                 out.append((case.name, b, mode, t_in, t_out))
     return out
-
-
-_CASES = []
-
-
-def _all_cases():
-    if not _CASES:
-        import warnings
-        from onnx.backend.test.case.node import collect_testcases
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            _CASES.extend(collect_testcases())
-    return _CASES
 
 
 def _load(path):

@@ -13,18 +13,18 @@
 // pack_filter (filter -> packed_filter, words [g][k][m], flipped), and the GEMM: a workgroup of
 // 16x16 threads owns a tile of TP = 16*RP pixels by TM = 16*RM channels, stages KC words of k
 // per step in workgroup memory, and each thread keeps RP x RM i32 accumulators in registers.
-// Bindings: those of convolution_integer.wgsl, plus 6 packed_input, 7 packed_filter.
+// Bindings: those of convolution_integer.wgsl, plus 6 packed_input, 7 packed_filter (written by the
+// pack passes) and 8, 9: the same buffers, read-only, for the GEMM.
 // Extra entry point: dot4_ceiling, nothing but dot4I8Packed from registers (benchmark ceiling).
 
 #include "convolution_integer.wgsl"
 
-override RP: u32 = 8u;   // output pixels per thread (4 or 8)
-override RM: u32 = 8u;   // output channels per thread (4 or 8)
+override RP: u32 = 4u;   // output pixels per thread (4; 8 gave wrong sums on lavapipe, see the op)
+override RM: u32 = 4u;   // output channels per thread (4 or 8)
 override NEED_SX: bool = true;  // zw' can be nonzero: needs the per-pixel sums of x'
 override NEED_SW: bool = true;  // zx' can be nonzero: needs the per-channel sums of w'
 
 const KC: u32 = 16u;        // k words staged per step
-const TPMAX: u32 = 128u;    // largest tile (RP = 8)
 const ONES: u32 = 0x01010101u;
 
 @group(0) @binding(6) var<storage, read_write> packed_input: array<u32>;
@@ -160,7 +160,7 @@ fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
         for (var i4 = 0u; i4 < RP / 4u; i4++) {
             var v = vec4<u32>(0u);
             if (k < kw_words) {
-                // Four separate loads: a vec4 built by dynamic component stores miscompiled on lavapipe.
+                // One word per pixel: neighbouring pixels lie G*ceil(Cg/4) words apart.
                 let p0 = ptile * TP + (i4 * 16u + pg) * 4u;
                 v = vec4<u32>(a_word(p0, g, c4, dh, dw, pad), a_word(p0 + 1u, g, c4, dh, dw, pad),
                               a_word(p0 + 2u, g, c4, dh, dw, pad), a_word(p0 + 3u, g, c4, dh, dw, pad));
@@ -185,7 +185,7 @@ fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
             for (var s = 0u; s < KC; s++) { sum = dot4I8Packed(b_sh[s * (TM / 4u) + c / 4u][c % 4u], ONES) + sum; }
         }
         for (var s = 0u; s < KC; s++) {
-            // Scalar register arrays: dynamic components of vec4 locals miscompiled on lavapipe.
+            // Unpacked into scalar registers so the unrolled loop indexes no vector dynamically.
             var a: array<u32, 8>;
             var b: array<u32, 8>;
             for (var i4 = 0u; i4 < RP / 4u; i4++) {

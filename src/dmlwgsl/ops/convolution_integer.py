@@ -11,7 +11,7 @@ Two kernels compute it bit-exactly:
 * ``portable`` (wgsl/convolution_integer.wgsl): one thread per output, core WGSL only;
 * ``dot4`` (wgsl/convolution_integer_dot4.wgsl): packs input and filter into signed 4x8 words
   (two small passes into scratch buffers owned by the compiled op), then a tiled implicit GEMM on
-  ``dot4I8Packed`` with workgroup memory and 8x8 (or 8x4) outputs per thread. Used where the
+  ``dot4I8Packed`` with workgroup memory and 4x4 (or 4x8) outputs per thread. Used where the
   adapter compiles it.
 
 1-D convolution takes 3-D tensors {N, C, W}; it runs as {N, C, 1, W}.
@@ -226,9 +226,10 @@ class ConvolutionIntegerOperator:
 
     ``kernel`` is "portable" or "dot4" (the one chosen at compile time); ``dispatches`` is the
     number of GPU dispatches per call (1 portable, 3 dot4: pack input, pack filter, GEMM).
+    ``channels_per_thread`` (4 or 8) overrides the dot4 tile choice (for benchmarks).
     """
 
-    def __init__(self, device: Device, desc: ConvolutionIntegerDesc, kernel: str):
+    def __init__(self, device: Device, desc: ConvolutionIntegerDesc, kernel: str, *, channels_per_thread=None):
         self.device = device
         self.desc = desc
         self.kernel = kernel
@@ -261,7 +262,8 @@ class ConvolutionIntegerOperator:
                                 uniform_binding=5, constants=consts, workgroup_size=_WG)
             self.dispatches = 1
         else:
-            self.rm = 8 if self.mg > 64 else 4
+            # 4x4 outputs a thread: on the H100 (Vulkan) 4x8 was never faster and up to 1.4x slower.
+            self.rm = channels_per_thread or 4
             self.rp = 4  # RP = 8 gave wrong sums past ~6000 k words on lavapipe (Vulkan)
             tp, tm = 16 * self.rp, 16 * self.rm
             self.ptiles = -(-self.pixels // tp)

@@ -1,0 +1,398 @@
+"""ConvolutionInteger: public vectors, onnx node tests, properties against the numpy reference,
+extremes, overflow, both kernels on every adapter, and one test per validation rule.
+
+Every GPU run goes through run_checked (poisoned output, guard bands, two poisons).
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, compile_convolution_integer,
+                                             convolution_integer, dot4_available)
+from dmlwgsl.reference.convolution_integer import convolution_integer as reference
+from dmlwgsl.reference.tensors import read_tensor, write_tensor
+from dmlwgsl.runtime import GpuError
+from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
+from dmlwgsl.testing import random_bytes, run_checked, strided_desc
+
+KERNELS = ("portable", "dot4")
+MIXES = [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.uint8), (np.int8, np.int8)]
+U8, I8 = DataType.UINT8, DataType.INT8
+
+
+def need_kernel(device, kernel):
+    """Skip dot4 where the adapter does not compile it (portable always runs)."""
+    if kernel == "dot4" and not dot4_available(device):
+        pytest.skip(f"{device.name} does not compile dot4I8Packed")
+
+
+def tensor_from(values, desc: TensorDesc | None = None):
+    """(desc, raw bytes) holding ``values`` (packed unless ``desc`` is given)."""
+    values = np.asarray(values)
+    desc = desc or TensorDesc(DataType.from_numpy(values.dtype), values.shape)
+    raw = np.zeros(desc.total_tensor_size_in_bytes, np.uint8)
+    write_tensor(raw, desc, values)
+    return desc, raw
+
+
+def tensor_random(dtype, sizes, pattern, rng):
+    """(desc, raw bytes, logical values) of random data laid out as ``pattern``."""
+    desc = strided_desc(DataType.from_numpy(dtype), sizes, pattern)
+    raw = random_bytes(desc, rng)
+    return desc, raw, read_tensor(raw, desc)
+
+
+def check(device, kernel, x, w, xz=None, wz=None, *, expected=None, x_in=None, w_in=None,
+          out_pattern="packed", **params):
+    """Run the op on (x, w, zero points) with ``kernel`` under run_checked; compare with
+    ``expected`` or the reference. ``x_in``/``w_in`` give (desc, raw) for strided inputs."""
+    need_kernel(device, kernel)
+    x_in = x_in or tensor_from(x)
+    w_in = w_in or tensor_from(w)
+    rank = x.ndim
+    m = w.shape[0]
+    xz_in = None if xz is None else tensor_from(np.asarray(xz, x.dtype).reshape((1,) * rank))
+    if wz is None:
+        wz_in = None
+    else:
+        wz_arr = np.asarray(wz, w.dtype)
+        shape = (1,) * rank if wz_arr.size == 1 else (1, m) + (1,) * (rank - 2)
+        wz_in = tensor_from(wz_arr.reshape(shape))
+    if expected is None:
+        expected = reference(x, w, xz, wz, **params)
+    out_desc = strided_desc(DataType.INT32, expected.shape, out_pattern, output=True)
+    desc = ConvolutionIntegerDesc(x_in[0], w_in[0], out_desc, xz_in and xz_in[0], wz_in and wz_in[0], **params)
+    op = compile_convolution_integer(desc, device=device, kernel=kernel)
+    assert op.kernel == kernel
+
+    def run(t, out):
+        op(t["input"], t["filter"], out, t["input_zero_point"], t["filter_zero_point"])
+
+    return run_checked(device, run, {"input": x_in, "filter": w_in, "input_zero_point": xz_in,
+                                     "filter_zero_point": wz_in}, out_desc, np.asarray(expected, np.int32))
+
+
+def u8(a):
+    return np.asarray(a, np.uint8)
+
+
+# ------------------------------------------------------------------------------------------------
+# onnxruntime vectors (spec section 6: onnxruntime/test/providers/cpu/nn/conv_integer_test.cc)
+# ------------------------------------------------------------------------------------------------
+X33 = u8(np.arange(2, 11).reshape(1, 1, 3, 3))
+X77 = u8((np.arange(1, 8)[:, None] * 10 + np.arange(7)[None, :]).reshape(1, 1, 7, 7))
+W121 = u8([[1, 2, 1], [2, 3, 2], [1, 2, 1]]).reshape(1, 1, 3, 3)
+ORT = {
+    "WithoutPadding_2D": (X33, u8(np.ones((1, 1, 2, 2))), 1, {}, [12, 16, 24, 28]),
+    "WithPadding_2D": (X33, u8(np.ones((1, 1, 2, 2))), 1, dict(start_padding=(1, 1), end_padding=(1, 1)),
+                       [1, 3, 5, 3, 5, 12, 16, 9, 11, 24, 28, 15, 7, 15, 17, 9]),
+    "WithGroup_2D": (u8(np.arange(2, 29).reshape(1, 3, 3, 3)), u8([1, 2, 2, 1, 3, 4, 4, 3, 5, 6, 6, 5]).reshape(3, 1, 2, 2),
+                     1, dict(start_padding=(1, 1), end_padding=(1, 1), group_count=3),
+                     [1, 4, 7, 6, 6, 18, 24, 15, 15, 36, 42, 24, 14, 23, 26, 9,
+                      30, 73, 80, 48, 79, 168, 182, 96, 100, 210, 224, 117, 64, 116, 123, 54,
+                      95, 214, 225, 126, 224, 462, 484, 249, 257, 528, 550, 282, 150, 281, 292, 135]),
+    "Pointwise_2D": (X33, u8([[[[4]]]]), 1, {}, [4, 8, 12, 16, 20, 24, 28, 32, 36]),
+    "WithStride2_2D": (X77, W121, 10, dict(start_padding=(1, 1), end_padding=(1, 1), strides=(2, 2)),
+                       [33, 62, 84, 75, 224, 330, 360, 282, 444, 630, 660, 502, 453, 642, 664, 495]),
+    "WithStride3_2D": (X77, W121, 10, dict(start_padding=(2, 2), end_padding=(1, 1), strides=(3, 3)),
+                       [0, 8, 20, 80, 330, 375, 200, 780, 825]),
+}
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("name", sorted(ORT))
+def test_onnxruntime_vectors(device, kernel, name):
+    x, w, xz, params, want = ORT[name]
+    expected = reference(x, w, np.uint8(xz), **params)
+    assert expected.ravel().tolist() == want  # the reference agrees with onnxruntime
+    check(device, kernel, x, w, np.uint8(xz), expected=expected, **params)
+
+
+@functools.lru_cache(maxsize=None)
+def onnx_cases():
+    """onnx's backend node tests for ConvInteger: (name, inputs, attributes, output)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from onnx import helper
+        from onnx_node_cases import node_cases
+        cases = node_cases("ConvInteger")
+    out = []
+    for c in cases:
+        node = c.model.graph.node[0]
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        for inputs, outputs in c.data_sets:
+            out.append((c.name, dict(zip(node.input, inputs)), attrs, outputs[0]))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_onnx_backend_node_cases(device, kernel):
+    cases = onnx_cases()
+    assert {c[0] for c in cases} >= {"test_convinteger_with_padding", "test_convinteger_without_padding"}
+    for _name, inputs, attrs, y in cases:
+        x, w = inputs["x"], inputs["w"]
+        nsp = x.ndim - 2
+        pads = list(attrs.get("pads", [0] * 2 * nsp))
+        params = dict(strides=tuple(attrs.get("strides", [1] * nsp)), dilations=tuple(attrs.get("dilations", [1] * nsp)),
+                      start_padding=tuple(pads[:nsp]), end_padding=tuple(pads[nsp:]),
+                      group_count=int(attrs.get("group", 1)))
+        zpx = inputs.get("x_zero_point")
+        zpw = next((v for k, v in inputs.items() if k.startswith("w_zero_point")), None)
+        check(device, kernel, x, w, zpx, zpw, expected=y, **params)
+
+
+# ------------------------------------------------------------------------------------------------
+# Properties against the reference
+# ------------------------------------------------------------------------------------------------
+def random_case(rng, xdt, wdt, *, n=1, c=4, m=4, hw=(5, 5), k=(3, 3), zp="tensor", wzp="channel", **params):
+    """Random x, w and zero points of the given mix and zero point modes."""
+    g = params.get("group_count", 1)
+    xi, wi = np.iinfo(xdt), np.iinfo(wdt)
+    x = rng.integers(xi.min, xi.max + 1, (n, c, *hw)).astype(xdt)
+    w = rng.integers(wi.min, wi.max + 1, (m, c // g, *k)).astype(wdt)
+    xz = None if zp is None else xdt(rng.integers(xi.min, xi.max + 1))
+    wz = {None: None, "tensor": wdt(rng.integers(wi.min, wi.max + 1)),
+          "channel": rng.integers(wi.min, wi.max + 1, m).astype(wdt)}[wzp]
+    return x, w, xz, wz
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("mix", MIXES, ids=lambda d: np.dtype(d).name)
+def test_mixes_and_zero_point_modes(device, kernel, mix, rng):
+    for zp, wzp in [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]:
+        x, w, xz, wz = random_case(rng, *mix, c=6, m=5, zp=zp, wzp=wzp, start_padding=(1, 0), end_padding=(0, 2))
+        check(device, kernel, x, w, xz, wz, start_padding=(1, 0), end_padding=(0, 2))
+
+
+SHAPES = {
+    "grouped": dict(c=8, m=6, group_count=2, start_padding=(1, 1), end_padding=(1, 1)),
+    "depthwise": dict(c=6, m=6, group_count=6, start_padding=(1, 1), end_padding=(1, 1)),
+    "depthwise_multiplier": dict(c=3, m=6, group_count=3),
+    "pointwise_1x1": dict(c=9, m=7, k=(1, 1)),
+    "stride_gt_kernel": dict(hw=(9, 8), k=(2, 2), strides=(3, 4)),
+    "dilation": dict(hw=(7, 8), dilations=(2, 3), start_padding=(2, 1), end_padding=(0, 3)),
+    "asymmetric_pads": dict(hw=(4, 6), k=(3, 2), start_padding=(2, 0), end_padding=(0, 3), strides=(2, 1)),
+    "kernel_fills_padded": dict(hw=(2, 3), k=(4, 3), start_padding=(1, 0), end_padding=(1, 0)),
+    "many_channels": dict(c=36, m=70, hw=(4, 5)),
+    "batch": dict(n=3, c=5, m=3, hw=(3, 4), start_padding=(1, 1)),
+}
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_shapes(device, kernel, shape, rng):
+    p = dict(SHAPES[shape])
+    params = {k: p[k] for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p}
+    mix = MIXES[len(shape) % 4]
+    x, w, xz, wz = random_case(rng, *mix, **p)
+    check(device, kernel, x, w, xz, wz, **params)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_one_dimensional(device, kernel, rng):
+    x = rng.integers(0, 256, (2, 6, 11)).astype(np.uint8)
+    w = rng.integers(-128, 128, (4, 3, 3)).astype(np.int8)
+    wz = rng.integers(-128, 128, 4).astype(np.int8)
+    params = dict(strides=(2,), dilations=(2,), start_padding=(3,), end_padding=(1,), group_count=2)
+    check(device, kernel, x, w, np.uint8(7), wz, **params)
+    got = convolution_integer(x, w, 7, wz, device=device, **params)
+    np.testing.assert_array_equal(got, reference(x, w, np.uint8(7), wz, **params))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("pattern", ["nhwc", "padded", "broadcast", "window"])
+def test_strided_tensors(device, kernel, pattern, rng):
+    n, c, m, g = 2, 4, 6, 2
+    x_desc, x_raw, x = tensor_random(np.int8, (n, c, 5, 6), pattern, rng)
+    w_desc, w_raw, w = tensor_random(np.uint8, (m, c // g, 3, 2), pattern, rng)
+    out_pattern = "padded" if pattern == "broadcast" else pattern
+    params = dict(start_padding=(1, 0), end_padding=(1, 1), group_count=g)
+    check(device, kernel, x, w, np.int8(-3), u8(rng.integers(0, 256, m)), x_in=(x_desc, x_raw),
+          w_in=(w_desc, w_raw), out_pattern=out_pattern, **params)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_property_vs_reference(device, data):
+    """Random mixes, zero point modes, groups, geometry and layouts; both kernels."""
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    rng = np.random.default_rng(seed)
+    xdt, wdt = data.draw(st.sampled_from(MIXES), label="mix")
+    g = data.draw(st.sampled_from([1, 1, 2, 3]), label="group_count")
+    cg, mg = data.draw(st.integers(1, 6), label="cg"), data.draw(st.integers(1, 5), label="mg")
+    kh, kw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    sh, sw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    dh, dw = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
+    pads = [data.draw(st.integers(0, 2)) for _ in range(4)]
+    h = data.draw(st.integers(max(1, 1 + (kh - 1) * dh - pads[0] - pads[2]), 7))
+    wd = data.draw(st.integers(max(1, 1 + (kw - 1) * dw - pads[1] - pads[3]), 7))
+    pattern = data.draw(st.sampled_from(["packed", "nhwc", "padded", "window"]), label="layout")
+    zp, wzp = data.draw(st.sampled_from([None, "tensor"])), data.draw(st.sampled_from([None, "tensor", "channel"]))
+    params = dict(strides=(sh, sw), dilations=(dh, dw), start_padding=tuple(pads[:2]), end_padding=tuple(pads[2:]),
+                  group_count=g)
+    x_desc, x_raw, x = tensor_random(xdt, (2, cg * g, h, wd), pattern, rng)
+    w_desc, w_raw, w = tensor_random(wdt, (mg * g, cg, kh, kw), pattern, rng)
+    _, _, xz, wz = random_case(rng, xdt, wdt, c=g, m=mg * g, hw=(1, 1), k=(1, 1), zp=zp, wzp=wzp, group_count=g)
+    for kernel in KERNELS if dot4_available(device) else KERNELS[:1]:
+        check(device, kernel, x, w, xz, wz, x_in=(x_desc, x_raw), w_in=(w_desc, w_raw), out_pattern=pattern, **params)
+
+
+# ------------------------------------------------------------------------------------------------
+# Extremes and overflow
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("mix", MIXES, ids=lambda d: np.dtype(d).name)
+def test_extreme_values(device, kernel, mix, rng):
+    xdt, wdt = mix
+    xi, wi = np.iinfo(xdt), np.iinfo(wdt)
+    xv = np.array(sorted({xi.min, xi.max, 0, -1 if xi.min < 0 else 1}), xdt)
+    wv = np.array(sorted({wi.min, wi.max, 0, -1 if wi.min < 0 else 1}), wdt)
+    x = rng.choice(xv, (1, 8, 4, 4)).astype(xdt)
+    w = rng.choice(wv, (6, 8, 2, 2)).astype(wdt)
+    for xz, wz in [(xi.min, np.array([wi.max, wi.min, 0, wi.max, wi.min, 0], wdt)), (xi.max, wi.min), (None, wi.max)]:
+        check(device, kernel, x, w, None if xz is None else xdt(xz), wz, start_padding=(1, 1), end_padding=(1, 0))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_overflow_wraps(device, kernel):
+    """Each tap adds (0 - 255) * (-128 - 127) = 65025; 4097 * 9 taps sum to 2_397_666_825 > 2^31 - 1,
+    which wraps to a negative int32 (channel 1 stays 0)."""
+    c = 4097
+    x = np.zeros((1, c, 3, 3), np.uint8)
+    w = np.full((2, c, 3, 3), -128, np.int8)
+    w[1] = 127
+    got = check(device, kernel, x, w, np.uint8(255), np.int8(127))
+    exact = np.array([c * 9 * 65025, 0], np.int64)
+    assert exact[0] > 2**31 - 1
+    assert got[0, 0, 0, 0] == np.int64(exact[0]).astype(np.int32) == exact[0] - 2**32
+
+
+# ------------------------------------------------------------------------------------------------
+# numpy one-liner, kernel choice, cache
+# ------------------------------------------------------------------------------------------------
+def test_one_liner_zero_point_forms(device, rng):
+    x = rng.integers(-128, 128, (1, 4, 5, 5)).astype(np.int8)
+    w = rng.integers(0, 256, (3, 4, 3, 3)).astype(np.uint8)
+    wz = rng.integers(0, 256, 3).astype(np.uint8)
+    want = reference(x, w, np.int8(-5), wz, start_padding=(1, 1), end_padding=(1, 1))
+    for xz_form in (-5, np.array(-5, np.int8)):
+        for wz_form in (wz, wz.reshape(1, 3, 1, 1)):
+            got = convolution_integer(x, w, xz_form, wz_form, start_padding=(1, 1), end_padding=(1, 1), device=device)
+            assert got.dtype == np.int32
+            np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(convolution_integer(x, w, device=device), reference(x, w))
+
+
+def test_auto_kernel_and_cache(device, rng):
+    def desc(h, w):
+        return ConvolutionIntegerDesc(TensorDesc(U8, (1, 16, h, w)), TensorDesc(I8, (16, 16, 3, 3)),
+                                      TensorDesc(DataType.INT32, (1, 16, h - 2, w - 2)))
+    op = compile_convolution_integer(desc(6, 7), device=device)
+    assert op.kernel == ("dot4" if dot4_available(device) else "portable")
+    misses = device.pipelines.misses
+    op2 = compile_convolution_integer(desc(9, 5), device=device)
+    assert device.pipelines.misses == misses and op2.cache_keys == op.cache_keys
+    small = ConvolutionIntegerDesc(TensorDesc(U8, (1, 2, 4, 4)), TensorDesc(I8, (2, 2, 3, 3)),
+                                   TensorDesc(DataType.INT32, (1, 2, 2, 2)))
+    assert compile_convolution_integer(small, device=device).kernel == "portable"
+    with pytest.raises(DmlValidationError, match="kernel: must be one of"):
+        compile_convolution_integer(small, device=device, kernel="fast")
+
+
+def test_dot4_unavailable_raises(device, monkeypatch):
+    import dmlwgsl.ops.convolution_integer as mod
+    monkeypatch.setitem(mod._dot4_ok, device, False)
+    small = ConvolutionIntegerDesc(TensorDesc(U8, (1, 2, 4, 4)), TensorDesc(I8, (2, 2, 3, 3)),
+                                   TensorDesc(DataType.INT32, (1, 2, 2, 2)))
+    with pytest.raises(GpuError, match="dot4I8Packed"):
+        compile_convolution_integer(small, device=device, kernel="dot4")
+    assert compile_convolution_integer(small, device=device).kernel == "portable"
+
+
+# ------------------------------------------------------------------------------------------------
+# Validation: one test per rule, before any GPU work (no device needed)
+# ------------------------------------------------------------------------------------------------
+def make_desc(**over):
+    base = dict(input=TensorDesc(U8, (1, 4, 5, 5)), filter=TensorDesc(I8, (6, 2, 3, 3)),
+                output=TensorDesc(DataType.INT32, (1, 6, 3, 3)), group_count=2)
+    base.update(over)
+    return ConvolutionIntegerDesc(**base)
+
+
+INVALID = {
+    "input dtype": (dict(input=TensorDesc(DataType.INT16, (1, 4, 5, 5))), r"input\.data_type: INT16 is not supported"),
+    "filter dtype": (dict(filter=TensorDesc(DataType.FLOAT32, (6, 2, 3, 3))), r"filter\.data_type: FLOAT32"),
+    "output dtype": (dict(output=TensorDesc(DataType.UINT32, (1, 6, 3, 3))), r"output\.data_type: UINT32"),
+    "rank": (dict(input=TensorDesc(U8, (1, 4, 5, 5, 1))), r"input\.sizes: dimension count must be in 3\.\.4"),
+    "filter rank": (dict(filter=TensorDesc(I8, (6, 2, 9))), r"filter\.sizes: dimension count must be in \[4\]"),
+    "input zp dtype": (dict(input_zero_point=TensorDesc(I8, (1, 1, 1, 1))),
+                       r"input_zero_point\.data_type: must equal input\.data_type \(UINT8\); got INT8"),
+    "filter zp dtype": (dict(filter_zero_point=TensorDesc(U8, (1, 1, 1, 1))),
+                        r"filter_zero_point\.data_type: must equal filter\.data_type \(INT8\); got UINT8"),
+    "input zp shape": (dict(input_zero_point=TensorDesc(U8, (1, 4, 1, 1))),
+                       r"input_zero_point\.sizes: must be all ones"),
+    "filter zp shape": (dict(filter_zero_point=TensorDesc(I8, (1, 4, 1, 1))),
+                        r"filter_zero_point\.sizes: must be all ones \(per tensor\) or \[1, 6, 1, 1\]"),
+    "zp ranks differ": (dict(input_zero_point=TensorDesc(U8, (1,)), filter_zero_point=TensorDesc(I8, (1, 6, 1, 1))),
+                        r"the two zero points must have the same dimension count"),
+    "C not divisible": (dict(group_count=3, filter=TensorDesc(I8, (6, 1, 3, 3))),
+                        r"input\.sizes\[1\]: channels C \(4\) must be divisible by group_count \(3\)"),
+    "M not divisible": (dict(filter=TensorDesc(I8, (5, 2, 3, 3)), output=TensorDesc(DataType.INT32, (1, 5, 3, 3))),
+                        r"filter\.sizes\[0\]: output channels M \(5\) must be divisible by group_count \(2\)"),
+    "filter channels": (dict(filter=TensorDesc(I8, (6, 4, 3, 3))), r"filter\.sizes\[1\]: must equal C/group_count \(2\); got 4"),
+    "group_count 0": (dict(group_count=0), r"group_count: must be an integer >= 1"),
+    "stride 0": (dict(strides=(1, 0)), r"strides\[1\]: must be >= 1; got 0"),
+    "dilation 0": (dict(dilations=(0, 1)), r"dilations\[0\]: must be >= 1; got 0"),
+    "param length": (dict(start_padding=(1,)), r"start_padding: must have one entry per spatial dimension \(2\)"),
+    "kernel too large": (dict(dilations=(3, 1)),
+                         r"filter\.sizes\[2\]: the dilated kernel \(1 \+ \(3 - 1\) \* 3 = 7\) must not be larger than "
+                         r"the padded input \(5 \+ 0 \+ 0 = 5\)"),
+    "output N": (dict(output=TensorDesc(DataType.INT32, (2, 6, 3, 3))), r"output\.sizes\[0\]: must equal N"),
+    "output M": (dict(output=TensorDesc(DataType.INT32, (1, 4, 3, 3))), r"output\.sizes\[1\]: must equal M"),
+    "output H": (dict(output=TensorDesc(DataType.INT32, (1, 6, 4, 3))),
+                 r"output\.sizes\[2\]: must equal 1 \+ \(In \+ pads - \(1 \+ \(K-1\)\*dilation\)\) / stride = 3; got 4"),
+    "output W": (dict(output=TensorDesc(DataType.INT32, (1, 6, 3, 2)), strides=(1, 1)),
+                 r"output\.sizes\[3\]: must equal 1 \+ .* = 3; got 2"),
+    "output overlap": (dict(output=TensorDesc(DataType.INT32, (1, 6, 3, 3), (0, 1, 1, 1), 64)),
+                       r"output\.strides: two elements of an output may not share an address"),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(INVALID))
+def test_validation(rule):
+    over, message = INVALID[rule]
+    with pytest.raises(DmlValidationError, match=message):
+        make_desc(**over).validate()
+
+
+def test_valid_description_passes():
+    make_desc(input_zero_point=TensorDesc(U8, (1, 1, 1, 1)), filter_zero_point=TensorDesc(I8, (1, 6, 1, 1))).validate()
+    ConvolutionIntegerDesc(TensorDesc(U8, (1, 4, 7)), TensorDesc(U8, (2, 4, 3)), TensorDesc(DataType.INT32, (1, 2, 5)),
+                           filter_zero_point=TensorDesc(U8, (1, 2, 1)), strides=(1,), dilations=(1,),
+                           start_padding=(0,), end_padding=(0,)).validate()
+
+
+def test_one_liner_validates_before_gpu(monkeypatch):
+    import dmlwgsl.ops.convolution_integer as mod
+
+    def no_gpu():
+        raise AssertionError("GPU touched before validation")
+    monkeypatch.setattr(mod, "default_device", no_gpu)
+    x = np.zeros((1, 4, 5, 5), np.uint8)
+    w = np.zeros((2, 4, 3, 3), np.int8)
+    with pytest.raises(DmlValidationError, match=r"strides\[0\]: must be >= 1"):
+        convolution_integer(x, w, strides=(0, 1))
+    with pytest.raises(DmlValidationError, match=r"input\.data_type: FLOAT32"):
+        convolution_integer(x.astype(np.float32), w)
+    with pytest.raises(DmlValidationError, match=r"input_zero_point: values must fit the data type uint8"):
+        convolution_integer(x, w, 300)
+    with pytest.raises(DmlValidationError, match=r"filter_zero_point\.sizes: must be a scalar, \(M,\)"):
+        convolution_integer(x, w, None, np.zeros(3, np.int8))
+    with pytest.raises(DmlValidationError, match=r"filter\.sizes\[1\]: must equal C/group_count"):
+        convolution_integer(x, w, group_count=2)
