@@ -26,7 +26,7 @@ from typing import Callable, Mapping
 import numpy as np
 import wgpu
 
-from .tensor import DataType, DmlValidationError, TensorDesc, desc_for_array
+from .tensor import DmlValidationError, TensorDesc, desc_for_array
 
 __all__ = ["Device", "GpuTensor", "Kernel", "GpuError", "default_device", "set_default_device",
            "load_wgsl", "dispatch_size", "list_adapters"]

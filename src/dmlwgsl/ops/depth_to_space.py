@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime import Device, GpuTensor, default_device
+from ..runtime import Device, default_device
 from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array
 from ._permute import IterationSpace, PermuteOperator, TiledSpace
 
@@ -52,21 +52,6 @@ def depth_to_space_output_sizes(sizes, block_size: int) -> tuple[int, int, int, 
     return (n, c // (b * b), h * b, w * b)
 
 
-def validate_depth_space(op: str, input: TensorDesc, output: TensorDesc, block_size: int,
-                         expected_output, rule: str) -> None:
-    """Checks shared by DepthToSpace and SpaceToDepth, after the caller validated ``input`` and
-    its op-specific divisibility rule."""
-    output.validate("output", ranks={4}, data_types=DEPTH_SPACE_TYPES)
-    if output.data_type != input.data_type:
-        raise DmlValidationError(
-            f"output.data_type: must equal input.data_type ({input.data_type.name}); got {output.data_type.name}")
-    if tuple(output.sizes) != tuple(expected_output):
-        raise DmlValidationError(
-            f"output.sizes: must be {rule} = {list(expected_output)} for input {list(input.sizes)} and "
-            f"block_size {block_size}; got {list(output.sizes)}")
-    output.check_no_overlap("output")
-
-
 def check_block_size(block_size) -> int:
     """BlockSize must be a positive integer."""
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
@@ -75,13 +60,16 @@ def check_block_size(block_size) -> int:
 
 
 @dataclass(frozen=True)
-class DepthToSpaceDesc:
-    """DML_DEPTH_TO_SPACE1_OPERATOR_DESC (v0 is ``order=DEPTH_COLUMN_ROW``)."""
+class DepthSpaceDesc:
+    """Fields and checks shared by the DepthToSpace1 and SpaceToDepth1 descriptions."""
 
     input: TensorDesc
     output: TensorDesc
     block_size: int
     order: DepthSpaceOrder = DepthSpaceOrder.DEPTH_COLUMN_ROW
+
+    #: The output-size rule, as the error message states it.
+    OUTPUT_RULE = ""
 
     def __post_init__(self):
         object.__setattr__(self, "order", DepthSpaceOrder.parse(self.order))
@@ -90,12 +78,41 @@ class DepthToSpaceDesc:
         """Raise :class:`DmlValidationError` naming the field and rule that a description breaks."""
         b = check_block_size(self.block_size)
         self.input.validate("input", ranks={4}, data_types=DEPTH_SPACE_TYPES)
+        self.check_input(b)
+        self.output.validate("output", ranks={4}, data_types=DEPTH_SPACE_TYPES)
+        if self.output.data_type != self.input.data_type:
+            raise DmlValidationError(f"output.data_type: must equal input.data_type ({self.input.data_type.name}); "
+                                     f"got {self.output.data_type.name}")
+        expected = self.output_sizes(self.input.sizes, b)
+        if tuple(self.output.sizes) != tuple(expected):
+            raise DmlValidationError(
+                f"output.sizes: must be {self.OUTPUT_RULE} = {list(expected)} for input {list(self.input.sizes)} "
+                f"and block_size {b}; got {list(self.output.sizes)}")
+        self.output.check_no_overlap("output")
+
+    def check_input(self, b: int) -> None:
+        """The operator's divisibility rule on the input sizes."""
+        raise NotImplementedError
+
+    @staticmethod
+    def output_sizes(sizes, block_size: int) -> tuple[int, int, int, int]:
+        """The output sizes the operator produces for input ``sizes``."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class DepthToSpaceDesc(DepthSpaceDesc):
+    """DML_DEPTH_TO_SPACE1_OPERATOR_DESC (v0 is ``order=DEPTH_COLUMN_ROW``)."""
+
+    OUTPUT_RULE = "[N, C/(b*b), H*b, W*b]"
+
+    def check_input(self, b: int) -> None:
+        """Channels must divide by b*b."""
         c = self.input.sizes[1]
         if c % (b * b):
-            raise DmlValidationError(
-                f"input.sizes[1]: channels ({c}) must be divisible by block_size^2 ({b * b})")
-        validate_depth_space("depth_to_space", self.input, self.output, b,
-                             depth_to_space_output_sizes(self.input.sizes, b), "[N, C/(b*b), H*b, W*b]")
+            raise DmlValidationError(f"input.sizes[1]: channels ({c}) must be divisible by block_size^2 ({b * b})")
+
+    output_sizes = staticmethod(depth_to_space_output_sizes)
 
     def iteration_space(self) -> IterationSpace:
         """The spec 2.3 formula as a 6-D strided gather over (n, c, h, i, w, j) in output order."""

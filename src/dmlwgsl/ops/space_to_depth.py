@@ -12,8 +12,7 @@ import numpy as np
 from ..runtime import Device, default_device
 from ..tensor import DmlValidationError, TensorDesc
 from ._permute import IterationSpace, PermuteOperator, TiledSpace
-from .depth_to_space import (DEPTH_SPACE_TYPES, DepthSpaceOrder, check_block_size, run_on_array,
-                             validate_depth_space)
+from .depth_to_space import DepthSpaceDesc, DepthSpaceOrder, check_block_size, run_on_array
 
 __all__ = ["SpaceToDepthDesc", "compile_space_to_depth", "space_to_depth", "space_to_depth_output_sizes"]
 
@@ -26,28 +25,20 @@ def space_to_depth_output_sizes(sizes, block_size: int) -> tuple[int, int, int, 
 
 
 @dataclass(frozen=True)
-class SpaceToDepthDesc:
+class SpaceToDepthDesc(DepthSpaceDesc):
     """DML_SPACE_TO_DEPTH1_OPERATOR_DESC (v0 is ``order=DEPTH_COLUMN_ROW``)."""
 
-    input: TensorDesc
-    output: TensorDesc
-    block_size: int
-    order: DepthSpaceOrder = DepthSpaceOrder.DEPTH_COLUMN_ROW
+    OUTPUT_RULE = "[N, C*b*b, H/b, W/b]"
 
-    def __post_init__(self):
-        object.__setattr__(self, "order", DepthSpaceOrder.parse(self.order))
-
-    def validate(self) -> None:
-        """Raise :class:`DmlValidationError` naming the field and rule that a description breaks."""
-        b = check_block_size(self.block_size)
-        self.input.validate("input", ranks={4}, data_types=DEPTH_SPACE_TYPES)
+    def check_input(self, b: int) -> None:
+        """Height and width must divide by b."""
         _, _, h, w = self.input.sizes
         if h % b:
             raise DmlValidationError(f"input.sizes[2]: height ({h}) must be divisible by block_size ({b})")
         if w % b:
             raise DmlValidationError(f"input.sizes[3]: width ({w}) must be divisible by block_size ({b})")
-        validate_depth_space("space_to_depth", self.input, self.output, b,
-                             space_to_depth_output_sizes(self.input.sizes, b), "[N, C*b*b, H/b, W/b]")
+
+    output_sizes = staticmethod(space_to_depth_output_sizes)
 
     def iteration_space(self) -> IterationSpace:
         """The spec 2.3 formula as a 6-D strided gather in output order."""
