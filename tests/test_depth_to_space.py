@@ -194,3 +194,22 @@ def test_validation_binding_limit(device):
 def test_one_liner_validates_before_gpu_work():
     with pytest.raises(DmlValidationError, match="channels"):
         dmlwgsl.depth_to_space(np.zeros((1, 3, 2, 2), np.float32), 2, device=object())
+
+
+def test_whole_output_buffer_equals_strided_reference(device, rng):
+    """Strided input and a strided output window: the GPU's entire output buffer, gaps included,
+    equals the buffer the numpy reference writes into the same poisoned bytes."""
+    from dmlwgsl.reference.depth_to_space import depth_to_space_buffers
+    from dmlwgsl.testing import random_bytes
+
+    for dtype in (DataType.UINT8, DataType.FLOAT16, DataType.INT64):
+        ind = strided_desc(dtype, (2, 8, 3, 5), "nhwc")
+        outd = strided_desc(dtype, (2, 2, 6, 10), "window", output=True)
+        src = random_bytes(ind, rng)
+        op = compile_depth_to_space(DepthToSpaceDesc(ind, outd, 2, "CRD"), device=device)
+        buf = device.create_buffer(outd.total_tensor_size_in_bytes)
+        device.fill(buf, b"\x5a")
+        op(dmlwgsl.GpuTensor(device, ind, device.upload(src).buffer, 0), dmlwgsl.GpuTensor(device, outd, buf, 0))
+        got = np.frombuffer(device.read(buf, 0, outd.total_tensor_size_in_bytes), np.uint8)
+        want = depth_to_space_buffers(src, ind, np.full(outd.total_tensor_size_in_bytes, 0x5A, np.uint8), outd, 2, "CRD")
+        assert_matches(got, want)

@@ -94,3 +94,20 @@ def test_validation(inp, out, b, message):
     with pytest.raises(DmlValidationError) as e:
         compile_space_to_depth(SpaceToDepthDesc(inp, out, b))
     assert message in str(e.value)
+
+
+def test_whole_output_buffer_equals_strided_reference(device, rng):
+    from dmlwgsl.reference.space_to_depth import space_to_depth_buffers
+    from dmlwgsl.testing import random_bytes
+
+    for dtype in (DataType.INT8, DataType.UINT16, DataType.FLOAT32):
+        ind = strided_desc(dtype, (2, 2, 6, 4), "padded")
+        outd = strided_desc(dtype, (2, 8, 3, 2), "nhwc", output=True)
+        src = random_bytes(ind, rng)
+        op = compile_space_to_depth(SpaceToDepthDesc(ind, outd, 2, "DCR"), device=device)
+        buf = device.create_buffer(outd.total_tensor_size_in_bytes)
+        device.fill(buf, b"\xa5")
+        op(dmlwgsl.GpuTensor(device, ind, device.upload(src).buffer, 0), dmlwgsl.GpuTensor(device, outd, buf, 0))
+        got = np.frombuffer(device.read(buf, 0, outd.total_tensor_size_in_bytes), np.uint8)
+        want = space_to_depth_buffers(src, ind, np.full(outd.total_tensor_size_in_bytes, 0xA5, np.uint8), outd, 2, "DCR")
+        assert_matches(got, want)

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tensor import TensorDesc
+from .tensors import apply_strided
+
 
 def depth_to_space(x: np.ndarray, block_size: int, order: str = "DCR") -> np.ndarray:
     """out[n, c, oh, ow] = x[n, in_c, oh // b, ow // b] with i = oh % b, j = ow % b and
@@ -19,3 +22,9 @@ def depth_to_space(x: np.ndarray, block_size: int, order: str = "DCR") -> np.nda
     else:
         raise ValueError(f"order: {order!r}")
     return x[on, in_c, oh // b, ow // b]
+
+
+def depth_to_space_buffers(src: np.ndarray, in_desc: TensorDesc, dst: np.ndarray, out_desc: TensorDesc, block_size: int,
+                           order: str = "DCR") -> np.ndarray:
+    """The same on byte buffers with DML strides on both sides (see :func:`.tensors.apply_strided`)."""
+    return apply_strided(lambda x: depth_to_space(x, block_size, order), src, in_desc, dst, out_desc)

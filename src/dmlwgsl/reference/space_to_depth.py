@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tensor import TensorDesc
+from .tensors import apply_strided
+
 
 def space_to_depth(x: np.ndarray, block_size: int, order: str = "DCR") -> np.ndarray:
     """For every input (n, c, ih, iw) with i = ih % b, j = iw % b:
@@ -21,3 +24,9 @@ def space_to_depth(x: np.ndarray, block_size: int, order: str = "DCR") -> np.nda
         raise ValueError(f"order: {order!r}")
     out[nn, out_c, ih // b, iw // b] = x
     return out
+
+
+def space_to_depth_buffers(src: np.ndarray, in_desc: TensorDesc, dst: np.ndarray, out_desc: TensorDesc, block_size: int,
+                           order: str = "DCR") -> np.ndarray:
+    """The same on byte buffers with DML strides on both sides (see :func:`.tensors.apply_strided`)."""
+    return apply_strided(lambda x: space_to_depth(x, block_size, order), src, in_desc, dst, out_desc)

@@ -31,3 +31,12 @@ def write_tensor(buf: np.ndarray, desc: TensorDesc, values: np.ndarray, byte_off
     flat = buf[byte_offset:]
     flat = flat[: (flat.size // dt.itemsize) * dt.itemsize].view(dt)
     flat[element_offsets(desc)] = np.asarray(values, dtype=dt).reshape(desc.sizes)
+
+
+def apply_strided(op, src: np.ndarray, in_desc: TensorDesc, dst: np.ndarray, out_desc: TensorDesc,
+                  in_offset: int = 0, out_offset: int = 0) -> np.ndarray:
+    """Run a logical-array reference ``op`` between byte buffers laid out as DML descriptions say:
+    read ``in_desc`` from ``src``, write ``op``'s result into ``dst`` (uint8, modified in place and
+    returned) where ``out_desc`` puts it, leaving every other byte of ``dst`` as it was."""
+    write_tensor(dst, out_desc, op(read_tensor(src, in_desc, in_offset)), out_offset)
+    return dst
