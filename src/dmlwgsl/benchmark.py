@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -145,6 +146,11 @@ class Bench:
         t1 = time.perf_counter()
         self.device.wait()
         return (t1 - t0) * 1e6 / n
+
+
+def progress(line: str) -> None:
+    """One progress line on stderr (the table goes to stdout at the end)."""
+    print(f"  .. {line}", file=sys.stderr, flush=True)
 
 
 def torch_cuda():
@@ -290,6 +296,8 @@ def bench_depth_space(op: str, device: Device, args) -> list[Row]:
                     del tx
             rows.append(Row(op, order, "x".join(map(str, shape)), dt.name.lower(), ns / 1e6, gbps, "GB/s",
                             gbps / copy, extra))
+            progress(f"{op} {order} {dt.name.lower()}: {ns / 1e6:.4f} ms, {100 * gbps / copy:.1f}% of copy, "
+                     f"{'exact' if ok else 'MISMATCH'}")
         x.buffer.destroy()
         y.buffer.destroy()
     # Host overhead per batched dispatch on cached pipelines and GPU-resident tensors: the same op
