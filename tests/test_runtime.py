@@ -110,3 +110,13 @@ def test_default_device_from_environment(monkeypatch):
             runtime.default_device()
     finally:
         runtime.set_default_device(old)
+
+
+def test_bind_error_names_op_and_key(device):
+    k = _copy_kernel(device, 64)
+    t = device.tensor(TensorDesc(DataType.UINT32, (16,)))
+    import wgpu
+    not_storage = device.create_buffer(64, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+    with pytest.raises(GpuError) as e:
+        k.dispatch({"input": t, "output": GpuTensor(device, t.desc, not_storage, 0)}, lambda r: bytes(16), 1)
+    assert "copy" in str(e.value) and "copy_vec4" in str(e.value)

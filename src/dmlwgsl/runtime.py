@@ -531,7 +531,10 @@ class Kernel:
                 start, size, _ = places[n]
                 entries.append({"binding": self.bindings[n],
                                 "resource": {"buffer": t.buffer, "offset": start, "size": size}})
-            bg = self.device.device.create_bind_group(layout=self._layout, entries=entries, label=self.key)
+            try:
+                bg = self.device.device.create_bind_group(layout=self._layout, entries=entries, label=self.key)
+            except Exception as e:
+                raise GpuError(f"{self.op}: binding tensors for [{self.key}] failed: {e}") from e
             hit = (bg, ubuf, tuple(t.buffer for t in tensors.values()), pack)
             self._groups[key] = hit
             if len(self._groups) > 32:
