@@ -100,7 +100,7 @@ def run(device: Device, args) -> list[Row]:
                             ns / 1e6, gbps, "GB/s", gbps / copy, extra))
             yt.buffer.destroy()
         xt.buffer.destroy()
-        del tx
+        tx = None  # free the GPU copy before the next data type
     return rows
 
 

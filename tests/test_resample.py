@@ -1,0 +1,492 @@
+"""Resample / Resample1 / Resample2 (spec section 4) against the numpy reference and ONNX Resize.
+
+Every GPU run goes through ``run_checked`` (poisoned output between guard bands, twice).
+Nearest is compared bit for bit. Linear is compared within LINEAR_TOL: the shader evaluates the
+same float32 expression as the reference in the same order, but a GPU compiler may fuse a multiply
+and an add (one rounding instead of two), and pack2x16float may round float16 either way.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dmlwgsl.ops.resample import (AxisDirection, InterpolationMode, OnnxResizeUnsupported, Resample1Desc,
+                                  Resample2Desc, ResampleDesc, compile_resample, onnx_resize_to_resample,
+                                  resample)
+from dmlwgsl.reference import resample as ref
+from dmlwgsl.reference.tensors import read_tensor, write_tensor
+from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
+from dmlwgsl.testing import GUARD, run_checked, strided_desc
+
+F32, F16, I8, U8 = DataType.FLOAT32, DataType.FLOAT16, DataType.INT8, DataType.UINT8
+#: (atol, reason) for LINEAR by data type; values in the tests lie in [-8, 8].
+LINEAR_TOL = {
+    F32: (1e-5, "float32 linear: a fused multiply-add on the GPU rounds once where the reference rounds twice"),
+    F16: (2 ** -8, "float16 linear: one float16 ulp at |v| < 8 (fused multiply-add, pack2x16float rounding)"),
+    I8: (1, "int8 linear: an f32 result within an ulp of .5 may round to either neighbour"),
+    U8: (1, "uint8 linear: an f32 result within an ulp of .5 may round to either neighbour"),
+}
+RULE = {None: "half_up", AxisDirection.DECREASING: "floor", AxisDirection.INCREASING: "ceil"}
+
+
+def values(dt: DataType, sizes, rng) -> np.ndarray:
+    """Real values of the type: floats are multiples of 1/64 in [-8, 8) (no denormals)."""
+    if dt in (F32, F16):
+        return (rng.integers(-512, 512, size=sizes) / 64).astype(dt.numpy_dtype)
+    info = np.iinfo(dt.numpy_dtype)
+    return rng.integers(info.min, info.max + 1, size=sizes).astype(dt.numpy_dtype)
+
+
+def check_gpu(device, x, out_desc: TensorDesc, mode, scales, in_off, out_off, direction=None, *,
+              in_desc: TensorDesc | None = None, expected=None) -> np.ndarray:
+    """Run Resample1 (direction None) or Resample2 on ``x`` under run_checked; compare with the
+    reference (or ``expected``). Returns the output."""
+    x = np.asarray(x)
+    in_desc = in_desc or TensorDesc(DataType.from_numpy(x.dtype), x.shape)
+    raw = np.zeros(in_desc.total_tensor_size_in_bytes, np.uint8)
+    write_tensor(raw, in_desc, x)
+    x = read_tensor(raw, in_desc)  # the logical values (a broadcast input repeats one of them)
+    mode = InterpolationMode.parse(mode)
+    if direction is None:
+        desc = Resample1Desc(in_desc, out_desc, mode, scales, in_off, out_off)
+    else:
+        desc = Resample2Desc(in_desc, out_desc, mode, direction, scales, in_off, out_off)
+    op = compile_resample(desc, device=device)
+    if expected is None:
+        name = "nearest" if mode == InterpolationMode.NEAREST_NEIGHBOR else "linear"
+        expected = ref.resample(x, out_desc.sizes, name, scales, in_off, out_off, RULE[direction])
+    expected = np.asarray(expected).astype(out_desc.data_type.numpy_dtype)
+    tol = {}
+    if mode == InterpolationMode.LINEAR:
+        atol, why = LINEAR_TOL[in_desc.data_type]
+        tol = {"atol": atol, "why": why}
+    return run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (in_desc, raw)},
+                       out_desc, expected, **tol)
+
+
+def nearest_1d(device, n_in, n_out, scale, in_off=0.5, out_off=-0.5, direction=None):
+    """Indices that 1-D nearest picks (input = arange)."""
+    x = np.arange(n_in, dtype=np.float32)
+    y = check_gpu(device, x, TensorDesc(F32, (n_out,)), "nearest", (scale,), (in_off,), (out_off,), direction)
+    return y.astype(int).tolist()
+
+
+# -- spec worked examples (4.4) ------------------------------------------------------------------
+def test_spec_linear_example(device):
+    """Spec 4.4: 4x4 -> 8x8 linear with the default offsets (ONNX half_pixel)."""
+    x = np.array([[0, 1, 2, 3], [0, 1, 2, 3], [12, 13, 14, 15], [12, 13, 14, 15]], np.float32)
+    desc = ResampleDesc(TensorDesc(F32, (4, 4)), TensorDesc(F32, (8, 8)), "linear", (2.0, 2.0))
+    op = compile_resample(desc, device=device)
+    expected = ref.resample(x, (8, 8), "linear", (2, 2), (0.5, 0.5), (-0.5, -0.5))
+    np.testing.assert_array_equal(expected[0], [0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3])
+    np.testing.assert_array_equal(expected[3], [3, 3.25, 3.75, 4.25, 4.75, 5.25, 5.75, 6])
+    np.testing.assert_array_equal(expected[4], [9, 9.25, 9.75, 10.25, 10.75, 11.25, 11.75, 12])
+    raw = x.view(np.uint8).reshape(-1)
+    run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (desc.input, raw)}, desc.output,
+                expected)  # exact: every weight and product here is a short binary fraction
+
+
+def test_webnn_nearest_downsample_ties_up(device):
+    """4x6 -> 2x3 nearest with Resample v0: ties go UP, the bottom-right of each 2x2 block
+    (Chromium WebNN's DML output, spec 4.3). DML-unconfirmed."""
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    desc = ResampleDesc(TensorDesc(F32, (4, 6)), TensorDesc(F32, (2, 3)), "nearest", (0.5, 0.5))
+    op = compile_resample(desc, device=device)
+    expected = np.array([[7, 9, 11], [19, 21, 23]], np.float32)
+    run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (desc.input, x.view(np.uint8).reshape(-1))},
+                desc.output, expected)
+
+
+# -- ties (DML-unconfirmed for Resample/Resample1, spec 4.3) -------------------------------------
+def test_tie_scale_half(device):
+    # x = 2o + 0.5: every output lands on a tie.
+    assert nearest_1d(device, 4, 2, 0.5) == [1, 3]
+    assert nearest_1d(device, 4, 2, 0.5, direction=AxisDirection.DECREASING) == [0, 2]
+    assert nearest_1d(device, 4, 2, 0.5, direction=AxisDirection.INCREASING) == [1, 3]
+
+
+def test_tie_scale_one_and_a_half(device):
+    # x = (o + 0.5) / 1.5 - 0.5 = [-1/6, 0.5, 7/6]
+    assert nearest_1d(device, 2, 3, 1.5) == [0, 1, 1]
+    assert nearest_1d(device, 2, 3, 1.5, direction=AxisDirection.DECREASING) == [0, 0, 1]
+    assert nearest_1d(device, 2, 3, 1.5, direction=AxisDirection.INCREASING) == [0, 1, 1]
+
+
+def test_tie_scale_three(device):
+    assert nearest_1d(device, 3, 9, 3.0) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert nearest_1d(device, 3, 9, 3.0, direction=AxisDirection.DECREASING) == [0, 0, 0, 0, 1, 1, 1, 2, 2]
+    assert nearest_1d(device, 3, 9, 3.0, direction=AxisDirection.INCREASING) == [0, 0, 1, 1, 1, 2, 2, 2, 2]
+
+
+def test_offsets_landing_on_half(device):
+    # scale 1, InputPixelOffset 0.5, OutputPixelOffset 0: x = o - 0.5, a tie everywhere.
+    assert nearest_1d(device, 5, 5, 1.0, 0.5, 0.0) == [0, 1, 2, 3, 4]
+    assert nearest_1d(device, 5, 5, 1.0, 0.5, 0.0, AxisDirection.DECREASING) == [0, 0, 1, 2, 3]
+    assert nearest_1d(device, 5, 5, 1.0, 0.5, 0.0, AxisDirection.INCREASING) == [0, 1, 2, 3, 4]
+    # OutputPixelOffset 0.5 with scale 2: x = (o - 0.5) / 2 - 0.5 = o/2 - 0.75; ties at o = 2.5 + ... none,
+    # but o=1 gives -0.25 and o=3 gives 0.75.
+    assert nearest_1d(device, 3, 6, 2.0, 0.5, 0.5) == [0, 0, 0, 1, 1, 2]
+
+
+def test_resample1_equals_resample2_decreasing_shifted_input_offset():
+    """Spec 4.3's reading: Resample1 nearest == Resample2 DECREASING with InputPixelOffset - 0.5
+    (exact here: every coordinate is a short binary fraction)."""
+    x = ref.input_coordinates(16, 4.0, 0.5, -0.5)
+    xs = ref.input_coordinates(16, 4.0, 0.0, -0.5)
+    np.testing.assert_array_equal(ref.nearest_indices(x, 4, "half_up"), ref.nearest_indices(xs, 4, "floor"))
+
+
+# -- axes, ranks, crop and clamp -----------------------------------------------------------------
+def test_scales_on_batch_and_channel_axes(device, rng):
+    x = values(F32, (2, 4, 3, 3), rng)
+    y = check_gpu(device, x, TensorDesc(F32, (4, 2, 3, 3)), "nearest", (2.0, 0.5, 1.0, 1.0), (0.5,) * 4, (-0.5,) * 4)
+    np.testing.assert_array_equal(y, x[[0, 0, 1, 1]][:, [1, 3]])
+    check_gpu(device, x, TensorDesc(F32, (3, 6, 3, 3)), "linear", (1.5, 1.5, 1.0, 1.0), (0.5,) * 4, (-0.5,) * 4)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("rank", [1, 2, 3, 4])
+def test_ranks(device, rng, rank, mode):
+    in_sizes = (2, 3, 4, 5)[4 - rank:]
+    out_sizes = (3, 2, 7, 9)[4 - rank:]
+    scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
+    check_gpu(device, values(F32, in_sizes, rng), TensorDesc(F32, out_sizes), mode, scales,
+              (0.5,) * rank, (-0.5,) * rank)
+
+
+def test_clamp_when_scale_too_small(device):
+    # scale 1 into a bigger output: the last pixel repeats (no constant fill).
+    assert nearest_1d(device, 4, 6, 1.0) == [0, 1, 2, 3, 3, 3]
+    x = np.arange(4, dtype=np.float32)
+    y = check_gpu(device, x, TensorDesc(F32, (6,)), "linear", (1.0,), (0.5,), (-0.5,))
+    np.testing.assert_array_equal(y, [0, 1, 2, 3, 3, 3])
+
+
+def test_crop_when_scale_too_big(device):
+    # scale 2 into a smaller output than 2x: the rest is cropped.
+    assert nearest_1d(device, 4, 3, 2.0) == [0, 0, 1]
+    x = np.arange(4, dtype=np.float32)
+    y = check_gpu(device, x, TensorDesc(F32, (3,)), "linear", (2.0,), (0.5,), (-0.5,))
+    np.testing.assert_array_equal(y, [0, 0.25, 0.75])
+
+
+def test_huge_scale_and_extreme_offsets(device, rng):
+    """FLT_MAX scale (ORT's align_corners for size 1) and offsets far outside: indices clamp."""
+    x = values(F32, (3, 4), rng)
+    flt_max = float(np.finfo(np.float32).max)
+    for mode in ("nearest", "linear"):
+        check_gpu(device, x, TensorDesc(F32, (5, 2)), mode, (flt_max, 1e-30), (0.0, 1e6), (0.0, -1e6))
+
+
+# -- layouts and types -----------------------------------------------------------------------------
+@pytest.mark.parametrize("in_pattern,out_pattern", [("nhwc", "packed"), ("padded", "nhwc"), ("broadcast", "padded"),
+                                                    ("window", "window")])
+@pytest.mark.parametrize("dt", [F32, F16, U8])
+def test_strided(device, rng, dt, in_pattern, out_pattern):
+    in_desc = strided_desc(dt, (2, 3, 4, 5), in_pattern)
+    out_desc = strided_desc(dt, (2, 3, 7, 3), out_pattern, output=True)
+    for mode in ("nearest", "linear"):
+        check_gpu(device, values(dt, (2, 3, 4, 5), rng), out_desc, mode, (1, 1, 1.75, 0.6), (0.5,) * 4, (-0.5,) * 4,
+                  in_desc=in_desc)
+
+
+def test_float16_without_shader_f16(device, rng):
+    """float16 runs on every adapter; the GL adapter has no shader-f16 (u32 words packed by hand)."""
+    if device.info.get("backend_type") == "OpenGL":
+        assert "shader-f16" not in device.features
+    x = values(F16, (3, 5, 6), rng)
+    for mode in ("nearest", "linear"):
+        check_gpu(device, x, TensorDesc(F16, (3, 9, 11)), mode, (1.0, 1.8, 11 / 6), (0.5,) * 3, (-0.5,) * 3)
+
+
+@pytest.mark.parametrize("dt", [I8, U8])
+def test_int8_uint8(device, rng, dt):
+    x = values(dt, (2, 7, 9), rng)
+    check_gpu(device, x, TensorDesc(dt, (2, 13, 4)), "nearest", (1.0, 13 / 7, 4 / 9), (0.5,) * 3, (-0.5,) * 3)
+    check_gpu(device, x, TensorDesc(dt, (2, 13, 4)), "linear", (1.0, 13 / 7, 4 / 9), (0.5,) * 3, (-0.5,) * 3)
+
+
+@pytest.mark.parametrize("dt", [F32, F16, I8, U8])
+def test_wide_rows_every_block_alignment(device, rng, dt):
+    """Rows of 37 outputs: the shader's whole-block fast path (16 bytes in one row) meets rows at
+    every offset, plus the blocks that straddle two rows."""
+    x = values(dt, (3, 20), rng)
+    for mode in ("nearest", "linear"):
+        check_gpu(device, x, TensorDesc(dt, (3, 37)), mode, (1.0, 37 / 20), (0.5, 0.5), (-0.5, -0.5))
+
+
+def test_integer_linear_rounds_half_to_even(device):
+    # x = o + 0.5: every output is the mean of two neighbours, a .5 tie for odd sums.
+    u = np.array([0, 1, 2, 3, 4, 6], np.uint8)
+    check_gpu(device, u, TensorDesc(U8, (5,)), "linear", (1.0,), (-0.5,), (0.0,), expected=[0, 2, 2, 4, 5])
+    i = np.array([-1, -2, -3, -4, 127, 126], np.int8)
+    check_gpu(device, i, TensorDesc(I8, (5,)), "linear", (1.0,), (-0.5,), (0.0,), expected=[-2, -2, -4, 62, 126])
+
+
+# -- row walk (resample_rows) ----------------------------------------------------------------------
+ROW_CASES = [  # (in sizes, out sizes, scales): H up / down / crop / clamp / one tap, W up / down / one tap
+    ((2, 3, 5, 6), (2, 3, 11, 16), (1, 1, 2.2, 16 / 6)),
+    ((1, 2, 7, 9), (1, 2, 3, 8), (1, 1, 3 / 7, 8 / 9)),
+    ((1, 2, 4, 8), (1, 2, 9, 8), (1, 1, 1.0, 1.0)),
+    ((2, 1, 6, 5), (2, 1, 6, 24), (1, 1, 1.0, 3.0)),
+    ((3, 5, 8), (3, 13, 16), (1, 13 / 5, 2.0)),
+    ((4, 16), (9, 16), (2.0, 1.5)),
+]
+
+
+@pytest.mark.parametrize("mode,dt,half", [("nearest", F32, 0), ("nearest", F16, 0), ("linear", F32, 0),
+                                          ("linear", F16, 0), ("linear", F16, 1)])
+def test_row_walk(device, rng, monkeypatch, dt, mode, half):
+    """resample_rows (one thread per 16-byte block column walking a band of rows, W-interpolated
+    input rows cached): bands of 3 rows (the last one short), every H and W mapping kind, strided
+    inputs, and the fallback to resample_packed for an output not on a 16-byte boundary."""
+    from dmlwgsl.ops import resample as mod
+    monkeypatch.setattr(mod, "_ROW_WALK_BAND", {(m, e): 3 for m in (0, 1) for e in (2, 4)})
+    monkeypatch.setattr(mod, "_ROW_WALK_NEAREST_ANY_H", True)
+    monkeypatch.setattr(mod, "_ROW_WALK_HALF", bool(half))  # float16 linear: 4 (resample_rows_half) or 8 outputs
+    for in_sizes, out_sizes, scales in ROW_CASES:
+        r = len(in_sizes)
+        for pattern in ("packed", "padded", "broadcast", "window"):
+            in_desc = strided_desc(dt, in_sizes, pattern)
+            out_desc = TensorDesc(dt, out_sizes)
+            x = values(dt, in_sizes, rng)
+            check_gpu(device, x, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r, in_desc=in_desc)
+        desc = Resample1Desc(TensorDesc(dt, in_sizes), out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
+        op = compile_resample(desc, device=device)
+        assert op.cache_keys[0].startswith("resample/resample.wgsl:resample_rows"), op.cache_keys
+        run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (desc.input, x.view(np.uint8).reshape(-1))},
+                    out_desc, ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r).astype(dt.numpy_dtype),
+                    input_offset=16 + dt.size_in_bytes,  # odd element offset: the other row parity
+                    **({"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}))
+        expected = ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r).astype(dt.numpy_dtype)
+        tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
+        run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (desc.input, x.view(np.uint8).reshape(-1))},
+                    out_desc, expected, output_offset=GUARD + dt.size_in_bytes, input_offset=16 + dt.size_in_bytes, **tol)
+        assert any(":resample_packed|" in k for k in op.cache_keys), op.cache_keys
+
+
+def test_row_walk_not_for_interpolated_batch_or_channel(device, rng):
+    desc = ResampleDesc(TensorDesc(F32, (2, 3, 4, 4)), TensorDesc(F32, (3, 3, 8, 8)), "linear", (1.5, 1, 2, 2))
+    assert ":resample_packed|" in compile_resample(desc, device=device).cache_keys[0]
+    desc = ResampleDesc(TensorDesc(F32, (2, 3, 4, 4)), TensorDesc(F32, (2, 3, 8, 8)), "linear", (1, 1, 2, 2))
+    assert ":resample_rows|" in compile_resample(desc, device=device).cache_keys[0]
+
+
+# -- property tests ---------------------------------------------------------------------------------
+@st.composite
+def cases(draw):
+    rank = draw(st.integers(1, 4))
+    in_sizes = tuple(draw(st.integers(1, 5)) for _ in range(rank))
+    out_sizes = tuple(draw(st.integers(1, 7)) for _ in range(rank))
+    scales, in_off, out_off = [], [], []
+    for i, o in zip(in_sizes, out_sizes):
+        scales.append(draw(st.sampled_from([o / i, 0.5, 1.0, 1.5, 2.0, 3.0, 0.3, o / i * 1.25])))
+        in_off.append(draw(st.sampled_from([0.5, 0.0, -0.5, 0.25, 1.0])))
+        out_off.append(draw(st.sampled_from([-0.5, 0.0, 0.5, -0.25])))
+    return dict(
+        rank=rank, in_sizes=in_sizes, out_sizes=out_sizes, scales=tuple(scales), in_off=tuple(in_off),
+        out_off=tuple(out_off), mode=draw(st.sampled_from(["nearest", "linear"])),
+        dt=draw(st.sampled_from([F32, F16, I8, U8])),
+        direction=draw(st.sampled_from([None, AxisDirection.DECREASING, AxisDirection.INCREASING])),
+        in_pattern=draw(st.sampled_from(["packed", "nhwc", "padded", "broadcast", "window"])),
+        out_pattern=draw(st.sampled_from(["packed", "nhwc", "padded", "window"])),
+        seed=draw(st.integers(0, 2 ** 16)))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(c=cases())
+def test_property_vs_reference(device, c):
+    rng = np.random.default_rng(c["seed"])
+    in_desc = strided_desc(c["dt"], c["in_sizes"], c["in_pattern"])
+    out_desc = strided_desc(c["dt"], c["out_sizes"], c["out_pattern"], output=True)
+    check_gpu(device, values(c["dt"], c["in_sizes"], rng), out_desc, c["mode"], c["scales"], c["in_off"],
+              c["out_off"], c["direction"], in_desc=in_desc)
+
+
+# -- numpy one-liner and compile-once path ----------------------------------------------------------------
+def test_one_liner_defaults(device, rng):
+    x = values(F32, (2, 3, 4, 4), rng)
+    y = resample(x, (2, 3, 8, 6), device=device)
+    np.testing.assert_array_equal(y, ref.resample(x, (2, 3, 8, 6), "nearest", (1, 1, 2, 1.5), (0.5,) * 4, (-0.5,) * 4))
+    y = resample(x[:, :, ::2, ::-1], (2, 3, 3, 3), mode=InterpolationMode.LINEAR, device=device)
+    e = ref.resample(np.ascontiguousarray(x[:, :, ::2, ::-1]), (2, 3, 3, 3), "linear", (1, 1, 1.5, 0.75),
+                     (0.5,) * 4, (-0.5,) * 4)
+    np.testing.assert_allclose(y, e, atol=LINEAR_TOL[F32][0])
+    y = resample(x, (2, 3, 2, 2), scales=(1, 1, 0.5, 0.5), input_pixel_offsets=0.0, output_pixel_offsets=0.0,
+                 rounding_direction="decreasing", device=device)
+    np.testing.assert_array_equal(y, x[:, :, ::2, ::2])
+
+
+def test_resample_v0_is_resample1_with_pixel_centres(device, rng):
+    x = values(F32, (1, 2, 5, 3), rng)
+    in_desc, out_desc = TensorDesc(F32, x.shape), TensorDesc(F32, (1, 2, 8, 8))
+    scales = (1.0, 1.0, 1.6, 8 / 3)
+    raw = x.view(np.uint8).reshape(-1)
+    for mode in ("nearest", "linear"):
+        v0 = compile_resample(ResampleDesc(in_desc, out_desc, mode, scales), device=device)
+        v1 = compile_resample(Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * 4, (-0.5,) * 4), device=device)
+        a = run_checked(device, lambda ins, out: v0(ins["input"], out), {"input": (in_desc, raw)}, out_desc,
+                        ref.resample(x, out_desc.sizes, mode, scales, (0.5,) * 4, (-0.5,) * 4),
+                        **({} if mode == "nearest" else {"atol": LINEAR_TOL[F32][0], "why": LINEAR_TOL[F32][1]}))
+        b = run_checked(device, lambda ins, out: v1(ins["input"], out), {"input": (in_desc, raw)}, out_desc, a)
+        assert a.tobytes() == b.tobytes()
+
+
+def test_two_shapes_compile_once(device, rng):
+    x1, x2 = values(F32, (2, 3, 4, 5), rng), values(F32, (1, 7, 3, 2), rng)
+    resample(x1, (2, 3, 7, 3), mode="linear", device=device)
+    misses = device.pipelines.misses
+    op = compile_resample(ResampleDesc(TensorDesc(F32, x2.shape), TensorDesc(F32, (3, 5, 6, 6)), "linear",
+                                       (3.0, 5 / 7, 2.0, 3.0)), device=device)
+    assert device.pipelines.misses == misses
+    assert op.cache_keys == ["resample/resample.wgsl:resample_packed|DTYPE=0|MODE=1|WG=256"]
+
+
+# -- ONNX Resize bridge ------------------------------------------------------------------------------------
+_ONNX_CASES = None
+
+
+def onnx_cases():
+    """(name, inputs by name, attributes, expected output) of every ONNX Resize node test."""
+    global _ONNX_CASES
+    if _ONNX_CASES is None:
+        from onnx import helper
+        from onnx_node_cases import node_cases
+        out = []
+        for case in node_cases("Resize"):
+            node = case.model.graph.node[0]
+            attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+            inputs, outputs = case.data_sets[0]
+            named = {n: v for n, v in zip([i for i in node.input if i], inputs)}
+            out.append((case.name, node, named, attrs, outputs[0]))
+        _ONNX_CASES = out
+    return _ONNX_CASES
+
+
+def onnx_params(node, named, attrs):
+    """Run the bridge on one ONNX node test."""
+    ins = list(node.input) + [""] * (4 - len(node.input))
+    get = lambda k: None if not ins[k] else named.get(ins[k])  # noqa: E731
+    return onnx_resize_to_resample(named[ins[0]].shape, roi=get(1), scales=get(2), sizes=get(3), **attrs)
+
+
+#: ONNX node tests that DirectML cannot express, and the word their refusal must contain.
+REFUSED = {
+    "test_resize_upsample_scales_cubic": "cubic",
+    "test_resize_upsample_scales_cubic_align_corners": "cubic",
+    "test_resize_downsample_scales_cubic": "cubic",
+    "test_resize_downsample_scales_cubic_align_corners": "cubic",
+    "test_resize_upsample_sizes_cubic": "cubic",
+    "test_resize_downsample_sizes_cubic": "cubic",
+    "test_resize_upsample_scales_cubic_A_n0p5_exclude_outside": "cubic",
+    "test_resize_downsample_scales_cubic_A_n0p5_exclude_outside": "cubic",
+    "test_resize_upsample_scales_cubic_asymmetric": "cubic",
+    "test_resize_downsample_scales_cubic_antialias": "cubic",
+    "test_resize_downsample_sizes_cubic_antialias": "cubic",
+    "test_resize_downsample_scales_linear_antialias": "antialias",
+    "test_resize_downsample_sizes_linear_antialias": "antialias",
+    "test_resize_tf_crop_and_resize_extrapolation_value": "outside the input",
+}
+
+
+def test_onnx_refusals_stay_refused():
+    seen = set()
+    for name, node, named, attrs, _ in onnx_cases():
+        if name not in REFUSED:
+            continue
+        seen.add(name)
+        with pytest.raises(OnnxResizeUnsupported, match=REFUSED[name]):
+            onnx_params(node, named, attrs)
+    assert seen == set(REFUSED)
+
+
+def test_onnx_backend_node_tests(device):
+    ran = []
+    for name, node, named, attrs, expected in onnx_cases():
+        if name in REFUSED:
+            continue
+        p = onnx_params(node, named, attrs)
+        x = named[node.input[0]]
+        assert p.output_sizes == expected.shape, name
+        in_desc = TensorDesc(DataType.from_numpy(x.dtype), x.shape)
+        out_desc = TensorDesc(in_desc.data_type, p.output_sizes)
+        op = compile_resample(p.desc(in_desc, out_desc), device=device)
+        tol = {}
+        if p.interpolation_mode == InterpolationMode.LINEAR:
+            # ONNX's reference interpolates in float64; DirectML's contract is float32 coordinates
+            # and weights, so results agree to float32 rounding of values of magnitude <= 16.
+            tol = {"atol": 1e-5, "rtol": 1e-6, "why": "ONNX reference computes in float64, DML in float32"}
+        try:
+            run_checked(device, lambda ins, out: op(ins["input"], out),
+                        {"input": (in_desc, x.view(np.uint8).reshape(-1))}, out_desc, expected.astype(x.dtype), **tol)
+        except AssertionError as e:
+            raise AssertionError(f"{name}: {e}") from None
+        ran.append(name)
+    assert len(ran) >= 20, ran
+
+
+def test_onnx_bridge_nearest_modes():
+    """ORT's nearest_mode table (spec 4.3) on half_pixel."""
+    p = onnx_resize_to_resample((1, 1, 2, 2), scales=[1, 1, 2, 2], nearest_mode="round_prefer_floor")
+    assert p.rounding_direction == AxisDirection.INCREASING and p.input_pixel_offsets[3] == 1.0
+    p = onnx_resize_to_resample((1, 1, 2, 2), scales=[1, 1, 2, 2], nearest_mode="round_prefer_ceil")
+    assert p.rounding_direction == AxisDirection.DECREASING and p.input_pixel_offsets[3] == 0.0
+    p = onnx_resize_to_resample((1, 1, 2, 2), sizes=[1, 1, 3, 1], coordinate_transformation_mode="align_corners")
+    assert p.scales[2] == 2.0 and p.scales[3] == float(np.finfo(np.float32).max)
+    with pytest.raises(OnnxResizeUnsupported, match="exclude_outside"):
+        onnx_resize_to_resample((1, 1, 2, 2), scales=[1, 1, 2, 2], mode="linear", exclude_outside=1)
+    with pytest.raises(OnnxResizeUnsupported, match="rank"):
+        onnx_resize_to_resample((1, 1, 1, 2, 2), scales=[1, 1, 1, 2, 2])
+
+
+# -- validation: one test per rule ---------------------------------------------------------------------
+def _desc(**kw):
+    base = dict(input=TensorDesc(F32, (1, 1, 2, 2)), output=TensorDesc(F32, (1, 1, 4, 4)),
+                interpolation_mode=InterpolationMode.NEAREST_NEIGHBOR, rounding_direction=AxisDirection.DECREASING,
+                scales=(1, 1, 2, 2), input_pixel_offsets=(0.5,) * 4, output_pixel_offsets=(-0.5,) * 4)
+    base.update(kw)
+    return Resample2Desc(**base)
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(input=TensorDesc(DataType.INT32, (1, 1, 2, 2)), output=TensorDesc(DataType.INT32, (1, 1, 4, 4))),
+     r"input\.data_type: INT32 is not supported here"),
+    (dict(output=TensorDesc(F16, (1, 1, 4, 4))), r"output\.data_type: must equal input\.data_type \(FLOAT32\); got FLOAT16"),
+    (dict(output=TensorDesc(F32, (1, 4, 4))), r"output\.sizes: dimension count must equal the input's \(4\); got 3"),
+    (dict(input=TensorDesc(F32, (1, 1, 1, 2, 2)), output=TensorDesc(F32, (1, 1, 1, 4, 4))),
+     r"input\.sizes: dimension count must be in 1\.\.4; got 5"),
+    (dict(scales=(1, 2, 2)), r"scales: must have one entry per dimension \(dimension count 4\); got 3"),
+    (dict(input_pixel_offsets=(0.5,) * 5), r"input_pixel_offsets: must have one entry per dimension"),
+    (dict(output_pixel_offsets=(0.5,)), r"output_pixel_offsets: must have one entry per dimension"),
+    (dict(scales=(1, 1, 0.0, 2)), r"scales\[2\]: must be > 0; got 0\.0"),
+    (dict(scales=(1, 1, 2, -1.5)), r"scales\[3\]: must be > 0; got -1\.5"),
+    (dict(scales=(1, 1, float("nan"), 2)), r"scales\[2\]: must be finite in float32 \(no NaN or inf\)"),
+    (dict(scales=(1, 1, 2, 1e39)), r"scales\[3\]: must be finite in float32"),
+    (dict(input_pixel_offsets=(0.5, float("inf"), 0.5, 0.5)), r"input_pixel_offsets\[1\]: must be finite"),
+    (dict(output_pixel_offsets=(0.5, 0.5, float("-inf"), 0.5)), r"output_pixel_offsets\[2\]: must be finite"),
+    (dict(interpolation_mode="cubic"), r"interpolation_mode: unknown mode 'cubic'"),
+    (dict(rounding_direction="sideways"), r"rounding_direction: unknown direction 'sideways'"),
+    (dict(output=TensorDesc(F32, (1, 1, 4, 4), (0, 0, 1, 1))), r"output\.strides: two elements of an output may not share"),
+    (dict(input=TensorDesc(F32, (1, 1, 0, 2))), r"input\.sizes\[2\]: a size of zero"),
+])
+def test_validation(kw, message):
+    with pytest.raises(DmlValidationError, match=message):
+        compile_resample(_desc(**kw), device=object())  # fails before the device is touched
+
+
+def test_validation_one_liner_before_gpu_work():
+    x = np.zeros((2, 2), np.float32)
+    with pytest.raises(DmlValidationError, match=r"interpolation_mode: unknown mode 'bicubic'"):
+        resample(x, (4, 4), mode="bicubic", device=object())
+    with pytest.raises(DmlValidationError, match=r"rounding_direction: unknown direction"):
+        resample(x, (4, 4), rounding_direction="up", device=object())
+    with pytest.raises(DmlValidationError, match=r"input\.data_type: INT32 is not supported"):
+        resample(x.astype(np.int32), (4, 4), device=object())
+    with pytest.raises(DmlValidationError, match=r"output\.sizes: dimension count must equal the input's \(2\); got 3"):
+        resample(x, (1, 4, 4), device=object())
+    with pytest.raises(DmlValidationError, match=r"scales\[1\]: must be > 0"):
+        resample(x, (4, 4), scales=(2, 0), device=object())
+    with pytest.raises(DmlValidationError, match=r"input_pixel_offsets\[0\]: must be finite"):
+        resample(x, (4, 4), input_pixel_offsets=(float("nan"), 0.5), device=object())
