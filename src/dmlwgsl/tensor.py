@@ -13,6 +13,7 @@ import numpy as np
 
 __all__ = [
     "DataType",
+    "DmlEnum",
     "DmlValidationError",
     "TensorDesc",
     "calc_buffer_tensor_size",
@@ -97,6 +98,43 @@ _NUMPY = {
     DataType.UINT16: "<u2", DataType.UINT8: "u1", DataType.INT32: "<i4", DataType.INT16: "<i2",
     DataType.INT8: "i1", DataType.FLOAT64: "<f8", DataType.UINT64: "<u8", DataType.INT64: "<i8",
 }
+
+
+class DmlEnum(enum.IntEnum):
+    """Base of dmlwgsl's DirectML enums. :meth:`parse` accepts a member, its number, its name (any
+    case, with or without the DML prefix) or one of the class's :meth:`aliases`; anything else
+    raises a :class:`DmlValidationError` naming the field."""
+
+    @classmethod
+    def aliases(cls) -> dict:
+        """Extra accepted strings (upper case) -> member name."""
+        return {}
+
+    @classmethod
+    def describe(cls) -> tuple[str, str, str]:
+        """(field name, noun, what to use instead) for the error message."""
+        return (cls.__name__, "value", ", ".join(cls.__members__))
+
+    @classmethod
+    def dml_prefix(cls) -> str:
+        """The C enum's prefix, e.g. "DML_DEPTH_SPACE_ORDER_"."""
+        return ""
+
+    @classmethod
+    def parse(cls, value):
+        """The member ``value`` names (see the class docstring)."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            v = value.strip().upper()
+            v = cls.aliases().get(v, v)
+            v = v.removeprefix(cls.dml_prefix()) if cls.dml_prefix() else v
+            if v in cls.__members__:
+                return cls[v]
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) in cls._value2member_map_:
+            return cls(int(value))
+        field_name, noun, hint = cls.describe()
+        raise DmlValidationError(f"{field_name}: unknown {noun} {value!r}; use {hint}")
 
 
 def packed_strides(sizes) -> tuple[int, ...]:

@@ -4,13 +4,12 @@ DepthToSpace1 with Order = DEPTH_COLUMN_ROW is DepthToSpace v0, so one descripti
 """
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..runtime import Device, default_device
-from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array
+from ..tensor import DataType, DmlEnum, DmlValidationError, TensorDesc, desc_for_array
 from ._permute import IterationSpace, PermuteOperator, TiledSpace
 
 __all__ = ["DepthSpaceOrder", "DepthToSpaceDesc", "compile_depth_to_space", "depth_to_space",
@@ -22,27 +21,26 @@ DEPTH_SPACE_TYPES = frozenset({
     DataType.INT32, DataType.INT16, DataType.INT8, DataType.FLOAT64, DataType.UINT64, DataType.INT64})
 
 
-class DepthSpaceOrder(enum.IntEnum):
+class DepthSpaceOrder(DmlEnum):
     """DML_DEPTH_SPACE_ORDER. DEPTH_COLUMN_ROW is ONNX "DCR", COLUMN_ROW_DEPTH is ONNX "CRD"."""
 
     DEPTH_COLUMN_ROW = 0
     COLUMN_ROW_DEPTH = 1
 
     @classmethod
-    def parse(cls, value) -> "DepthSpaceOrder":
-        """Accept the enum, its number, its name, or the ONNX strings "DCR" / "CRD"."""
-        if isinstance(value, DepthSpaceOrder):
-            return value
-        if isinstance(value, str):
-            v = value.upper()
-            if v in ("DCR", "DEPTH_COLUMN_ROW"):
-                return cls.DEPTH_COLUMN_ROW
-            if v in ("CRD", "COLUMN_ROW_DEPTH"):
-                return cls.COLUMN_ROW_DEPTH
-        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) in (0, 1):
-            return cls(int(value))
-        raise DmlValidationError(
-            f"order: unknown order {value!r}; use 'DCR', 'CRD' or DepthSpaceOrder.DEPTH_COLUMN_ROW/COLUMN_ROW_DEPTH")
+    def aliases(cls) -> dict:
+        """The ONNX mode strings."""
+        return {"DCR": "DEPTH_COLUMN_ROW", "CRD": "COLUMN_ROW_DEPTH"}
+
+    @classmethod
+    def dml_prefix(cls) -> str:
+        """DML_DEPTH_SPACE_ORDER_."""
+        return "DML_DEPTH_SPACE_ORDER_"
+
+    @classmethod
+    def describe(cls) -> tuple[str, str, str]:
+        """For the error message."""
+        return ("order", "order", "'DCR', 'CRD' or DepthSpaceOrder.DEPTH_COLUMN_ROW/COLUMN_ROW_DEPTH")
 
 
 def depth_to_space_output_sizes(sizes, block_size: int) -> tuple[int, int, int, int]:
