@@ -64,8 +64,6 @@ def run(device: Device, args) -> list[Row]:
     rng = np.random.default_rng(0)
     rows: list[Row] = []
     ceiling = ceiling_tops(device, bench, args.quick) if dot4_available(device) else None
-    if ceiling is not None:
-        rows.append(Row("dot4_ceiling", "registers", "-", "i8", 0.0, ceiling, "TOPS", None, {"vs_ceiling": 1.0}))
     kernels = ["dot4"] if dot4_available(device) else []
     for n, c, m, h, w in (QUICK_LAYERS if args.quick else LAYERS):
         ops = layer_ops(n, c, m, h, w)
@@ -79,12 +77,12 @@ def run(device: Device, args) -> list[Row]:
                                       TensorDesc(DataType.INT8, (1, m, 1, 1)), start_padding=(1, 1), end_padding=(1, 1))
         xg, wg, zg = device.upload(x), device.upload(wt), device.upload(wz.reshape(1, m, 1, 1))
         out = device.tensor(desc.output)
-        variants = [(k, None) for k in kernels] + ([("dot4", 4), ("dot4", 8)] if kernels and args.tiles else [])
+        variants = [(k, None) for k in kernels] + ([("dot4", 4), ("dot4", 8)] if kernels and args.tiles else [])  # pixels/thread
         for kernel, rm in variants + ([("portable", None)] if ops <= PORTABLE_MAX_OPS else []):
             op = compile_convolution_integer(desc, device=device, kernel=kernel)
             if rm is not None:
-                op = ConvolutionIntegerOperator(device, desc, kernel, channels_per_thread=rm)
-                kernel = f"dot4 4x{rm}/thread"
+                op = ConvolutionIntegerOperator(device, desc, kernel, pixels_per_thread=rm, threads=256)
+                kernel = f"dot4 {rm}x4/thread, {16 * rm}x64 tile"
             op(xg, wg, out, None, zg)
             exact = bool(np.array_equal(out.numpy(), expected))
             ns = bench.time_ns(lambda: op(xg, wg, out, None, zg), dispatches=op.dispatches)
@@ -93,6 +91,14 @@ def run(device: Device, args) -> list[Row]:
                             {"exact": exact, "vs_ceiling": None if ceiling is None else tops / ceiling}))
         if torch is not None:
             rows.extend(torch_rows(torch, n, c, m, h, w, ops, shape, args.reps))
+    if ceiling is not None:
+        # Measured again once the GPU is warm (the first measurement can run at idle clocks);
+        # the higher one is the ceiling, so the percentages are conservative.
+        ceiling = max(ceiling, ceiling_tops(device, bench, args.quick))
+        for r in rows:
+            if r.op == "convolution_integer":
+                r.extra["vs_ceiling"] = r.metric / ceiling
+        rows.insert(0, Row("dot4_ceiling", "registers", "-", "i8", 0.0, ceiling, "TOPS", None, {"vs_ceiling": 1.0}))
     return rows
 
 

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, compile_convolution_integer,
+from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, ConvolutionIntegerOperator,
+                                             compile_convolution_integer,
                                              convolution_integer, dot4_available)
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
 from dmlwgsl.reference.tensors import read_tensor, write_tensor
@@ -271,6 +272,27 @@ def test_overflow_wraps(device, kernel):
     exact = np.array([c * 9 * 65025, 0], np.int64)
     assert exact[0] > 2**31 - 1
     assert got[0, 0, 0, 0] == np.int64(exact[0]).astype(np.int32) == exact[0] - 2**32
+
+
+@pytest.mark.parametrize("tile", [(4, 128), (4, 256), (8, 128), (8, 256)], ids=lambda t: f"{t[0]}px-{t[1]}thr")
+def test_dot4_tile_shapes(device, tile, rng):
+    """Every dot4 GEMM tile shape (pixels per thread, threads a workgroup) on a layer with several
+    pixel and channel tiles, two channel chunks per tap, a partial last chunk, groups and all four
+    zero-point corrections (UINT8 input, per-channel filter zero point)."""
+    need_kernel(device, "dot4")
+    x = rng.integers(0, 256, (2, 2 * 84, 9, 10)).astype(np.uint8)
+    w = rng.integers(-128, 128, (2 * 70, 84, 3, 3)).astype(np.int8)
+    wz = rng.integers(-128, 128, 2 * 70).astype(np.int8)
+    params = dict(start_padding=(1, 0), end_padding=(1, 2), group_count=2)
+    expected = reference(x, w, np.uint8(77), wz, **params)
+    desc = ConvolutionIntegerDesc(TensorDesc(U8, x.shape), TensorDesc(I8, w.shape),
+                                  TensorDesc(DataType.INT32, expected.shape), TensorDesc(U8, (1, 1, 1, 1)),
+                                  TensorDesc(I8, (1, w.shape[0], 1, 1)), **params)
+    op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=tile[0], threads=tile[1])
+    out = device.tensor(desc.output)
+    op(device.upload(x), device.upload(w), out, device.upload(np.full((1, 1, 1, 1), 77, np.uint8)),
+       device.upload(wz.reshape(1, -1, 1, 1)))
+    np.testing.assert_array_equal(out.numpy(), expected)
 
 
 # ------------------------------------------------------------------------------------------------

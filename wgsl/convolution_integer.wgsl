@@ -31,7 +31,7 @@ struct Conv {
     pads: vec4<u32>,          // start pad h, start pad w, group count, M/G
     bases: vec4<u32>,         // input base, filter base (bytes), output base (elements), output count
     zp: vec4<u32>,            // input zp base, filter zp base (bytes), filter zp channel stride, ceil(Cg/4)
-    gemm: vec4<u32>,          // P = N*OH*OW, K words = KH*KW*ceil(Cg/4), ceil(Mg/4), pixel tiles
+    gemm: vec4<u32>,          // P = N*OH*OW, K words = KH*KW*CG4P, CG4P (ceil(Cg/4) rounded up to 4), pixel tiles
     gemm2: vec4<u32>,         // channel tiles, K taps = Cg*KH*KW, packed_input words, workgroups
 }
 

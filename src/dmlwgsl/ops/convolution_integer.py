@@ -10,9 +10,10 @@ Two kernels compute it bit-exactly:
 
 * ``portable`` (wgsl/convolution_integer.wgsl): one thread per output, core WGSL only;
 * ``dot4`` (wgsl/convolution_integer_dot4.wgsl): packs input and filter into signed 4x8 words
-  (two small passes into scratch buffers owned by the compiled op), then a tiled implicit GEMM on
-  ``dot4I8Packed`` with workgroup memory and 4x4 (or 4x8) outputs per thread. Used where the
-  adapter compiles it.
+  (one pass into scratch buffers owned by the compiled op), then a tiled implicit GEMM on
+  ``dot4I8Packed``: double-buffered workgroup memory, 64x64 or 128x64 output tiles, 4x4 or 8x4
+  outputs per thread in named vec4 accumulators (see _gemm_shape). Used where the adapter
+  compiles it.
 
 1-D convolution takes 3-D tensors {N, C, W}; it runs as {N, C, 1, W}.
 """
@@ -186,7 +187,7 @@ def dot4_available(device: Device | None = None) -> bool:
     dev = device or default_device()
     if dev not in _dot4_ok:
         try:
-            for entry in ("pack_input", "pack_filter", "convolution_integer_dot4"):
+            for entry in ("pack", "convolution_integer_dot4"):
                 _dot4_kernel(dev, entry, {"X_SIGNED": 0, "W_SIGNED": 1, "XZP": 0, "WZP": 0})
             _dot4_ok[dev] = True
         except GpuError:
@@ -198,21 +199,33 @@ _BINDINGS = {"input": 0, "filter": 1, "input_zero_point": 2, "filter_zero_point"
              "packed_input": 6, "packed_filter": 7, "packed_input_ro": 8, "packed_filter_ro": 9}
 
 
-def _dot4_kernel(device: Device, entry: str, constants: dict) -> Kernel:
-    uses = {"pack_input": ("input", "packed_input"),
-            "pack_filter": ("filter", "packed_filter"),
+def _dot4_kernel(device: Device, entry: str, constants: dict, workgroup_size: int = _WG) -> Kernel:
+    uses = {"pack": ("input", "filter", "packed_input", "packed_filter"),
             "convolution_integer_dot4": ("input_zero_point", "filter_zero_point", "output", "packed_input_ro",
                                          "packed_filter_ro"),
             "dot4_ceiling": ("output",)}[entry]
-    outputs = {"pack_input": ("packed_input",), "pack_filter": ("packed_filter",)}.get(entry, ("output",))
+    outputs = {"pack": ("packed_input", "packed_filter")}.get(entry, ("output",))
     return Kernel(device, op=OP, shader="convolution_integer_dot4.wgsl", entry_point=entry,
                   bindings={k: _BINDINGS[k] for k in uses}, uniform_binding=5, constants=constants,
-                  workgroup_size=_WG, outputs=outputs)
+                  workgroup_size=workgroup_size, outputs=outputs)
+
+
+_WAVE = 132  # workgroups of the 128x64 GEMM resident at once on the H100 (one per SM)
+
+
+def _gemm_shape(device: Device, pixels: int, mg: int, groups: int) -> tuple[int, int]:
+    """(pixels per thread, threads per workgroup) of the dot4 GEMM. 8x4 outputs a thread in 128x64
+    tiles is the fastest per SM on the H100 (Vulkan), but it holds one workgroup per SM, so it is
+    used only where its last wave of workgroups is at least 3/4 full; otherwise 4x4 a thread in 64x64 tiles (256 threads). Any choice is exact; this one
+    only decides speed (tuned on the H100's 132 SMs)."""
+    wgs = -(-pixels // 128) * -(-mg // 64) * groups
+    waves = -(-wgs // _WAVE)
+    return (8, 256) if wgs >= 0.75 * waves * _WAVE else (4, 256)
 
 
 def ceiling_kernel(device: Device) -> Kernel:
     """The benchmark's dot4I8Packed-from-registers kernel (16 chains of ``steps`` dot products per
-    thread; uniforms: gemm.x = steps, bases.w = threads that store)."""
+    thread, ``steps`` a multiple of 4; uniforms: gemm.x = steps, bases.w = threads that store)."""
     return _dot4_kernel(device, "dot4_ceiling", {})
 
 
@@ -225,11 +238,13 @@ class ConvolutionIntegerOperator:
     compiled ones (zero points exactly when the description has them). Returns ``output``.
 
     ``kernel`` is "portable" or "dot4" (the one chosen at compile time); ``dispatches`` is the
-    number of GPU dispatches per call (1 portable, 3 dot4: pack input, pack filter, GEMM).
-    ``channels_per_thread`` (4 or 8) overrides the dot4 tile choice (for benchmarks).
+    number of GPU dispatches per call (1 portable, 2 dot4: pack input and filter, GEMM).
+    ``pixels_per_thread`` (4 or 8) and ``threads`` (128 or 256 a workgroup) override the dot4 tile
+    choice (for benchmarks and tests).
     """
 
-    def __init__(self, device: Device, desc: ConvolutionIntegerDesc, kernel: str, *, channels_per_thread=None):
+    def __init__(self, device: Device, desc: ConvolutionIntegerDesc, kernel: str, *, pixels_per_thread=None,
+                 threads=None):
         self.device = device
         self.desc = desc
         self.kernel = kernel
@@ -239,9 +254,9 @@ class ConvolutionIntegerOperator:
         m, cg, kh, kw = d.filter.sizes
         g = d.group_count
         self.mg, self.cg4 = m // g, -(-cg // 4)
+        self.cg4p = -(-self.cg4 // 4) * 4  # channel words of a pixel / tap, padded to whole vec4s
         self.pixels = n * d.output.sizes[2] * d.output.sizes[3]
-        self.k_words = kh * kw * self.cg4
-        self.mg4 = -(-self.mg // 4)
+        self.k_words = kh * kw * self.cg4p
         wz = d.filter_zero_point
         self.wzp_mode = 0 if wz is None else (2 if wz.element_count > 1 else 1)
         x_signed = d.input.data_type == DataType.INT8
@@ -262,27 +277,32 @@ class ConvolutionIntegerOperator:
                                 uniform_binding=5, constants=consts, workgroup_size=_WG)
             self.dispatches = 1
         else:
-            # 4x4 outputs a thread: on the H100 (Vulkan) 4x8 was never faster and up to 1.4x slower.
-            self.rm = channels_per_thread or 4
-            self.rp = 4  # RP = 8 gave wrong sums past ~6000 k words on lavapipe (Vulkan)
-            tp, tm = 16 * self.rp, 16 * self.rm
+            # RP pixels x 4 channels a thread; workgroups of 128 or 256 threads (8 or 16 along the
+            # pixels, 16 along the channels): tiles of (threads/16)*RP pixels by 64 channels.
+            auto_rp, auto_nt = _gemm_shape(device, self.pixels, self.mg, g)
+            self.rp = pixels_per_thread or auto_rp
+            self.threads = threads or auto_nt
+            if self.rp not in (4, 8):
+                raise DmlValidationError(f"pixels_per_thread: must be 4 or 8; got {self.rp}")
+            if self.threads not in (128, 256):
+                raise DmlValidationError(f"threads: must be 128 or 256; got {self.threads}")
+            tp, tm = self.threads // 16 * self.rp, 64
             self.ptiles = -(-self.pixels // tp)
             self.mtiles = -(-self.mg // tm)
             self.workgroups = self.ptiles * self.mtiles * g
             # zw' = zw - 128 for UINT8 filters, zx' = zx - 128 for UINT8 inputs (see the WGSL header).
             need_sx = self.wzp_mode != 0 or not w_signed
             need_sw = d.input_zero_point is not None or not x_signed
-            self._pack_x = _dot4_kernel(device, "pack_input", consts)
-            self._pack_w = _dot4_kernel(device, "pack_filter", consts)
+            self._pack_xw = _dot4_kernel(device, "pack", consts)
             self._main = _dot4_kernel(device, "convolution_integer_dot4", {
-                **consts, "RP": self.rp, "RM": self.rm, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)})
-            self.x_words = n * h * w * g * self.cg4
-            self.w_words = g * self.k_words * self.mg4 * 4
+                **consts, "RP": self.rp, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)}, self.threads)
+            self.x_words = n * h * w * g * self.cg4p
+            self.w_words = m * self.k_words
             self._packed_input = GpuTensor(device, TensorDesc(DataType.UINT32, (self.x_words,)),
                                            device.create_buffer(4 * self.x_words, f"{OP}.packed_input"), 0)
             self._packed_filter = GpuTensor(device, TensorDesc(DataType.UINT32, (self.w_words,)),
                                             device.create_buffer(4 * self.w_words, f"{OP}.packed_filter"), 0)
-            self.dispatches = 3
+            self.dispatches = 2
         self._pack = self._pack_uniforms  # one bound method: bind groups cache by its identity
 
     def _pack_uniforms(self, residual: dict) -> bytes:
@@ -300,7 +320,7 @@ class ConvolutionIntegerOperator:
                 d.output.element_count]
         u[9] = [residual.get("input_zero_point", 0), residual.get("filter_zero_point", 0), zs, self.cg4]
         if self.kernel == "dot4":
-            u[10] = [self.pixels, self.k_words, self.mg4, self.ptiles]
+            u[10] = [self.pixels, self.k_words, self.cg4p, self.ptiles]
             u[11] = [self.mtiles, (cg * kh * kw) % 2**32, self.x_words, self.workgroups]
         return u.tobytes()
 
@@ -331,11 +351,10 @@ class ConvolutionIntegerOperator:
                                 d.output.element_count)
             return output
         with self.device.batch():
-            self._pack_x.dispatch({"input": input, "packed_input": self._packed_input}, self._pack, self.x_words)
-            self._pack_w.dispatch({"filter": filter, "packed_filter": self._packed_filter}, self._pack,
-                                  self.w_words)
+            self._pack_xw.dispatch({"input": input, "filter": filter, "packed_input": self._packed_input,
+                                    "packed_filter": self._packed_filter}, self._pack, self.x_words // 4 + self.w_words)
             self._main.dispatch({**zps, "output": output, "packed_input_ro": self._packed_input,
-                                 "packed_filter_ro": self._packed_filter}, self._pack, self.workgroups * _WG)
+                                 "packed_filter_ro": self._packed_filter}, self._pack, self.workgroups * self.threads)
         return output
 
     @property
@@ -343,7 +362,7 @@ class ConvolutionIntegerOperator:
         """The pipeline cache keys this operator uses."""
         ks = [self._main]
         if self.kernel == "dot4":
-            ks = [self._pack_x, self._pack_w, self._main]
+            ks = [self._pack_xw, self._main]
         return [k.key for k in ks]
 
 
