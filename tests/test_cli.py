@@ -33,7 +33,9 @@ def test_check_fails_with_exit_1(capsys, monkeypatch):
     assert "FAIL depth_to_space float32 planted: planted mismatch" in out and "0 passed, 1 failed" in out
 
 
-def test_bench_quick(capsys):
-    assert cli.main(["bench", "space_to_depth", "--quick", "--dtype", "uint8", "--reps", "3"]) == 0
+@pytest.mark.parametrize("op,extra", [("space_to_depth", ["--dtype", "uint8"]), ("depth_to_space", ["--dtype", "int64"]),
+                                      ("resample", []), ("convolution_integer", [])])
+def test_bench_quick(capsys, op, extra):
+    assert cli.main(["bench", op, "--quick", "--reps", "3"] + extra) == 0
     out = capsys.readouterr().out
-    assert "space_to_depth" in out and "host overhead" in out and "adapter:" in out
+    assert op in out and "adapter:" in out
