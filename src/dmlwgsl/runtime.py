@@ -277,7 +277,7 @@ class Device:
         a = np.asarray(array)
         desc, _, span = desc_for_array(a)
         buf = self.create_buffer(desc.total_tensor_size_in_bytes, label)
-        self.write(buf, 0, span.view(np.uint8) if span.dtype.itemsize == 1 else span.view(np.uint8))
+        self.write(buf, 0, span.view(np.uint8))  # the view's own memory: no host copy
         return GpuTensor(self, desc, buf, 0)
 
     # -- pipelines -----------------------------------------------------------------------------
