@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dmlwgsl.ops.resample import (AxisDirection, InterpolationMode, OnnxResizeUnsupported, Resample1Desc,
+from dmlwgsl.ops.resample import (LINEAR_TOLERANCE, AxisDirection, InterpolationMode, OnnxResizeUnsupported, Resample1Desc,
                                   Resample2Desc, ResampleDesc, compile_resample, onnx_resize_to_resample,
                                   resample)
 from dmlwgsl.reference import resample as ref
@@ -21,13 +21,7 @@ from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
 from dmlwgsl.testing import GUARD, run_checked, strided_desc
 
 F32, F16, I8, U8 = DataType.FLOAT32, DataType.FLOAT16, DataType.INT8, DataType.UINT8
-#: (atol, reason) for LINEAR by data type; values in the tests lie in [-8, 8].
-LINEAR_TOL = {
-    F32: (1e-5, "float32 linear: a fused multiply-add on the GPU rounds once where the reference rounds twice"),
-    F16: (2 ** -8, "float16 linear: one float16 ulp at |v| < 8 (fused multiply-add, pack2x16float rounding)"),
-    I8: (1, "int8 linear: an f32 result within an ulp of .5 may round to either neighbour"),
-    U8: (1, "uint8 linear: an f32 result within an ulp of .5 may round to either neighbour"),
-}
+LINEAR_TOL = LINEAR_TOLERANCE  # (atol, reason) by data type; values in the tests lie in [-8, 8]
 RULE = {None: "half_up", AxisDirection.DECREASING: "floor", AxisDirection.INCREASING: "ceil"}
 
 

@@ -96,8 +96,8 @@ def _bytes(desc: TensorDesc, values) -> np.ndarray:
 
 
 def _resample_cases() -> Iterator[Case]:
-    from .ops.resample import (AxisDirection, InterpolationMode, Resample1Desc, Resample2Desc, RESAMPLE_TYPES,
-                               compile_resample)
+    from .ops.resample import (LINEAR_TOLERANCE, AxisDirection, InterpolationMode, Resample1Desc, Resample2Desc,
+                               RESAMPLE_TYPES, compile_resample)
     from .reference.resample import resample as ref
 
     configs = [  # (in shape, out shape, mode, rounding direction or None, layout)
@@ -130,12 +130,8 @@ def _resample_cases() -> Iterator[Case]:
                 k = compile_resample(desc, device=device)
                 tol = {}
                 if mode == "linear":
-                    # f32: GPU fused multiply-add may differ in the last bits; f16 and 8-bit: one
-                    # unit of the stored type after rounding (see tests/test_resample.py).
-                    tol = {DataType.FLOAT32: dict(atol=1e-5, why="f32 FMA contraction"),
-                           DataType.FLOAT16: dict(atol=2**-8, rtol=2**-10, why="one f16 ulp"),
-                           DataType.INT8: dict(atol=1, why="round-half-even of a value within FMA error"),
-                           DataType.UINT8: dict(atol=1, why="round-half-even of a value within FMA error")}[dt]
+                    atol, why = LINEAR_TOLERANCE[dt]
+                    tol = dict(atol=atol, why=why)
                 run_checked(device, lambda ins, out: k(ins["input"], out), {"input": (ind, raw)}, outd, want, **tol)
             yield Case("resample", dt.name.lower(), f"{'x'.join(map(str, si))}->{'x'.join(map(str, so))} {mode} "
                        f"{rd or 'resample1'} {layout}", run)
