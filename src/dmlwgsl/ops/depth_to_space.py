@@ -145,12 +145,15 @@ def compile_depth_to_space(desc: DepthToSpaceDesc, *, device: Device | None = No
                            desc.input, desc.output, desc.iteration_space(), desc.tiled_space())
 
 
-def run_on_array(x, make_desc, compile_fn, device: Device | None) -> np.ndarray:
-    """Shared body of the numpy one-liners: describe ``x`` in place (numpy strides become DML
-    strides), validate, upload, run, read back."""
+def run_on_array(desc_cls, compile_fn, x, block_size, order, device: Device | None) -> np.ndarray:
+    """Shared body of the DepthToSpace/SpaceToDepth numpy one-liners: describe ``x`` in place
+    (numpy strides become DML strides), build and validate the description, upload, run, read back."""
+    order = DepthSpaceOrder.parse(order)
+    b = check_block_size(block_size)
     a = np.asarray(x)
     in_desc, _, _ = desc_for_array(a)
-    desc = make_desc(in_desc)
+    out_sizes = desc_cls.output_sizes(in_desc.sizes, b) if in_desc.rank == 4 else in_desc.sizes
+    desc = desc_cls(in_desc, TensorDesc(in_desc.data_type, out_sizes), b, order)
     desc.validate()  # before any GPU work
     dev = device or default_device()
     xt = dev.upload(a)
@@ -166,11 +169,4 @@ def depth_to_space(x, block_size: int, order="DCR", *, device: Device | None = N
     ``order`` is "DCR" (DEPTH_COLUMN_ROW, the v0 behaviour) or "CRD" (COLUMN_ROW_DEPTH), or the
     enum. Any numpy view with non-negative strides is used as it lies (no host copy).
     """
-    order = DepthSpaceOrder.parse(order)
-    b = check_block_size(block_size)
-
-    def make(in_desc: TensorDesc) -> DepthToSpaceDesc:
-        out_sizes = depth_to_space_output_sizes(in_desc.sizes, b) if in_desc.rank == 4 else in_desc.sizes
-        return DepthToSpaceDesc(in_desc, TensorDesc(in_desc.data_type, out_sizes), b, order)
-
-    return run_on_array(x, make, compile_depth_to_space, device)
+    return run_on_array(DepthToSpaceDesc, compile_depth_to_space, x, block_size, order, device)

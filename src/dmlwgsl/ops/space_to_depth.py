@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..runtime import Device, default_device
-from ..tensor import DmlValidationError, TensorDesc
+from ..tensor import DmlValidationError
 from ._permute import IterationSpace, PermuteOperator, TiledSpace
-from .depth_to_space import DepthSpaceDesc, DepthSpaceOrder, check_block_size, run_on_array
+from .depth_to_space import DepthSpaceDesc, DepthSpaceOrder, run_on_array
 
 __all__ = ["SpaceToDepthDesc", "compile_space_to_depth", "space_to_depth", "space_to_depth_output_sizes"]
 
@@ -82,11 +82,4 @@ def space_to_depth(x, block_size: int, order="DCR", *, device: Device | None = N
     ``order`` is "DCR" (DEPTH_COLUMN_ROW, the v0 behaviour) or "CRD" (COLUMN_ROW_DEPTH), or the
     enum. Any numpy view with non-negative strides is used as it lies (no host copy).
     """
-    order = DepthSpaceOrder.parse(order)
-    b = check_block_size(block_size)
-
-    def make(in_desc: TensorDesc) -> SpaceToDepthDesc:
-        out_sizes = space_to_depth_output_sizes(in_desc.sizes, b) if in_desc.rank == 4 else in_desc.sizes
-        return SpaceToDepthDesc(in_desc, TensorDesc(in_desc.data_type, out_sizes), b, order)
-
-    return run_on_array(x, make, compile_space_to_depth, device)
+    return run_on_array(SpaceToDepthDesc, compile_space_to_depth, x, block_size, order, device)
