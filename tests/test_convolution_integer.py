@@ -274,6 +274,16 @@ def test_overflow_wraps(device, kernel):
     assert got[0, 0, 0, 0] == np.int64(exact[0]).astype(np.int32) == exact[0] - 2**32
 
 
+@pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{m[0].__name__}_{m[1].__name__}")
+def test_dot4_fast_pack(device, mix, rng):
+    """The pack pass's straight-line paths (X_FAST, W_FAST: channels per group a multiple of 16),
+    every sign mix, grouped (channel planes of 24 bytes: word aligned), with padding."""
+    need_kernel(device, "dot4")
+    x, w, xz, wz = random_case(rng, *mix, n=2, c=64, m=40, hw=(4, 6), start_padding=(1, 2), end_padding=(1, 0),
+                               group_count=2)
+    check(device, "dot4", x, w, xz, wz, start_padding=(1, 2), end_padding=(1, 0), group_count=2)
+
+
 @pytest.mark.parametrize("tile", [(4, 128), (4, 256), (8, 128), (8, 256)], ids=lambda t: f"{t[0]}px-{t[1]}thr")
 def test_dot4_tile_shapes(device, tile, rng):
     """Every dot4 GEMM tile shape (pixels per thread, threads a workgroup) on a layer with several

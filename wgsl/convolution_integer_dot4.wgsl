@@ -81,20 +81,40 @@ fn pack_input_vec4(e: u32) {
     let a0 = n * cv.in_strides.x + g * cv.filt_sizes.y * cv.in_strides.y + ih * cv.in_strides.z + iw * cv.in_strides.w;
     let c4 = v4 * 4u;
     let pix = (n * cv.in_sizes.z + ih) * cv.in_sizes.w + iw;
-    packed_input[(pix * cv.pads.z + g) * (cg4p / 4u) + v4] =
+    let o = (pix * cv.pads.z + g) * (cg4p / 4u) + v4;
+    if (X_FAST) {
+        // 16 independent word loads (every channel real, one byte offset), then the byte gather.
+        let a = cv.bases.x + a0 + c4 * 4u * cv.in_strides.y;
+        let b = a >> 2u;
+        let d = cv.in_strides.y >> 2u;
+        let sh = (a & 3u) * 8u;
+        let r0 = vec4<u32>(input[b], input[b + d], input[b + 2u * d], input[b + 3u * d]);
+        let r1 = vec4<u32>(input[b + 4u * d], input[b + 5u * d], input[b + 6u * d], input[b + 7u * d]);
+        let r2 = vec4<u32>(input[b + 8u * d], input[b + 9u * d], input[b + 10u * d], input[b + 11u * d]);
+        let r3 = vec4<u32>(input[b + 12u * d], input[b + 13u * d], input[b + 14u * d], input[b + 15u * d]);
+        packed_input[o] = vec4<u32>(gather_word(r0, sh), gather_word(r1, sh), gather_word(r2, sh), gather_word(r3, sh));
+        return;
+    }
+    packed_input[o] =
         vec4<u32>(input_word(a0, c4), input_word(a0, c4 + 1u), input_word(a0, c4 + 2u), input_word(a0, c4 + 3u));
 }
 
 fn pack_filter_word(e: u32) {
-    let kwp = cv.gemm.y;
-    let m = e / kwp;
-    let k = e % kwp;
+    packed_filter[e] = filter_word(e / cv.gemm.y, e % cv.gemm.y);
+}
+
+// Packed word k of filter row m (flipped; 0 past Cg).
+fn filter_word(m: u32, k: u32) -> u32 {
     let cg4p = cv.gemm.z;
     let cg = cv.filt_sizes.y;
     let c4 = k % cg4p;
     let khw = k / cg4p;
     let kh = khw / cv.filt_sizes.w;
     let kw = khw % cv.filt_sizes.w;
+    if (W_FAST) {   // every word holds 4 real channels: straight-line byte loads
+        return fw4(m * cv.filt_strides.x + c4 * 4u * cv.filt_strides.y + kh * cv.filt_strides.z + kw * cv.filt_strides.w,
+                   cv.filt_strides.y);
+    }
     var word = 0u;
     if (c4 < cv.zp.w) {
         var a = m * cv.filt_strides.x + c4 * 4u * cv.filt_strides.y + kh * cv.filt_strides.z + kw * cv.filt_strides.w;
@@ -104,7 +124,7 @@ fn pack_filter_word(e: u32) {
             a += cv.filt_strides.y;
         }
     }
-    packed_filter[e] = word;
+    return word;
 }
 
 // Both packs in one dispatch (one launch less): threads below x_words / 4 pack a vec4 of the
@@ -357,6 +377,23 @@ fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
         store_pixel(tx + 6u * TXN, c6, ptile, ml0, m0, corr, zw);
         store_pixel(tx + 7u * TXN, c7, ptile, ml0, m0, corr, zw);
     }
+}
+
+// Fast pack paths (set by the host where they apply): 16 independent loads per packed vec4
+// instead of a loop of dependent byte loads.
+override X_FAST: bool = false;  // input channel stride a multiple of 4 bytes and Cg a multiple of 16
+override W_FAST: bool = false;  // Cg a multiple of 16: every filter word holds 4 real channels
+
+// Byte sh/8 of each of 4 raw words, gathered into one word (lane i from r[i]) and flipped.
+fn gather_word(r: vec4<u32>, sh: u32) -> u32 {
+    let w = ((r.x >> sh) & 0xFFu) | (((r.y >> sh) & 0xFFu) << 8u) | (((r.z >> sh) & 0xFFu) << 16u) | ((r.w >> sh) << 24u);
+    return w ^ (x_flip() * ONES);
+}
+
+// The filter bytes at byte address a (relative), a + d, a + 2d, a + 3d: one flipped word of 4 channels.
+fn fw4(a: u32, d: u32) -> u32 {
+    let w = filter_byte(a) | (filter_byte(a + d) << 8u) | (filter_byte(a + 2u * d) << 16u) | (filter_byte(a + 3u * d) << 24u);
+    return w ^ (w_flip() * ONES);
 }
 
 // dot4I8Packed of 4 words against one word, as a vec4.

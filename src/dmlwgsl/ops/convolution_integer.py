@@ -280,6 +280,9 @@ class ConvolutionIntegerOperator:
             # RP pixels x 4 channels a thread; workgroups of 128 or 256 threads (8 or 16 along the
             # pixels, 16 along the channels): tiles of (threads/16)*RP pixels by 64 channels.
             auto_rp, auto_nt = _gemm_shape(device, self.pixels, self.mg, g)
+            need_sx = self.wzp_mode != 0 or not w_signed
+            need_sw = d.input_zero_point is not None or not x_signed
+            fast = {"X_FAST": int(d.input.element_strides[1] % 4 == 0 and cg % 16 == 0), "W_FAST": int(cg % 16 == 0)}
             self.rp = pixels_per_thread or auto_rp
             self.threads = threads or auto_nt
             if self.rp not in (4, 8):
@@ -291,9 +294,7 @@ class ConvolutionIntegerOperator:
             self.mtiles = -(-self.mg // tm)
             self.workgroups = self.ptiles * self.mtiles * g
             # zw' = zw - 128 for UINT8 filters, zx' = zx - 128 for UINT8 inputs (see the WGSL header).
-            need_sx = self.wzp_mode != 0 or not w_signed
-            need_sw = d.input_zero_point is not None or not x_signed
-            self._pack_xw = _dot4_kernel(device, "pack", consts)
+            self._pack_xw = _dot4_kernel(device, "pack", {**consts, **fast})
             self._main = _dot4_kernel(device, "convolution_integer_dot4", {
                 **consts, "RP": self.rp, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)}, self.threads)
             self.x_words = n * h * w * g * self.cg4p
