@@ -46,7 +46,7 @@ def ceiling_tops(device: Device, bench: Bench, quick: bool) -> float:
     threads = 256 * (64 if quick else 132 * 16)
     steps = 64 if quick else 2048
     out = GpuTensor(device, TensorDesc(DataType.INT32, (threads,)), device.create_buffer(4 * threads, "ceiling"))
-    u = np.zeros((12, 4), np.uint32)
+    u = np.zeros((13, 4), np.uint32)
     u[10] = [steps, 0x01FF7F80, 0, 0]
     u[8] = [0, 0, 0, threads]
     data = u.tobytes()

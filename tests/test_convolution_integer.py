@@ -305,6 +305,74 @@ def test_dot4_tile_shapes(device, tile, rng):
     np.testing.assert_array_equal(out.numpy(), expected)
 
 
+@pytest.mark.parametrize("split", [2, 3, 5, 100], ids=lambda s: f"split{s}")
+def test_dot4_split_k(device, split, rng):
+    """Split-K (slices of k steps added atomically into the zeroed output): steps that do not
+    split evenly (18 steps: 2x9, 3x6, 5 -> slices of 4, 4, 4, 4, 2; 100 -> 18 slices of 1),
+    slices starting mid-tap (two channel chunks a tap, a partial last chunk), groups, all four
+    zero-point corrections, a strided output with guard bands (run_checked), both tile sizes."""
+    need_kernel(device, "dot4")
+    x = rng.integers(0, 256, (2, 2 * 84, 7, 6)).astype(np.uint8)
+    w = rng.integers(-128, 128, (2 * 70, 84, 3, 3)).astype(np.int8)
+    wz = rng.integers(-128, 128, 2 * 70).astype(np.int8)
+    params = dict(start_padding=(1, 0), end_padding=(1, 2), group_count=2)
+    expected = reference(x, w, np.uint8(77), wz, **params)
+    x_in, w_in = tensor_from(x), tensor_from(w)
+    xz_in = tensor_from(np.full((1, 1, 1, 1), 77, np.uint8))
+    wz_in = tensor_from(wz.reshape(1, -1, 1, 1))
+    out_desc = strided_desc(DataType.INT32, expected.shape, "padded", output=True)
+    desc = ConvolutionIntegerDesc(x_in[0], w_in[0], out_desc, xz_in[0], wz_in[0], **params)
+    rp = 8 if split in (2, 100) else 4
+    op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=256 if split != 3 else 128,
+                                    split_k=split)
+    assert op.k_steps == 18 and op.slices == {2: 2, 3: 3, 5: 5, 100: 18}[split] and op.dispatches == 2
+
+    def run(t, out):
+        op(t["input"], t["filter"], out, t["input_zero_point"], t["filter_zero_point"])
+
+    run_checked(device, run, {"input": x_in, "filter": w_in, "input_zero_point": xz_in, "filter_zero_point": wz_in},
+                out_desc, expected)
+
+
+def test_dot4_split_k_overflow_and_mixes(device, rng):
+    """Split-K partial sums that wrap (test_overflow_wraps' layer over 4 slices: wrapping adds are
+    exact in any order), an int8 input with a zero point against a uint8 filter, and split_k
+    validation."""
+    need_kernel(device, "dot4")
+    c = 4097
+    x0 = np.zeros((1, c, 3, 3), np.uint8)
+    w0 = np.full((2, c, 3, 3), -128, np.int8)
+    w0[1] = 127
+    x1 = rng.integers(-128, 128, (2, 48, 5, 5)).astype(np.int8)
+    w1 = rng.integers(0, 256, (20, 48, 3, 3)).astype(np.uint8)
+    for xx, ww, xz, wz, pad in ((x0, w0, np.uint8(255), np.int8(127), 0), (x1, w1, np.int8(-3), None, 1)):
+        params = dict(start_padding=(pad, pad), end_padding=(pad, pad))
+        exp = reference(xx, ww, xz, wz, **params)
+        dt = DataType.from_numpy
+        desc = ConvolutionIntegerDesc(TensorDesc(dt(xx.dtype), xx.shape), TensorDesc(dt(ww.dtype), ww.shape),
+                                      TensorDesc(DataType.INT32, exp.shape), TensorDesc(dt(xx.dtype), (1, 1, 1, 1)),
+                                      None if wz is None else TensorDesc(dt(ww.dtype), (1, 1, 1, 1)), **params)
+        op = ConvolutionIntegerOperator(device, desc, "dot4", split_k=4)
+        assert op.slices == (4 if xx is x0 else 3)   # 585 steps: 4 x 147 (the last 144); 9 steps: 3 x 3
+        out = device.tensor(desc.output)
+        op(device.upload(xx), device.upload(ww), out, device.upload(np.asarray(xz).reshape(1, 1, 1, 1)),
+           None if wz is None else device.upload(np.asarray(wz).reshape(1, 1, 1, 1)))
+        np.testing.assert_array_equal(out.numpy(), exp)
+    assert exp is not None and int(reference(x0, w0, np.uint8(255), np.int8(127))[0, 0, 0, 0]) < 0
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(DmlValidationError, match="split_k"):
+            ConvolutionIntegerOperator(device, desc, "dot4", split_k=bad)
+
+
+def test_gemm_shape_choice():
+    """The H100-tuned tile and split choice on the issue's layers (only speed depends on it)."""
+    from dmlwgsl.ops.convolution_integer import _gemm_shape
+    assert _gemm_shape(None, 8 * 56 * 56, 64, 1, 9) == (4, 256, 1)
+    assert _gemm_shape(None, 8 * 28 * 28, 256, 1, 36) == (8, 256, 2)
+    assert _gemm_shape(None, 32 * 28 * 28, 128, 1, 18) == (8, 256, 1)
+    assert _gemm_shape(None, 8 * 14 * 14, 512, 1, 72) == (8, 256, 1)
+
+
 # ------------------------------------------------------------------------------------------------
 # numpy one-liner, kernel choice, cache
 # ------------------------------------------------------------------------------------------------

@@ -24,8 +24,13 @@
 // private arrays used in loops land in local memory (the old kernel ran at ~2 TOPS because of it).
 // The per-pixel sums of x' and per-channel sums of w' for the zero-point correction are folded
 // into the staging (each thread sums the vec4 it stages; four partial sums a row).
+// Split-K (convolution_integer_dot4_splitk, after pack_zero has zeroed the output): workgroup
+// slice * split.w + tile runs split.y k steps of its tile and atomically adds its outputs; the
+// corrections are linear in the sums, so each slice subtracts those of its own k range and slice 0
+// adds K zx' zw'. Wrapping i32 adds make the result exact in any order.
 // Bindings: those of convolution_integer.wgsl, plus 6 packed_input, 7 packed_filter (written by the
-// pack passes) and 8, 9: the same buffers, read-only (as vec4s), for the GEMM.
+// pack passes) and 8, 9: the same buffers, read-only (as vec4s), for the GEMM; 10 the output as
+// atomics (split-K).
 // Extra entry point: dot4_ceiling, nothing but dot4I8Packed from registers (benchmark ceiling).
 
 #include "convolution_integer.wgsl"
@@ -45,6 +50,8 @@ const ONES: u32 = 0x01010101u;
 // The GEMM reads the packed words through read-only bindings of the same buffers.
 @group(0) @binding(8) var<storage, read> packed_input_ro: array<vec4<u32>>;
 @group(0) @binding(9) var<storage, read> packed_filter_ro: array<vec4<u32>>;
+// The output as atomics (the split-K GEMM's binding of it; the host binds the output tensor here).
+@group(0) @binding(10) var<storage, read_write> output_atomic: array<atomic<i32>>;
 
 var<workgroup> a_sh: array<vec4<u32>, 1280>;   // 2 buffers x 128 pixel rows x RS
 var<workgroup> b_sh: array<vec4<u32>, 640>;    // 2 buffers x 64 channel rows x RS
@@ -135,6 +142,24 @@ fn pack(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let xv = cv.gemm2.z / 4u;
     if (e < xv) { pack_input_vec4(e); return; }
     if (e - xv < cv.filt_sizes.x * cv.gemm.y) { pack_filter_word(e - xv); }
+}
+
+// The pack for split-K: the same, then the next bases.w threads zero the output (element r in
+// (n, m, oh, ow) order), which the split-K GEMM's slices then add into.
+@compute @workgroup_size(WG)
+fn pack_zero(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = thread_id(gid, nwg);
+    let xv = cv.gemm2.z / 4u;
+    if (e < xv) { pack_input_vec4(e); return; }
+    let fw = cv.filt_sizes.x * cv.gemm.y;
+    if (e - xv < fw) { pack_filter_word(e - xv); return; }
+    let r = e - xv - fw;
+    if (r >= cv.bases.w) { return; }
+    let ow = r % cv.out_sizes.w;
+    var t = r / cv.out_sizes.w;
+    let oh = t % cv.out_sizes.z;
+    t = t / cv.out_sizes.z;
+    output[output_index(t / cv.out_sizes.y, t % cv.out_sizes.y, oh, ow)] = 0i;
 }
 
 // The packed word of a padded tap at channel word c4: zx' in the real channels, 0 past Cg.
@@ -256,21 +281,52 @@ fn store_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<
     if (ml0 + 48u < mg) { output[output_index(n, m0 + 48u, oh, ow)] = y.w; }
 }
 
+// store_pixel for split-K: each slice adds its partial outputs (wrapping i32 adds: exact in any order).
+fn add_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<i32>, zw: vec4<i32>) {
+    let p = ptile * ((WG / 16u) * RP) + pl;
+    if (p >= cv.gemm.x) { return; }
+    var sx = 0i;
+    if (NEED_SX) { sx = pixel_sum(pl); }
+    let y = c + corr - zw * sx;
+    let OW = cv.out_sizes.w;
+    let ohw = cv.out_sizes.z * OW;
+    let n = p / ohw;
+    let q = p % ohw;
+    let oh = q / OW;
+    let ow = q % OW;
+    let mg = cv.pads.w;
+    if (ml0 < mg) { atomicAdd(&output_atomic[output_index(n, m0, oh, ow)], y.x); }
+    if (ml0 + 16u < mg) { atomicAdd(&output_atomic[output_index(n, m0 + 16u, oh, ow)], y.y); }
+    if (ml0 + 32u < mg) { atomicAdd(&output_atomic[output_index(n, m0 + 32u, oh, ow)], y.z); }
+    if (ml0 + 48u < mg) { atomicAdd(&output_atomic[output_index(n, m0 + 48u, oh, ow)], y.w); }
+}
+
 // zw' of channel ml (local to the group; global m): 0 past Mg.
 fn chan_zw(ml: u32, m: u32) -> i32 {
     if (ml >= cv.pads.w) { return 0i; }
     return filter_zp(m) - select(128i, 0i, W_SIGNED);
 }
 
-@compute @workgroup_size(WG)
-fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                            @builtin(local_invocation_index) l: u32) {
+// A workgroup's accumulators and what its stores need (ok: false for the workgroups past the grid).
+struct Tile {
+    ok: bool, ptile: u32, ml0: u32, m0: u32, tx: u32, corr: vec4<i32>, zw: vec4<i32>,
+    c0: vec4<i32>, c1: vec4<i32>, c2: vec4<i32>, c3: vec4<i32>, c4: vec4<i32>, c5: vec4<i32>, c6: vec4<i32>,
+    c7: vec4<i32>,
+}
+
+// The GEMM of one workgroup: workgroup wg = slice * split.w + tile runs k steps
+// [slice * split.y, min((slice + 1) * split.y, all steps)) of its tile (one slice without split-K).
+fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
+    var tile: Tile;
     let wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
-    if (wg >= cv.gemm2.w) { return; }
+    tile.ok = wg < cv.gemm2.w;
+    if (!tile.ok) { return tile; }
     let TXN = WG / 16u;        // threads along the pixels (8 or 16); 16 along the channels
     let TP = TXN * RP;
-    let ptile = wg % cv.gemm.w;
-    let rest = wg / cv.gemm.w;
+    let slice = wg / cv.split.w;
+    let wt = wg % cv.split.w;
+    let ptile = wt % cv.gemm.w;
+    let rest = wt / cv.gemm.w;
     let mtile = rest % cv.gemm2.x;
     let g = rest / cv.gemm2.x;
     let cg4p = cv.gemm.z;
@@ -302,9 +358,11 @@ fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
     var sums = vec4<i32>(0);   // partial sums (chunk q) of x' of rows ra0, ra0 + WG/4, of w' of rows rb0, rb0 + 32
 
     let csteps = (cg4p + KC - 1u) / KC;
-    let nsteps = cv.filt_sizes.z * KW * csteps;
+    let st0 = slice * cv.split.y;
+    let nsteps = min(cv.split.y, cv.filt_sizes.z * KW * csteps - st0);
     // The step that `stage` loads next: tap (kh, kw), channel words from cw.
-    var kh = 0u; var kw = 0u; var cw = 0u;
+    let tap0 = st0 / csteps;
+    var kh = tap0 / KW; var kw = tap0 % KW; var cw = (st0 % csteps) * KC;
     var s = stage(pr0, pr1, wrow0, wml0 < mg, wrow1, wml1 < mg, q, kh, kw, cw, zx_byte);
     put(s, 0u, ra0, rb0, q);
     if (NEED_SX) { sums.x += sum4(s.a0); if (RP == 8u) { sums.y += sum4(s.a1); } }
@@ -363,19 +421,49 @@ fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
     let m0 = g * mg + ml0;
     let zw = vec4<i32>(chan_zw(ml0, m0), chan_zw(ml0 + 16u, m0 + 16u), chan_zw(ml0 + 32u, m0 + 32u),
                        chan_zw(ml0 + 48u, m0 + 48u));
-    var corr = kzx * zw;
+    var corr = select(vec4<i32>(0), kzx * zw, slice == 0u);   // K zx' zw' once, in slice 0
     if (NEED_SW) {
         corr -= zxp * vec4<i32>(channel_sum(ty), channel_sum(ty + 16u), channel_sum(ty + 32u), channel_sum(ty + 48u));
     }
-    store_pixel(tx, c0, ptile, ml0, m0, corr, zw);
-    store_pixel(tx + TXN, c1, ptile, ml0, m0, corr, zw);
-    store_pixel(tx + 2u * TXN, c2, ptile, ml0, m0, corr, zw);
-    store_pixel(tx + 3u * TXN, c3, ptile, ml0, m0, corr, zw);
+    tile.ptile = ptile; tile.ml0 = ml0; tile.m0 = m0; tile.tx = tx; tile.corr = corr; tile.zw = zw;
+    tile.c0 = c0; tile.c1 = c1; tile.c2 = c2; tile.c3 = c3; tile.c4 = c4; tile.c5 = c5; tile.c6 = c6; tile.c7 = c7;
+    return tile;
+}
+
+@compute @workgroup_size(WG)
+fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                            @builtin(local_invocation_index) l: u32) {
+    let t = gemm(wid, nwg, l);
+    if (!t.ok) { return; }
+    let TXN = WG / 16u;
+    store_pixel(t.tx, t.c0, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+    store_pixel(t.tx + TXN, t.c1, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+    store_pixel(t.tx + 2u * TXN, t.c2, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+    store_pixel(t.tx + 3u * TXN, t.c3, t.ptile, t.ml0, t.m0, t.corr, t.zw);
     if (RP == 8u) {
-        store_pixel(tx + 4u * TXN, c4, ptile, ml0, m0, corr, zw);
-        store_pixel(tx + 5u * TXN, c5, ptile, ml0, m0, corr, zw);
-        store_pixel(tx + 6u * TXN, c6, ptile, ml0, m0, corr, zw);
-        store_pixel(tx + 7u * TXN, c7, ptile, ml0, m0, corr, zw);
+        store_pixel(t.tx + 4u * TXN, t.c4, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+        store_pixel(t.tx + 5u * TXN, t.c5, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+        store_pixel(t.tx + 6u * TXN, t.c6, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+        store_pixel(t.tx + 7u * TXN, t.c7, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+    }
+}
+
+// Split-K: the same GEMM over one slice of k, its partial outputs added into the (zeroed) output.
+@compute @workgroup_size(WG)
+fn convolution_integer_dot4_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                                   @builtin(local_invocation_index) l: u32) {
+    let t = gemm(wid, nwg, l);
+    if (!t.ok) { return; }
+    let TXN = WG / 16u;
+    add_pixel(t.tx, t.c0, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+    add_pixel(t.tx + TXN, t.c1, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+    add_pixel(t.tx + 2u * TXN, t.c2, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+    add_pixel(t.tx + 3u * TXN, t.c3, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+    if (RP == 8u) {
+        add_pixel(t.tx + 4u * TXN, t.c4, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+        add_pixel(t.tx + 5u * TXN, t.c5, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+        add_pixel(t.tx + 6u * TXN, t.c6, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+        add_pixel(t.tx + 7u * TXN, t.c7, t.ptile, t.ml0, t.m0, t.corr, t.zw);
     }
 }
 

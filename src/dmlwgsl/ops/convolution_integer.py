@@ -12,8 +12,9 @@ Two kernels compute it bit-exactly:
 * ``dot4`` (wgsl/convolution_integer_dot4.wgsl): packs input and filter into signed 4x8 words
   (one pass into scratch buffers owned by the compiled op), then a tiled implicit GEMM on
   ``dot4I8Packed``: double-buffered workgroup memory, 64x64 or 128x64 output tiles, 4x4 or 8x4
-  outputs per thread in named vec4 accumulators (see _gemm_shape). Used where the adapter
-  compiles it.
+  outputs per thread in named vec4 accumulators; a layer with few tiles may split its k steps
+  over slices that add atomically into the output, which the pack pass then zeroes (split-K;
+  see _gemm_shape). Used where the adapter compiles it.
 
 1-D convolution takes 3-D tensors {N, C, W}; it runs as {N, C, 1, W}.
 """
@@ -200,27 +201,47 @@ _BINDINGS = {"input": 0, "filter": 1, "input_zero_point": 2, "filter_zero_point"
 
 
 def _dot4_kernel(device: Device, entry: str, constants: dict, workgroup_size: int = _WG) -> Kernel:
+    gemm = ("input_zero_point", "filter_zero_point", "output", "packed_input_ro", "packed_filter_ro")
     uses = {"pack": ("input", "filter", "packed_input", "packed_filter"),
-            "convolution_integer_dot4": ("input_zero_point", "filter_zero_point", "output", "packed_input_ro",
-                                         "packed_filter_ro"),
+            "pack_zero": ("input", "filter", "packed_input", "packed_filter", "output"),
+            "convolution_integer_dot4": gemm, "convolution_integer_dot4_splitk": gemm,
             "dot4_ceiling": ("output",)}[entry]
-    outputs = {"pack": ("packed_input", "packed_filter")}.get(entry, ("output",))
+    outputs = {"pack": ("packed_input", "packed_filter"),
+               "pack_zero": ("packed_input", "packed_filter", "output")}.get(entry, ("output",))
+    bindings = {k: _BINDINGS[k] for k in uses}
+    if entry == "convolution_integer_dot4_splitk":
+        bindings["output"] = 10  # the output as array<atomic<i32>>
     return Kernel(device, op=OP, shader="convolution_integer_dot4.wgsl", entry_point=entry,
-                  bindings={k: _BINDINGS[k] for k in uses}, uniform_binding=5, constants=constants,
+                  bindings=bindings, uniform_binding=5, constants=constants,
                   workgroup_size=workgroup_size, outputs=outputs)
 
 
 _WAVE = 132  # workgroups of the 128x64 GEMM resident at once on the H100 (one per SM)
 
 
-def _gemm_shape(device: Device, pixels: int, mg: int, groups: int) -> tuple[int, int]:
-    """(pixels per thread, threads per workgroup) of the dot4 GEMM. 8x4 outputs a thread in 128x64
-    tiles is the fastest per SM on the H100 (Vulkan), but it holds one workgroup per SM, so it is
-    used only where its last wave of workgroups is at least 3/4 full; otherwise 4x4 a thread in 64x64 tiles (256 threads). Any choice is exact; this one
-    only decides speed (tuned on the H100's 132 SMs)."""
-    wgs = -(-pixels // 128) * -(-mg // 64) * groups
+def _gemm_shape(device: Device, pixels: int, mg: int, groups: int, k_steps: int = 1) -> tuple[int, int, int]:
+    """(pixels per thread, threads per workgroup, split-K slices) of the dot4 GEMM. 8x4 outputs a
+    thread in 128x64 tiles is the fastest per SM on the H100 (Vulkan), but it holds one workgroup
+    per SM, so waves of workgroups quantise: a layer with few tiles may split its k steps over S
+    slices (S times the workgroups, atomic adds into a zeroed output). The model, fitted on the
+    H100: time ~ waves * (k steps per slice + 4.2); a split must gain 5% over S = 1 (it also zeroes
+    the output and adds atomically). The 128x64 tile is used where its best last wave is at least
+    3/4 full; otherwise 4x4 a thread in 64x64 tiles (256 threads), unsplit. Any choice is exact;
+    this one only decides speed (tuned on the H100's 132 SMs)."""
+    tiles = -(-pixels // 128) * -(-mg // 64) * groups
+
+    def cost(s: int) -> float:
+        steps = -(-k_steps // s)
+        return -(-tiles * (-(-k_steps // steps)) // _WAVE) * (steps + 4.2)
+
+    best = 1
+    for s in (2, 3, 4):
+        if s <= k_steps and cost(s) < 0.95 * cost(best):
+            best = s
+    steps = -(-k_steps // best)
+    wgs = tiles * -(-k_steps // steps)
     waves = -(-wgs // _WAVE)
-    return (8, 256) if wgs >= 0.75 * waves * _WAVE else (4, 256)
+    return (8, 256, best) if wgs >= 0.75 * waves * _WAVE else (4, 256, 1)
 
 
 def ceiling_kernel(device: Device) -> Kernel:
@@ -239,12 +260,13 @@ class ConvolutionIntegerOperator:
 
     ``kernel`` is "portable" or "dot4" (the one chosen at compile time); ``dispatches`` is the
     number of GPU dispatches per call (1 portable, 2 dot4: pack input and filter, GEMM).
-    ``pixels_per_thread`` (4 or 8) and ``threads`` (128 or 256 a workgroup) override the dot4 tile
-    choice (for benchmarks and tests).
+    ``pixels_per_thread`` (4 or 8), ``threads`` (128 or 256 a workgroup) and ``split_k`` (slices of
+    the k steps, >= 1; capped at the step count, and fewer where the steps per slice cover them)
+    override the dot4 tile and split choice (for benchmarks and tests); ``slices`` is the split used.
     """
 
     def __init__(self, device: Device, desc: ConvolutionIntegerDesc, kernel: str, *, pixels_per_thread=None,
-                 threads=None):
+                 threads=None, split_k=None):
         self.device = device
         self.desc = desc
         self.kernel = kernel
@@ -279,7 +301,7 @@ class ConvolutionIntegerOperator:
         else:
             # RP pixels x 4 channels a thread; workgroups of 128 or 256 threads (8 or 16 along the
             # pixels, 16 along the channels): tiles of (threads/16)*RP pixels by 64 channels.
-            auto_rp, auto_nt = _gemm_shape(device, self.pixels, self.mg, g)
+            auto_rp, auto_nt, auto_split = _gemm_shape(device, self.pixels, self.mg, g, kh * kw * -(-self.cg4p // _KC))
             need_sx = self.wzp_mode != 0 or not w_signed
             need_sw = d.input_zero_point is not None or not x_signed
             fast = {"X_FAST": int(d.input.element_strides[1] % 4 == 0 and cg % 16 == 0), "W_FAST": int(cg % 16 == 0)}
@@ -292,11 +314,22 @@ class ConvolutionIntegerOperator:
             tp, tm = self.threads // 16 * self.rp, 64
             self.ptiles = -(-self.pixels // tp)
             self.mtiles = -(-self.mg // tm)
-            self.workgroups = self.ptiles * self.mtiles * g
+            self.tiles = self.ptiles * self.mtiles * g
+            # Split-K: `slices` workgroups a tile, each running `slice_steps` k steps (the last one
+            # fewer when they do not divide evenly); every slice has at least one step.
+            self.k_steps = kh * kw * -(-self.cg4p // _KC)
+            want = auto_split if split_k is None else split_k
+            if isinstance(want, bool) or not isinstance(want, (int, np.integer)) or want < 1:
+                raise DmlValidationError(f"split_k: must be an integer >= 1; got {want!r}")
+            self.slice_steps = -(-self.k_steps // min(int(want), self.k_steps))
+            self.slices = -(-self.k_steps // self.slice_steps)
+            self.workgroups = self.tiles * self.slices
+            split = self.slices > 1
             # zw' = zw - 128 for UINT8 filters, zx' = zx - 128 for UINT8 inputs (see the WGSL header).
-            self._pack_xw = _dot4_kernel(device, "pack", {**consts, **fast})
-            self._main = _dot4_kernel(device, "convolution_integer_dot4", {
-                **consts, "RP": self.rp, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)}, self.threads)
+            self._pack_xw = _dot4_kernel(device, "pack_zero" if split else "pack", {**consts, **fast})
+            self._main = _dot4_kernel(device, "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
+                                      {**consts, "RP": self.rp, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)},
+                                      self.threads)
             self.x_words = n * h * w * g * self.cg4p
             self.w_words = m * self.k_words
             self._packed_input = GpuTensor(device, TensorDesc(DataType.UINT32, (self.x_words,)),
@@ -308,7 +341,7 @@ class ConvolutionIntegerOperator:
 
     def _pack_uniforms(self, residual: dict) -> bytes:
         d = self._d4
-        u = np.zeros((12, 4), dtype=np.uint32)
+        u = np.zeros((13, 4), dtype=np.uint32)
         zs = (d.filter_zero_point.element_strides[min(1, d.filter_zero_point.rank - 1)]
               if self.wzp_mode == 2 else 0)
         cg, kh, kw = d.filter.sizes[1:]
@@ -323,6 +356,7 @@ class ConvolutionIntegerOperator:
         if self.kernel == "dot4":
             u[10] = [self.pixels, self.k_words, self.cg4p, self.ptiles]
             u[11] = [self.mtiles, (cg * kh * kw) % 2**32, self.x_words, self.workgroups]
+            u[12] = [self.slices, self.slice_steps, 0, self.tiles]
         return u.tobytes()
 
     def __call__(self, input: GpuTensor, filter: GpuTensor, output: GpuTensor,
@@ -352,8 +386,13 @@ class ConvolutionIntegerOperator:
                                 d.output.element_count)
             return output
         with self.device.batch():
-            self._pack_xw.dispatch({"input": input, "filter": filter, "packed_input": self._packed_input,
-                                    "packed_filter": self._packed_filter}, self._pack, self.x_words // 4 + self.w_words)
+            packs = {"input": input, "filter": filter, "packed_input": self._packed_input,
+                     "packed_filter": self._packed_filter}
+            n_pack = self.x_words // 4 + self.w_words
+            if self.slices > 1:  # the pack also zeroes the output the slices add into
+                packs["output"] = output
+                n_pack += d.output.element_count
+            self._pack_xw.dispatch(packs, self._pack, n_pack)
             self._main.dispatch({**zps, "output": output, "packed_input_ro": self._packed_input,
                                  "packed_filter_ro": self._packed_filter}, self._pack, self.workgroups * self.threads)
         return output
