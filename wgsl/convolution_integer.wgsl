@@ -43,10 +43,7 @@ struct Conv {
 @group(0) @binding(4) var<storage, read_write> output: array<i32>;
 @group(0) @binding(5) var<uniform> cv: Conv;
 
-// Linear id of this thread across a dispatch folded into y and z (see runtime.dispatch_size).
-fn thread_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.x + (gid.y + gid.z * nwg.y) * nwg.x * WG;
-}
+#include "common/grid.wgsl"
 
 // Byte b of a u32 array, as its raw 8 bits.
 fn byte_of(word: u32, b: u32) -> u32 {

@@ -38,6 +38,8 @@ struct Params {
     rows: vec4<u32>,         // resample_rows: x thread count, y blocks per row, z bands per (n, c), w rows per band
 }
 
+#include "common/grid.wgsl"
+
 @group(0) @binding(0) var<storage, read> input: array<u32>;
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
 @group(0) @binding(2) var<storage, read_write> output4: array<vec4<u32>>;
@@ -51,11 +53,6 @@ fn elem_bytes() -> u32 {
     if (DTYPE == 0u) { return 4u; }
     if (DTYPE == 1u) { return 2u; }
     return 1u;
-}
-
-// Linear id of this thread across a dispatch folded into y and z (see runtime.dispatch_size).
-fn thread_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.x + (gid.y + gid.z * nwg.y) * nwg.x * WG;
 }
 
 // Index along one axis of a row-major remainder: a shift and a mask for power-of-two sizes.
@@ -239,29 +236,21 @@ fn row_block(o: vec4<u32>) -> vec4<u32> {
 @compute @workgroup_size(WG)
 fn resample_packed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let eb = elem_bytes();
-    let count = p.info.x;
-    let base_bytes = p.info.z * eb;                 // residual offset of element 0 in the binding
-    let t = base_bytes / 16u + thread_id(gid, nwg); // the 16-byte block this thread owns
-    let end_bytes = base_bytes + count * eb;
-    if (t * 16u >= end_bytes) { return; }
-    let lo = max(t * 16u, base_bytes);
-    let hi = min(t * 16u + 16u, end_bytes);
-    let e_lo = (lo - base_bytes) / eb;
-    let n = (hi - lo) / eb;
-    let o = coords(e_lo);
-    if (n == 16u / eb && o.w + n <= p.out_sizes.w) {
-        output4[t] = row_block(o);
+    let b = output_block(thread_id(gid, nwg), p.info.z * eb, p.info.x, eb);
+    if (b.n == 0u) { return; }
+    let o = coords(b.e_lo);
+    if (b.n == 16u / eb && o.w + b.n <= p.out_sizes.w) {
+        output4[b.t] = row_block(o);
         return;
     }
     // A block that crosses a row, or the first or last block of the tensor (whose bytes outside
     // the tensor belong to someone else and are kept).
     var block = vec4<u32>(0u);
-    if (n != 16u / eb) { block = output4[t]; }
-    let q0 = lo - t * 16u;
-    for (var k = 0u; k < n; k++) {
-        place(&block, q0 + k * eb, element_bits(coords(e_lo + k)));
+    if (b.n != 16u / eb) { block = output4[b.t]; }
+    for (var k = 0u; k < b.n; k++) {
+        place(&block, b.q0 + k * eb, element_bits(coords(b.e_lo + k)));
     }
-    output4[t] = block;
+    output4[b.t] = block;
 }
 
 @compute @workgroup_size(WG)

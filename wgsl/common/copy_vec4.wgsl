@@ -9,13 +9,15 @@ override VPT: u32 = 1u;
 
 struct Copy { info: vec4<u32> }
 
+#include "common/grid.wgsl"
+
 @group(0) @binding(0) var<storage, read> input: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> output: array<vec4<u32>>;
 @group(0) @binding(2) var<uniform> cp: Copy;
 
 @compute @workgroup_size(WG)
 fn copy_vec4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + (gid.y + gid.z * nwg.y) * nwg.x * WG;
+    let i = thread_id(gid, nwg);
     for (var k = 0u; k < VPT; k++) {
         let j = i + k * cp.info.y;
         if (j < cp.info.x) { output[j] = input[j]; }

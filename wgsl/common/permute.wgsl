@@ -27,6 +27,8 @@ struct Permute {
     info: vec4<u32>,                   // x element count, y src base, z dst base (elements), w rank
 }
 
+#include "common/grid.wgsl"
+
 @group(0) @binding(0) var<storage, read> input: array<u32>;
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
 @group(0) @binding(2) var<storage, read_write> output4: array<vec4<u32>>;
@@ -61,11 +63,6 @@ fn cursor_get(c: Cursor, d: u32) -> u32 {
 fn cursor_set(c: ptr<function, Cursor>, d: u32, i: u32) {
     (*c).lo = select((*c).lo, vec4<u32>(i), LANES == vec4<u32>(d));
     (*c).hi = select((*c).hi, vec4<u32>(i), LANES + 4u == vec4<u32>(d));
-}
-
-// Linear id of this thread across a dispatch folded into y and z (see runtime.dispatch_size).
-fn thread_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.x + (gid.y + gid.z * nwg.y) * nwg.x * WG;
 }
 
 // Position a cursor on element e (in iteration order): one division per dimension, or a
@@ -140,19 +137,12 @@ fn put(block: vec4<u32>, q: u32, v: vec2<u32>) -> vec4<u32> {
 }
 
 fn permute_packed(gid: vec3<u32>, nwg: vec3<u32>) {
-    let count = pm.info.x;
-    let base_bytes = pm.info.z * ELEM_BYTES;            // residual offset of element 0 in the binding
-    let t = base_bytes / 16u + thread_id(gid, nwg);     // the 16-byte block this thread owns
-    let end_bytes = base_bytes + count * ELEM_BYTES;
-    if (t * 16u >= end_bytes) { return; }
-    let lo_bytes = max(t * 16u, base_bytes);
-    let hi_bytes = min(t * 16u + 16u, end_bytes);
-    let e_lo = (lo_bytes - base_bytes) / ELEM_BYTES;
-    let n = (hi_bytes - lo_bytes) / ELEM_BYTES;
+    let b = output_block(thread_id(gid, nwg), pm.info.z * ELEM_BYTES, pm.info.x, ELEM_BYTES);
+    if (b.n == 0u) { return; }
     let epv = 16u / ELEM_BYTES;
-    var c = cursor_at(e_lo);
+    var c = cursor_at(b.e_lo);
     var block = vec4<u32>(0u);
-    if (n == epv) {
+    if (b.n == epv) {
         // Whole block: lane positions are compile-time constants after unrolling.
         for (var k = 0u; k < epv; k++) {
             block = put(block, k * ELEM_BYTES, fetch(c.src));
@@ -160,14 +150,13 @@ fn permute_packed(gid: vec3<u32>, nwg: vec3<u32>) {
         }
     } else {
         // First or last block of the tensor: keep the bytes that belong to someone else.
-        block = output4[t];
-        let q0 = lo_bytes - t * 16u;
-        for (var k = 0u; k < n; k++) {
-            block = put(block, q0 + k * ELEM_BYTES, fetch(c.src));
+        block = output4[b.t];
+        for (var k = 0u; k < b.n; k++) {
+            block = put(block, b.q0 + k * ELEM_BYTES, fetch(c.src));
             cursor_step(&c);
         }
     }
-    output4[t] = block;
+    output4[b.t] = block;
 }
 
 fn permute_strided(gid: vec3<u32>, nwg: vec3<u32>) {
