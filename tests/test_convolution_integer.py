@@ -49,6 +49,16 @@ def tensor_random(dtype, sizes, pattern, rng):
     return desc, raw, read_tensor(raw, desc)
 
 
+def run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected):
+    """Run a compiled ConvolutionInteger on (desc, raw) inputs under run_checked (poisoned output,
+    guard bands, two poisons) and compare with ``expected``."""
+    def run(t, out):
+        op(t["input"], t["filter"], out, t["input_zero_point"], t["filter_zero_point"])
+
+    return run_checked(device, run, {"input": x_in, "filter": w_in, "input_zero_point": xz_in,
+                                     "filter_zero_point": wz_in}, out_desc, np.asarray(expected, np.int32))
+
+
 def check(device, kernel, x, w, xz=None, wz=None, *, expected=None, x_in=None, w_in=None,
           out_pattern="packed", **params):
     """Run the op on (x, w, zero points) with ``kernel`` under run_checked; compare with
@@ -71,12 +81,7 @@ def check(device, kernel, x, w, xz=None, wz=None, *, expected=None, x_in=None, w
     desc = ConvolutionIntegerDesc(x_in[0], w_in[0], out_desc, xz_in and xz_in[0], wz_in and wz_in[0], **params)
     op = compile_convolution_integer(desc, device=device, kernel=kernel)
     assert op.kernel == kernel
-
-    def run(t, out):
-        op(t["input"], t["filter"], out, t["input_zero_point"], t["filter_zero_point"])
-
-    return run_checked(device, run, {"input": x_in, "filter": w_in, "input_zero_point": xz_in,
-                                     "filter_zero_point": wz_in}, out_desc, np.asarray(expected, np.int32))
+    return run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
 
 
 def u8(a):
@@ -299,10 +304,8 @@ def test_dot4_tile_shapes(device, tile, rng):
                                   TensorDesc(DataType.INT32, expected.shape), TensorDesc(U8, (1, 1, 1, 1)),
                                   TensorDesc(I8, (1, w.shape[0], 1, 1)), **params)
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=tile[0], threads=tile[1])
-    out = device.tensor(desc.output)
-    op(device.upload(x), device.upload(w), out, device.upload(np.full((1, 1, 1, 1), 77, np.uint8)),
-       device.upload(wz.reshape(1, -1, 1, 1)))
-    np.testing.assert_array_equal(out.numpy(), expected)
+    run_op(device, op, tensor_from(x), tensor_from(w), tensor_from(np.full((1, 1, 1, 1), 77, np.uint8)),
+           tensor_from(wz.reshape(1, -1, 1, 1)), desc.output, expected)
 
 
 @pytest.mark.parametrize("split", [2, 3, 5, 100], ids=lambda s: f"split{s}")
@@ -326,12 +329,7 @@ def test_dot4_split_k(device, split, rng):
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=256 if split != 3 else 128,
                                     split_k=split)
     assert op.k_steps == 18 and op.slices == {2: 2, 3: 3, 5: 5, 100: 18}[split] and op.dispatches == 2
-
-    def run(t, out):
-        op(t["input"], t["filter"], out, t["input_zero_point"], t["filter_zero_point"])
-
-    run_checked(device, run, {"input": x_in, "filter": w_in, "input_zero_point": xz_in, "filter_zero_point": wz_in},
-                out_desc, expected)
+    run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
 
 
 def test_dot4_split_k_overflow_and_mixes(device, rng):
@@ -354,10 +352,8 @@ def test_dot4_split_k_overflow_and_mixes(device, rng):
                                       None if wz is None else TensorDesc(dt(ww.dtype), (1, 1, 1, 1)), **params)
         op = ConvolutionIntegerOperator(device, desc, "dot4", split_k=4)
         assert op.slices == (4 if xx is x0 else 3)   # 585 steps: 4 x 147 (the last 144); 9 steps: 3 x 3
-        out = device.tensor(desc.output)
-        op(device.upload(xx), device.upload(ww), out, device.upload(np.asarray(xz).reshape(1, 1, 1, 1)),
-           None if wz is None else device.upload(np.asarray(wz).reshape(1, 1, 1, 1)))
-        np.testing.assert_array_equal(out.numpy(), exp)
+        run_op(device, op, tensor_from(xx), tensor_from(ww), tensor_from(np.asarray(xz).reshape(1, 1, 1, 1)),
+               None if wz is None else tensor_from(np.asarray(wz).reshape(1, 1, 1, 1)), desc.output, exp)
     assert exp is not None and int(reference(x0, w0, np.uint8(255), np.int8(127))[0, 0, 0, 0]) < 0
     for bad in (0, -1, 1.5, True):
         with pytest.raises(DmlValidationError, match="split_k"):
