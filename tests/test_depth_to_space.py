@@ -119,6 +119,8 @@ def test_round_trip_on_gpu_in_one_batch(device, rng):
         s2d = dmlwgsl.compile_space_to_depth(
             dmlwgsl.SpaceToDepthDesc(d2s.output_desc, xt.desc, 2, order), device=device)
         mid, back = device.tensor(d2s.output_desc), device.tensor(xt.desc)
+        device.fill(mid.buffer, b"\xa5")
+        device.fill(back.buffer, b"\x5a")
         with device.batch():
             d2s(xt, mid)
             s2d(mid, back)

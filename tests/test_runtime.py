@@ -46,6 +46,7 @@ def test_folded_dispatch_runs_every_thread(device):
     desc = TensorDesc(DataType.UINT32, (words * 4,))
     a = device.upload(data)
     b = device.tensor(desc)
+    device.fill(b.buffer, b"\xa5")
     k = _copy_kernel(device, 1)
     info = np.array([words, words, 0, 0], np.uint32).tobytes()
     pack = lambda _r: info  # noqa: E731
@@ -60,6 +61,7 @@ def test_batch_one_submission_with_timestamps(device):
     op = dmlwgsl.compile_depth_to_space(
         dmlwgsl.DepthToSpaceDesc(xt.desc, TensorDesc(DataType.FLOAT32, (2, 2, 8, 8)), 2), device=device)
     y = device.tensor(op.output_desc)
+    device.fill(y.buffer, b"\xa5")
     if not device.has_timestamps:
         pytest.skip("adapter without timestamp queries")
     with device.batch(timestamps=True) as b:
