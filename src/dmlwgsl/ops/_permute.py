@@ -21,11 +21,8 @@ def coalesce(sizes, src_strides, dst_strides):
     """Drop size-1 dimensions and merge each dimension into the next inner one where both sides
     stay contiguous across the pair (outermost first in and out)."""
     dims = [(s, a, b) for s, a, b in zip(sizes, src_strides, dst_strides) if s != 1]
-    out: list[list[int]] = []
-    for s, a, b in dims:
-        out.append([s, a, b])
     merged: list[list[int]] = []
-    for s, a, b in reversed(out):  # innermost first
+    for s, a, b in reversed(dims):  # innermost first
         if merged:
             ps, pa, pb = merged[-1]
             if a == ps * pa and b == ps * pb:
@@ -105,7 +102,7 @@ class PermuteOperator:
         self._pack = self._pack_uniforms  # one bound method, so bind groups cache by identity
         self.tiled = tiled if tiled is not None and tiled.usable(self.esize) else None
         self._pack_tiled_fn = self._pack_tiled
-        self._checked = None
+        self._last = None  # (input, output, kernel, pack, invocations) of the last validated call
         # compile now: errors surface at compile time, not at first call
         self.kernel("tiled" if self.tiled else self._layout)
 
@@ -168,8 +165,9 @@ class PermuteOperator:
 
     def __call__(self, input: GpuTensor, output: GpuTensor) -> GpuTensor:
         """Run the operator: read ``input``, write ``output`` (recorded into an open batch)."""
-        if self._checked == (id(input), id(output)):
-            self._last_kernel.dispatch({"input": input, "output": output}, self._last_pack, self._last_n)
+        last = self._last
+        if last is not None and last[0] is input and last[1] is output:
+            last[2].dispatch({"input": input, "output": output}, last[3], last[4])
             return output
         if input.desc != self.input_desc:
             raise DmlValidationError(f"{self.op}: input description differs from the compiled one")
@@ -188,9 +186,7 @@ class PermuteOperator:
             n = self._blocks if layout == "packed" else -(-self.count // ELEMENTS_PER_THREAD)
         k.dispatch({"input": input, "output": output}, pack, n)
         # GpuTensor is immutable: the same pair of objects needs no second validation.
-        self._checked = (id(input), id(output))
-        self._last_kernel, self._last_pack, self._last_n = k, pack, n
-        self._keep = (input, output)
+        self._last = (input, output, k, pack, n)
         return output
 
     @property
