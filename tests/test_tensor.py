@@ -64,10 +64,10 @@ def test_desc_for_array_keeps_views():
     a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
     for view, strides in ((a, None), (a.transpose(0, 2, 1), (20, 1, 5)), (a[:, ::2, 1:], (20, 10, 1)),
                           (np.broadcast_to(a[:1], (3, 4, 5)), (0, 5, 1))):
-        desc, offset, span = desc_for_array(view)
+        desc, span = desc_for_array(view)
         assert desc.strides == strides and desc.sizes == view.shape
         got = np.lib.stride_tricks.as_strided(span, view.shape, tuple(t * 4 for t in desc.element_strides))
         np.testing.assert_array_equal(got, view)
     rev = a[:, ::-1]  # negative strides fall back to a packed copy
-    desc, _, span = desc_for_array(rev)
+    desc, span = desc_for_array(rev)
     assert desc.strides is None and np.array_equal(span.reshape(rev.shape), rev)

@@ -275,7 +275,7 @@ class Device:
     def upload(self, array, *, label: str = "input") -> "GpuTensor":
         """Copy a numpy array (any view with non-negative strides, kept as strides) to the GPU."""
         a = np.asarray(array)
-        desc, _, span = desc_for_array(a)
+        desc, span = desc_for_array(a)
         buf = self.create_buffer(desc.total_tensor_size_in_bytes, label)
         self.write(buf, 0, span.view(np.uint8))  # the view's own memory: no host copy
         return GpuTensor(self, desc, buf, 0)

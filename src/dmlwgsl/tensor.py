@@ -286,11 +286,11 @@ def _fmt_ranks(ranks) -> str:
     return f"{r[0]}..{r[-1]}" if r == list(range(r[0], r[-1] + 1)) and len(r) > 1 else str(r)
 
 
-def desc_for_array(a: np.ndarray) -> tuple[TensorDesc, int, np.ndarray]:
+def desc_for_array(a: np.ndarray) -> tuple[TensorDesc, np.ndarray]:
     """Describe a numpy array (any view with non-negative strides) without copying it.
 
-    Returns (desc, byte_offset, span): ``span`` is a contiguous 1-D view of the memory the array
-    touches, from its first element to its last, and ``desc`` addresses the array inside it.
+    Returns (desc, span): ``span`` is a contiguous 1-D view of the memory the array touches, from
+    its first element to its last, and ``desc`` addresses the array from the start of it.
     Negative or non-element-multiple strides fall back to a packed copy.
     """
     dt = DataType.from_numpy(a.dtype)
@@ -306,4 +306,4 @@ def desc_for_array(a: np.ndarray) -> tuple[TensorDesc, int, np.ndarray]:
     last = sum((s - 1) * t for s, t in zip(sizes, strides))
     span = np.lib.stride_tricks.as_strided(a, shape=(last + 1,), strides=(item,), writeable=False)
     desc_strides = None if strides == packed_strides(sizes) else strides
-    return TensorDesc(dt, sizes, desc_strides), 0, span
+    return TensorDesc(dt, sizes, desc_strides), span

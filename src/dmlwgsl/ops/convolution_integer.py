@@ -462,8 +462,8 @@ def convolution_integer(x, w, x_zero_point=None, w_zero_point=None, *, strides=(
     before any GPU work.
     """
     xa, wa = np.asarray(x), np.asarray(w)
-    xd, _, _ = desc_for_array(xa)
-    wd, _, _ = desc_for_array(wa)
+    xd, _ = desc_for_array(xa)
+    wd, _ = desc_for_array(wa)
     if xa.ndim == 3 and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1) \
             and tuple(start_padding) == (0, 0) and tuple(end_padding) == (0, 0):
         strides, dilations, start_padding, end_padding = (1,), (1,), (0,), (0,)

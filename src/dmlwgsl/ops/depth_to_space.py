@@ -151,7 +151,7 @@ def run_on_array(desc_cls, compile_fn, x, block_size, order, device: Device | No
     order = DepthSpaceOrder.parse(order)
     b = check_block_size(block_size)
     a = np.asarray(x)
-    in_desc, _, _ = desc_for_array(a)
+    in_desc, _ = desc_for_array(a)
     out_sizes = desc_cls.output_sizes(in_desc.sizes, b) if in_desc.rank == 4 else in_desc.sizes
     desc = desc_cls(in_desc, TensorDesc(in_desc.data_type, out_sizes), b, order)
     desc.validate()  # before any GPU work

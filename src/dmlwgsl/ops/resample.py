@@ -405,7 +405,7 @@ def resample(x, output_sizes, *, mode="nearest", scales=None, input_pixel_offset
     strides is used as it lies (no host copy).
     """
     a = np.asarray(x)
-    in_desc, _, _ = desc_for_array(a)
+    in_desc, _ = desc_for_array(a)
     r = in_desc.rank
     try:
         out_sizes = tuple(int(s) for s in output_sizes)
