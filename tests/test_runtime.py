@@ -34,9 +34,8 @@ def test_wgsl_loader_includes_once():
 
 
 def _copy_kernel(device, wg):
-    return Kernel(device, op="copy", shader="common/copy_vec4.wgsl", entry_point="copy_vec4",
-                  bindings={"input": 0, "output": 1}, uniform_binding=2, workgroup_size=wg,
-                  vec4_bindings=frozenset({"input", "output"}))
+    from dmlwgsl.benchmark import copy_kernel
+    return copy_kernel(device, workgroup_size=wg)
 
 
 def test_folded_dispatch_runs_every_thread(device):

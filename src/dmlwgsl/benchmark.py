@@ -19,7 +19,7 @@ import numpy as np
 from .runtime import Device, GpuTensor, Kernel
 from .tensor import DataType, TensorDesc
 
-__all__ = ["Bench", "Row", "print_table", "torch_cuda"]
+__all__ = ["Bench", "Row", "copy_kernel", "print_table", "torch_cuda"]
 
 
 @dataclass
@@ -41,6 +41,14 @@ class Row:
         d = {k: getattr(self, k) for k in ("op", "variant", "shape", "dtype", "ms", "metric", "metric_name", "vs_copy")}
         d.update(self.extra)
         return d
+
+
+def copy_kernel(device: Device, *, vpt: int = 1, workgroup_size: int = 256) -> Kernel:
+    """The vec4 copy kernel (wgsl/common/copy_vec4.wgsl): bindings input and output, uniforms
+    (vec4 count, thread count); ``vpt`` vectors per thread."""
+    return Kernel(device, op="copy", shader="common/copy_vec4.wgsl", entry_point="copy_vec4",
+                  bindings={"input": 0, "output": 1}, uniform_binding=2, workgroup_size=workgroup_size,
+                  constants={"VPT": vpt}, vec4_bindings=frozenset({"input", "output"}))
 
 
 class Bench:
@@ -65,8 +73,7 @@ class Bench:
         desc = TensorDesc(DataType.UINT32, (nbytes // 4,))
         a = GpuTensor(dev, desc, dev.create_buffer(nbytes, "warm.in"))
         b = GpuTensor(dev, desc, dev.create_buffer(nbytes, "warm.out"))
-        k = Kernel(dev, op="copy", shader="common/copy_vec4.wgsl", entry_point="copy_vec4",
-                   bindings={"input": 0, "output": 1}, uniform_binding=2, vec4_bindings=frozenset({"input", "output"}))
+        k = copy_kernel(dev)
         words = nbytes // 16
         info = np.array([words, words, 0, 0], np.uint32).tobytes()
         pack = lambda _res: info  # noqa: E731
@@ -122,9 +129,7 @@ class Bench:
         out = {}
         for wg in wgs:
             for vpt in vpts:
-                k = Kernel(dev, op="copy", shader="common/copy_vec4.wgsl", entry_point="copy_vec4",
-                           bindings={"input": 0, "output": 1}, uniform_binding=2, workgroup_size=wg,
-                           constants={"VPT": vpt}, vec4_bindings=frozenset({"input", "output"}))
+                k = copy_kernel(dev, vpt=vpt, workgroup_size=wg)
                 threads = -(-words // vpt)
                 info = np.array([words, threads, 0, 0], np.uint32).tobytes()
                 pack = lambda _res, info=info: info  # noqa: E731
