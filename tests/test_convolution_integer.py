@@ -17,7 +17,7 @@ from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, Convolution
                                              compile_convolution_integer,
                                              convolution_integer, dot4_available)
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
-from dmlwgsl.reference.tensors import read_tensor, write_tensor
+from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.runtime import GpuError
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
 from dmlwgsl.testing import random_bytes, run_checked, strided_desc
@@ -37,9 +37,7 @@ def tensor_from(values, desc: TensorDesc | None = None):
     """(desc, raw bytes) holding ``values`` (packed unless ``desc`` is given)."""
     values = np.asarray(values)
     desc = desc or TensorDesc(DataType.from_numpy(values.dtype), values.shape)
-    raw = np.zeros(desc.total_tensor_size_in_bytes, np.uint8)
-    write_tensor(raw, desc, values)
-    return desc, raw
+    return desc, tensor_bytes(desc, values)
 
 
 def tensor_random(dtype, sizes, pattern, rng):

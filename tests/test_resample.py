@@ -16,7 +16,7 @@ from dmlwgsl.ops.resample import (LINEAR_TOLERANCE, AxisDirection, Interpolation
                                   Resample2Desc, ResampleDesc, compile_resample, onnx_resize_to_resample,
                                   resample)
 from dmlwgsl.reference import resample as ref
-from dmlwgsl.reference.tensors import read_tensor, write_tensor
+from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
 from dmlwgsl.testing import GUARD, run_checked, strided_desc
 
@@ -39,8 +39,7 @@ def check_gpu(device, x, out_desc: TensorDesc, mode, scales, in_off, out_off, di
     reference (or ``expected``). Returns the output."""
     x = np.asarray(x)
     in_desc = in_desc or TensorDesc(DataType.from_numpy(x.dtype), x.shape)
-    raw = np.zeros(in_desc.total_tensor_size_in_bytes, np.uint8)
-    write_tensor(raw, in_desc, x)
+    raw = tensor_bytes(in_desc, x)
     x = read_tensor(raw, in_desc)  # the logical values (a broadcast input repeats one of them)
     mode = InterpolationMode.parse(mode)
     if direction is None:

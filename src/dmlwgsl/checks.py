@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .reference.tensors import read_tensor, write_tensor
+from .reference.tensors import read_tensor, tensor_bytes
 from .runtime import Device
 from .tensor import DataType, TensorDesc
 from .testing import random_bytes, run_checked, strided_desc
@@ -82,17 +82,11 @@ def _convolution_cases() -> Iterator[Case]:
                         desc = ConvolutionIntegerDesc(xd, wd, outd, xzd, wzd, st, dil, sp, ep, g)
                         k = compile_convolution_integer(desc, device=device, kernel=kernel)
                         ins = {"input": (xd, xr), "filter": (wd, wr),
-                               "input_zero_point": (xzd, _bytes(xzd, xz)), "filter_zero_point": (wzd, _bytes(wzd, wz))}
+                               "input_zero_point": (xzd, tensor_bytes(xzd, xz)), "filter_zero_point": (wzd, tensor_bytes(wzd, wz))}
                         run_checked(device, lambda t, out: k(t["input"], t["filter"], out, t["input_zero_point"],
                                                              t["filter_zero_point"]), ins, outd, want)
                     yield Case("convolution_integer", f"{xt.name.lower()}x{wt.name.lower()}",
                                f"geometry {gi} {kernel}", run)
-
-
-def _bytes(desc: TensorDesc, values) -> np.ndarray:
-    buf = np.zeros(desc.total_tensor_size_in_bytes, np.uint8)
-    write_tensor(buf, desc, np.asarray(values).reshape(desc.sizes))
-    return buf
 
 
 def _resample_cases() -> Iterator[Case]:
@@ -116,8 +110,7 @@ def _resample_cases() -> Iterator[Case]:
                     x = rng.standard_normal(si).astype(dt.numpy_dtype)
                 else:
                     x = rng.integers(np.iinfo(dt.numpy_dtype).min, np.iinfo(dt.numpy_dtype).max + 1, size=si).astype(dt.numpy_dtype)
-                raw = np.zeros(ind.total_tensor_size_in_bytes, np.uint8)
-                write_tensor(raw, ind, x)
+                raw = tensor_bytes(ind, x)
                 scales = tuple(o / i for o, i in zip(so, si))
                 io, oo = (0.5,) * len(si), (-0.5,) * len(si)
                 m = InterpolationMode.parse(mode)

@@ -33,6 +33,14 @@ def write_tensor(buf: np.ndarray, desc: TensorDesc, values: np.ndarray, byte_off
     flat[element_offsets(desc)] = np.asarray(values, dtype=dt).reshape(desc.sizes)
 
 
+def tensor_bytes(desc: TensorDesc, values) -> np.ndarray:
+    """A zeroed byte buffer of ``desc.total_tensor_size_in_bytes`` holding ``values`` where ``desc``
+    puts them (the inverse of :func:`read_tensor`)."""
+    buf = np.zeros(desc.total_tensor_size_in_bytes, np.uint8)
+    write_tensor(buf, desc, np.asarray(values).reshape(desc.sizes))
+    return buf
+
+
 def apply_strided(op, src: np.ndarray, in_desc: TensorDesc, dst: np.ndarray, out_desc: TensorDesc,
                   in_offset: int = 0, out_offset: int = 0) -> np.ndarray:
     """Run a logical-array reference ``op`` between byte buffers laid out as DML descriptions say:
