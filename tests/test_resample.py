@@ -260,6 +260,53 @@ def test_row_walk(device, rng, monkeypatch, dt, mode, half):
         assert any(":resample_packed|" in k for k in op.cache_keys), op.cache_keys
 
 
+@pytest.mark.parametrize("v", [4, 6, 8, 12, 16])
+def test_row_walk_pattern(device, rng, monkeypatch, v):
+    """resample_rows_pat (float16 linear, every thread's W taps at the same places of its input
+    words): W scales that have such a pattern with v outputs per thread, with H up, down and one
+    tap; NaN in one of the two first or last input columns, so that a window reading the
+    neighbouring row or the wrong half instead of the clamped edge element shows (0 * NaN); an
+    input at an odd element offset (falls back to resample_rows_half), an output off a 16-byte
+    boundary (resample_packed), a padded input."""
+    from dmlwgsl.ops import resample as mod
+    monkeypatch.setattr(mod, "_ROW_WALK_BAND", {(m, e): 3 for m in (0, 1) for e in (2, 4)})
+    monkeypatch.setattr(mod, "_PATTERN_V", (v,))
+    monkeypatch.setattr(mod, "_PATTERN_TUNING", {})
+    tol = {"atol": LINEAR_TOL[F16][0], "why": LINEAR_TOL[F16][1]}
+    used = 0
+    for sw in (2.0, 1.5, 3.0, 1.0, 4.0, 0.75):
+        w_in = next((w for w in range(4, 64, 2) if (w * sw) % v == 0 and w * sw >= 3 * v), None)
+        if w_in is None:
+            continue
+        w_out = int(w_in * sw)
+        for (h_in, h_out) in ((5, 11), (6, 3), (4, 4)):
+            in_sizes, out_sizes = (2, 3, h_in, w_in), (2, 3, h_out, w_out)
+            scales = (1, 1, h_out / h_in, sw)
+            desc = Resample1Desc(TensorDesc(F16, in_sizes), TensorDesc(F16, out_sizes), "linear", scales,
+                                 (0.5,) * 4, (-0.5,) * 4)
+            op = compile_resample(desc, device=device)
+            if ":resample_rows_pat" not in op.cache_keys[0]:
+                continue
+            assert f"|PV={v}|" in op.cache_keys[0], op.cache_keys
+            used += 1
+            for nan_col in (None, -1, 0, -2, 1):
+                x = values(F16, in_sizes, rng)
+                if nan_col is not None:
+                    x[..., nan_col] = np.nan
+                expected = ref.resample(x, out_sizes, "linear", scales, (0.5,) * 4, (-0.5,) * 4).astype(np.float16)
+                inputs = {"input": (desc.input, x.view(np.uint8).reshape(-1))}
+                run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected, **tol)
+            run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected,
+                        input_offset=16 + 2, **tol)  # odd element offset: rows of half words
+            assert any(":resample_rows_half|" in k or ":resample_packed|" in k for k in op.cache_keys), op.cache_keys
+            run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected,
+                        output_offset=GUARD + 2, **tol)
+            assert any(":resample_packed|" in k for k in op.cache_keys), op.cache_keys
+            padded = TensorDesc(F16, in_sizes, (3 * h_in * (w_in + 2), h_in * (w_in + 2), w_in + 2, 1))
+            check_gpu(device, x, desc.output, "linear", scales, (0.5,) * 4, (-0.5,) * 4, in_desc=padded)
+    assert used >= 3, f"only {used} cases took resample_rows_pat with {v} outputs per thread"
+
+
 def test_row_walk_not_for_interpolated_batch_or_channel(device, rng):
     desc = ResampleDesc(TensorDesc(F32, (2, 3, 4, 4)), TensorDesc(F32, (3, 3, 8, 8)), "linear", (1.5, 1, 2, 2))
     assert ":resample_packed|" in compile_resample(desc, device=device).cache_keys[0]

@@ -55,6 +55,11 @@ RANKS = frozenset({1, 2, 3, 4})
 _ROW_WALK_BAND: dict = {(1, 4): 8, (1, 2): 32, (0, 2): 2}
 _ROW_WALK_NEAREST_ANY_H = False
 _ROW_WALK_HALF = True
+#: resample_rows_pat (float16 linear with one W tap pattern): outputs per thread, tried in this
+#: order, and (rows per band, workgroup size) by outputs per thread (others: _ROW_WALK_BAND, 256).
+#: Measured on the H100 (8x64x256x256): x2 up takes 8, x1.5 up 12 (it has no pattern with 8).
+_PATTERN_V = (8, 12, 16, 6, 4)
+_PATTERN_TUNING: dict = {8: (64, 256), 12: (64, 256), 16: (64, 256)}
 
 
 #: Accuracy of LINEAR against :mod:`dmlwgsl.reference.resample`, by data type: (absolute
@@ -295,21 +300,34 @@ class ResampleOperator:
         self._rows = self._row_walk_shape()
         if self._rows is not None:
             self._layout = "rows"
+        # float16 linear: resample_rows_pat where every thread's W taps follow one pattern, with
+        # resample_rows_half (geometry _rows_half) for inputs at an odd element offset
+        self._pat = self._tap_pattern() if self._half else None
+        pat_rows = None
+        if self._pat is not None:
+            pat_rows = self._row_walk_shape(self._pat[0], _PATTERN_TUNING.get(self._pat[0], (None, None))[0])
+        self._rows_half = self._rows
+        if pat_rows is None:
+            self._pat = None
+        else:
+            self._rows, self._layout = pat_rows, "pattern"
         self._pack = self._pack_uniforms  # one bound method, so bind groups cache by its identity
+        self._pack_half = self._pack_rows_half
         self.kernel(self._layout)  # compile now: errors surface at compile time, not at first call
 
-    def _row_walk_shape(self) -> tuple[int, int, int, int] | None:
+    def _row_walk_shape(self, v: int | None = None, band: int | None = None) -> tuple[int, int, int, int] | None:
         """(threads, blocks per row, bands per (n, c), rows per band) of resample_rows, or None
         where it does not apply: packed float32/float16 output whose rows are whole 16-byte blocks,
-        and (linear) batch and channel axes not interpolated."""
-        band = _ROW_WALK_BAND.get((int(self.mode), self.esize))
+        and (linear) batch and channel axes not interpolated. ``v``: outputs per thread where the
+        entry point is not the layout's default (resample_rows_pat), ``band`` its rows per band."""
+        band = band or _ROW_WALK_BAND.get((int(self.mode), self.esize))
         if band is None or not self.output_desc.is_packed:
             return None
         n, c, h, w = self._out_sizes
         if (self.mode == InterpolationMode.NEAREST_NEIGHBOR and not _ROW_WALK_NEAREST_ANY_H
                 and h <= ((1,) * 4 + self.input_desc.sizes)[-2]):
             return None
-        v = 4 if self._half else 16 // self.esize
+        v = v or (4 if self._half else 16 // self.esize)
         if w % v or (self.mode == InterpolationMode.LINEAR and self.taps[:2] != (1, 1)):
             return None
         blocks = w // v
@@ -322,29 +340,85 @@ class ResampleOperator:
             return None
         return threads, blocks, bands, band
 
+    def _tap_pattern(self) -> tuple[int, int, int, int, int, int] | None:
+        """resample_rows_pat's structure where float16 linear output columns, taken V at a time,
+        all find their W taps at the same places of an NW-word window of their input row, the
+        window of thread g starting at word k0 + g * step (k0 may be -1, and the last window may
+        end one word past the row: those virtual words repeat the edge element, which is what the
+        clamped taps there read). (V, NW, tap-0 halves, tap-1 halves (4 bits per output), step,
+        k0), or None. Row starts must be whole words; every thread is checked against the table."""
+        pad = 4 - self.input_desc.rank
+        in_sizes = (1,) * pad + self.input_desc.sizes
+        strides = (0,) * pad + self.input_desc.element_strides
+        w_in, w_out = in_sizes[3], self._out_sizes[3]
+        if strides[3] != 1 or w_in % 2 or w_in < 4 or any(strides[d] % 2 for d in range(3) if in_sizes[d] > 1):
+            return None
+        d = self.desc
+        x = ref.input_coordinates(w_out, ((1.0,) * pad + tuple(d.scales))[3],
+                                  ((0.5,) * pad + tuple(d.input_pixel_offsets))[3],
+                                  ((-0.5,) * pad + tuple(d.output_pixel_offsets))[3])
+        i0, i1, _, _ = ref.linear_taps(x, w_in)
+        if self.taps[3] == 1:
+            i1 = i0  # not interpolated along W: tap 0 only
+        for v in _PATTERN_V:
+            groups = w_out // v
+            if w_out % v or groups < 3:
+                continue
+            g0, g1 = i0.reshape(groups, v), i1.reshape(groups, v)
+            mid = groups // 2  # an interior thread (no clamped taps) defines the pattern
+            k_mid = int(min(g0[mid].min(), g1[mid].min())) >> 1
+            step = (int(min(g0[mid + 1].min(), g1[mid + 1].min())) >> 1) - k_mid
+            d0, d1 = g0[mid] - 2 * k_mid, g1[mid] - 2 * k_mid
+            nw = int(max(d0.max(), d1.max())) // 2 + 1
+            if d0.min() < 0 or d1.min() < 0 or nw > 6 or step < 0:
+                continue
+            k = k_mid + step * (np.arange(groups) - mid)
+            e0, e1 = 2 * k[:, None] + d0, 2 * k[:, None] + d1
+            if (k.min() >= -1 and (k + nw - 1).max() <= w_in // 2
+                    and np.array_equal(np.clip(e0, 0, w_in - 1), g0) and np.array_equal(np.clip(e1, 0, w_in - 1), g1)):
+                pack = lambda dj: sum(int(h) << (4 * j) for j, h in enumerate(dj))  # noqa: E731
+                return v, nw, pack(d0), pack(d1), step, int(k[0])
+        return None
+
     def kernel(self, layout: str) -> Kernel:
-        """The kernel for one output layout: packed, strided or atomic."""
+        """The kernel for one output layout: rows, pattern, packed, strided or atomic."""
         if layout not in self._kernels:
-            binding = {"rows": 7 if self._half else 2, "packed": 2, "strided": 1, "atomic": 3}[layout]
+            binding = {"rows": 7 if self._half else 2, "packed": 2, "strided": 1, "atomic": 3}.get(layout)
             constants = dict(self._constants, HALF=self._half) if layout == "rows" else self._constants
+            entry = "resample_rows_half" if layout == "rows" and self._half else f"resample_{layout}"
+            wg = 256
+            if layout == "pattern":
+                v, nw, d0, d1 = self._pat[:4]
+                words = {4: 2, 6: 1, 8: 4, 12: 2, 16: 4}[v]  # store width of the entry point
+                entry, binding = f"resample_rows_pat_v{words}", {1: 1, 2: 7, 4: 2}[words]
+                wg = _PATTERN_TUNING.get(v, (None, 256))[1]
+                constants = dict(self._constants, PV=v, NW=nw)
+                for t, dt in (("TAP0", d0), ("TAP1", d1)):
+                    constants.update({f"{t}_{q}": (dt >> (16 * i)) & 0xFFFF for i, q in enumerate("ABCD")})
             self._kernels[layout] = Kernel(
-                self.device, op="resample", shader="resample.wgsl",
-                entry_point="resample_rows_half" if layout == "rows" and self._half else f"resample_{layout}",
+                self.device, op="resample", shader="resample.wgsl", entry_point=entry, workgroup_size=wg,
                 bindings={"input": 0, "output": binding, "table": 5, "table4": 6}, uniform_binding=4,
                 constants=constants,
-                vec4_bindings=frozenset({"output"}) if layout in ("rows", "packed") else frozenset())
+                vec4_bindings=frozenset({"output"}) if layout in ("rows", "pattern", "packed") else frozenset())
         return self._kernels[layout]
 
-    def _pack_uniforms(self, residual: dict) -> bytes:
-        u = np.zeros((7, 4), dtype=np.uint32)
+    def _pack_uniforms(self, residual: dict, rows=None) -> bytes:
+        u = np.zeros((8, 4), dtype=np.uint32)
         u[0] = self._out_sizes
         u[1] = self._out_strides
         u[2] = self._starts
         u[3] = self.taps
         u[4] = [s.bit_length() - 1 if s & (s - 1) == 0 else 32 for s in self._out_sizes]
         u[5] = [self.count, residual["input"] // self.esize, residual["output"] // self.esize, 0]
-        u[6] = self._rows or (0, 0, 0, 0)
+        u[6] = rows or self._rows or (0, 0, 0, 0)
+        if self._pat is not None:
+            row_words = ((1,) * 4 + self.input_desc.sizes)[-1] // 2
+            u[7] = [row_words, self._pat[4], np.int32(self._pat[5]).view(np.uint32), 0]
         return u.tobytes()
+
+    def _pack_rows_half(self, residual: dict) -> bytes:
+        """Uniforms for resample_rows_half standing in for resample_rows_pat (odd input offset)."""
+        return self._pack_uniforms(residual, self._rows_half)
 
     def _blocks(self, residual: dict) -> int:
         base = residual["output"]
@@ -359,14 +433,19 @@ class ResampleOperator:
         input.check("input")
         output.check("output")
         layout = self._layout
-        if layout == "rows" and output.offset % 16:
+        pack = self._pack
+        if layout == "pattern" and (input.offset // 2) % 2:  # resample_rows_pat needs rows of whole words
+            layout, pack = ("rows", self._pack_half) if self._rows_half else ("packed", self._pack)
+        if layout in ("rows", "pattern") and output.offset % 16:
             layout = "packed"  # resample_rows stores whole 16-byte blocks of whole rows
-        if layout in ("rows", "packed") and output.buffer.size % 16:
+        if layout in ("rows", "pattern", "packed") and output.buffer.size % 16:
             layout = "strided" if self.esize == 4 else "atomic"  # a foreign buffer not padded to 16
         k = self.kernel(layout)
         tensors = {"input": input, "output": output, "table": self.table, "table4": self.table}
-        invocations = {"rows": self._rows[0] if self._rows else 0, "packed": self._blocks}.get(layout, self.count)
-        k.dispatch(tensors, self._pack, invocations)
+        rows = self._rows_half if pack is self._pack_half else self._rows
+        invocations = {"rows": rows[0] if rows else 0, "pattern": rows[0] if rows else 0,
+                       "packed": self._blocks}.get(layout, self.count)
+        k.dispatch(tensors, pack, invocations)
         return output
 
     @property
