@@ -493,7 +493,10 @@ fn resample_rows_half(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
 // row ends read virtual words (the window may start at word -1 and end one word past the row)
 // that repeat the edge element, so tap index, weight and value are the table's everywhere and no
 // thread diverges. The host checks every thread's taps against the table; the shader only adds
-// table entries and window offsets.
+// table entries and window offsets. Why this is structure and not data: the pattern depends on the
+// W scale and pixel offsets alone, not on any size, so one pipeline serves every shape at a given
+// scale (the cache key holds PV, NW and the tap nibbles); the weights, sizes and strides stay in
+// the table and the uniforms.
 // Rows as in resample_rows, but the cache is canonical: va holds the row of H tap 0 and vb the row
 // of tap 1, so the vertical blend 0 + wh0 * va + wh1 * vb needs no selects.
 // Requirements (host): input row starts even (whole words), W stride 1, W even, PV divides the
