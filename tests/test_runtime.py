@@ -54,6 +54,25 @@ def test_folded_dispatch_runs_every_thread(device):
     np.testing.assert_array_equal(b.numpy(), data)
 
 
+def test_repeat_dispatch_with_new_invocation_count(device):
+    """The same kernel, tensors and uniforms dispatched again with more threads: the repeat-call
+    shortcut must not reuse the first call's workgroup count."""
+    words = 256
+    data = np.arange(words * 4, dtype=np.uint32)
+    a = device.upload(data)
+    b = device.tensor(TensorDesc(DataType.UINT32, (words * 4,)))
+    k = _copy_kernel(device, 64)
+    info = np.array([words, words, 0, 0], np.uint32).tobytes()
+    pack = lambda _r: info  # noqa: E731
+    device.fill(b.buffer, b"\xa5")
+    k.dispatch({"input": a, "output": b}, pack, 64)
+    got = b.numpy()
+    np.testing.assert_array_equal(got[:64 * 4], data[:64 * 4])
+    assert np.all(got[64 * 4:].view(np.uint8) == 0xA5)
+    k.dispatch({"input": a, "output": b}, pack, words)
+    np.testing.assert_array_equal(b.numpy(), data)
+
+
 def test_batch_one_submission_with_timestamps(device):
     x = np.arange(2 * 8 * 4 * 4, dtype=np.float32).reshape(2, 8, 4, 4)
     xt = device.upload(x)

@@ -513,9 +513,10 @@ class Kernel:
         wgpu calls."""
         memo = tuple(map(id, tensors.values()))
         hit = self._memo.get(memo)
-        if hit is not None and hit[0] is pack:
+        if hit is not None and hit[0] is pack and (hit[4] is invocations or hit[4] == invocations):
             self.device.record(self.pipeline, hit[1], hit[2], self.key)
             return
+        asked = invocations
         for o in self.outputs:
             if o in tensors and any(t.buffer is tensors[o].buffer for n, t in tensors.items() if n != o):
                 raise DmlValidationError(
@@ -544,9 +545,10 @@ class Kernel:
         if callable(invocations):
             invocations = invocations({n: p[2] for n, p in places.items()})
         groups = dispatch_size(invocations, self.workgroup_size)
-        # Repeat calls on the same (immutable) GpuTensor objects skip straight to recording; the
-        # memo keeps the tensors alive so their ids stay theirs.
-        self._memo[memo] = (pack, hit[0], groups, tuple(tensors.values()))
+        # Repeat calls on the same (immutable) GpuTensor objects, uniforms packer and invocation
+        # count (or function) skip straight to recording; the memo keeps the tensors alive so
+        # their ids stay theirs.
+        self._memo[memo] = (pack, hit[0], groups, tuple(tensors.values()), asked)
         if len(self._memo) > 32:
             self._memo.pop(next(iter(self._memo)))
         self.device.record(self.pipeline, hit[0], groups, self.key)
