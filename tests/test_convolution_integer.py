@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, ConvolutionIntegerOperator,
+from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, ConvolutionIntegerOperator, _wide_tiles_fit,
                                              compile_convolution_integer,
                                              convolution_integer, dot4_available)
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
@@ -287,11 +287,13 @@ def test_dot4_fast_pack(device, mix, rng):
     check(device, "dot4", x, w, xz, wz, start_padding=(1, 2), end_padding=(1, 0), group_count=2)
 
 
-@pytest.mark.parametrize("tile", [(4, 128), (4, 256), (8, 128), (8, 256)], ids=lambda t: f"{t[0]}px-{t[1]}thr")
+@pytest.mark.parametrize("tile", [(4, 128), (4, 256), (8, 128), (8, 256), (4, 512), (8, 512)],
+                         ids=lambda t: f"{t[0]}px-{t[1]}thr")
 def test_dot4_tile_shapes(device, tile, rng):
-    """Every dot4 GEMM tile shape (pixels per thread, threads a workgroup) on a layer with several
-    pixel and channel tiles, two channel chunks per tap, a partial last chunk, groups and all four
-    zero-point corrections (UINT8 input, per-channel filter zero point)."""
+    """Every dot4 GEMM tile shape (pixels per thread, threads a workgroup; 512 threads: 128x128
+    tiles, refused with the limit named where the adapter lacks the workgroup memory) on a layer
+    with several pixel and channel tiles, two channel chunks per tap, a partial last chunk, groups
+    and all four zero-point corrections (UINT8 input, per-channel filter zero point)."""
     need_kernel(device, "dot4")
     x = rng.integers(0, 256, (2, 2 * 84, 9, 10)).astype(np.uint8)
     w = rng.integers(-128, 128, (2 * 70, 84, 3, 3)).astype(np.int8)
@@ -301,12 +303,16 @@ def test_dot4_tile_shapes(device, tile, rng):
     desc = ConvolutionIntegerDesc(TensorDesc(U8, x.shape), TensorDesc(I8, w.shape),
                                   TensorDesc(DataType.INT32, expected.shape), TensorDesc(U8, (1, 1, 1, 1)),
                                   TensorDesc(I8, (1, w.shape[0], 1, 1)), **params)
+    if tile[1] == 512 and not _wide_tiles_fit(device):
+        with pytest.raises(DmlValidationError, match="max-compute-workgroup-storage-size"):
+            ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=tile[0], threads=tile[1])
+        return
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=tile[0], threads=tile[1])
     run_op(device, op, tensor_from(x), tensor_from(w), tensor_from(np.full((1, 1, 1, 1), 77, np.uint8)),
            tensor_from(wz.reshape(1, -1, 1, 1)), desc.output, expected)
 
 
-@pytest.mark.parametrize("split", [2, 3, 5, 100], ids=lambda s: f"split{s}")
+@pytest.mark.parametrize("split", [2, 3, 5, 100, 4], ids=lambda s: f"split{s}")
 def test_dot4_split_k(device, split, rng):
     """Split-K (slices of k steps added atomically into the zeroed output): steps that do not
     split evenly (18 steps: 2x9, 3x6, 5 -> slices of 4, 4, 4, 4, 2; 100 -> 18 slices of 1),
@@ -323,10 +329,10 @@ def test_dot4_split_k(device, split, rng):
     wz_in = tensor_from(wz.reshape(1, -1, 1, 1))
     out_desc = strided_desc(DataType.INT32, expected.shape, "padded", output=True)
     desc = ConvolutionIntegerDesc(x_in[0], w_in[0], out_desc, xz_in[0], wz_in[0], **params)
-    rp = 8 if split in (2, 100) else 4
-    op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=256 if split != 3 else 128,
-                                    split_k=split)
-    assert op.k_steps == 18 and op.slices == {2: 2, 3: 3, 5: 5, 100: 18}[split] and op.dispatches == 2
+    rp = 8 if split in (2, 100, 4) else 4
+    threads = {3: 128, 4: 512 if _wide_tiles_fit(device) else 256}.get(split, 256)
+    op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, split_k=split)
+    assert op.k_steps == 18 and op.slices == {2: 2, 3: 3, 5: 5, 100: 18, 4: 4}[split] and op.dispatches == 2
     run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
 
 
@@ -361,10 +367,12 @@ def test_dot4_split_k_overflow_and_mixes(device, rng):
 def test_gemm_shape_choice():
     """The H100-tuned tile and split choice on the issue's layers (only speed depends on it)."""
     from dmlwgsl.ops.convolution_integer import _gemm_shape
-    assert _gemm_shape(None, 8 * 56 * 56, 64, 1, 9) == (4, 256, 1)
-    assert _gemm_shape(None, 8 * 28 * 28, 256, 1, 36) == (8, 256, 2)
-    assert _gemm_shape(None, 32 * 28 * 28, 128, 1, 18) == (8, 256, 1)
-    assert _gemm_shape(None, 8 * 14 * 14, 512, 1, 72) == (8, 256, 1)
+    def mb(n, m, hw):
+        return n * m * hw * 4 / 1e6
+    assert _gemm_shape(None, 8 * 56 * 56, 64, 1, 9, mb(8, 64, 3136)) == (4, 256, 1)
+    assert _gemm_shape(None, 8 * 28 * 28, 256, 1, 36, mb(8, 256, 784)) == (8, 512, 1)
+    assert _gemm_shape(None, 32 * 28 * 28, 128, 1, 18, mb(32, 128, 784)) == (8, 256, 1)
+    assert _gemm_shape(None, 8 * 14 * 14, 512, 1, 72, mb(8, 512, 196)) == (8, 512, 2)
 
 
 # ------------------------------------------------------------------------------------------------

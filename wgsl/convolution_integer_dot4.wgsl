@@ -14,8 +14,11 @@
 // Two passes: pack (input -> packed_input, words [n][ih][iw][g][CG4P], and filter -> packed_filter,
 // words [m][kh][kw][CG4P], both flipped), and the GEMM.
 //
-// GEMM: a workgroup of 16x16 threads (tx, ty) owns TP = 16*RP pixels by TM = 64 channels; thread
-// (tx, ty) owns pixels tx + 16*i (i < RP) and channels ty + 16*j (j < 4). A step stages KC = 16
+// GEMM: a workgroup of TXN x TYN threads (tx, ty) owns TP = TXN*RP pixels by TM channels, TYN =
+// TM/4 and TXN = WG/TYN (TM = 64: 16x16 threads for WG = 256, 8x16 for 128; TM = 128: 16x32 for
+// WG = 512); thread (tx, ty) owns pixels tx + TXN*i (i < RP) and channels ty + TYN*j (j < 4). The
+// 512-thread form exists to put 16 warps on an SM: the driver must fit it in 128 registers a
+// thread, where the 256-thread 128x64 tile holds one workgroup (8 warps) per SM. A step stages KC = 16
 // words of k (one tap, 16 channel words) of every tile row in workgroup memory, rows of 4 vec4
 // (padded to 5 vec4s so the compute reads are free of bank conflicts); the staging is double
 // buffered (the next step's global loads are issued before the current step's dot products, and
@@ -38,11 +41,11 @@
 override RP: u32 = 4u;   // output pixels per thread: 4 or 8 (TP = 64 or 128 pixels a workgroup)
 override NEED_SX: bool = true;  // zw' can be nonzero: needs the per-pixel sums of x'
 override NEED_SW: bool = true;  // zx' can be nonzero: needs the per-channel sums of w'
+override TM: u32 = 64u;   // output channels a tile: 64, or 128 with WG = 512 (32 threads along the channels)
 
 const KC: u32 = 16u;        // k words staged per step (one tap, 16 channel words)
 const RS: u32 = 5u;         // vec4s per staged row (4 used, 1 pad against bank conflicts)
 const A_BUF: u32 = 640u;    // 128 rows * RS: one A buffer
-const B_BUF: u32 = 320u;    // 64 rows * RS: one B buffer
 const ONES: u32 = 0x01010101u;
 
 @group(0) @binding(6) var<storage, read_write> packed_input: array<vec4<u32>>;
@@ -54,7 +57,14 @@ const ONES: u32 = 0x01010101u;
 @group(0) @binding(10) var<storage, read_write> output_atomic: array<atomic<i32>>;
 
 var<workgroup> a_sh: array<vec4<u32>, 1280>;   // 2 buffers x 128 pixel rows x RS
-var<workgroup> b_sh: array<vec4<u32>, 640>;    // 2 buffers x 64 channel rows x RS
+var<workgroup> b_sh: array<vec4<u32>, 2u * TM * RS>;    // 2 buffers x TM channel rows x RS
+
+// Thread geometry: TYN = TM/4 threads along the channels (a thread's channels ty + TYN*j, j < 4),
+// TXN = WG/TYN along the pixels (pixels tx + TXN*i, i < RP); staging passes of WG/4 rows.
+fn tyn() -> u32 { return TM / 4u; }
+fn txn() -> u32 { return WG / tyn(); }
+fn stage_rows() -> u32 { return WG / 4u; }
+fn b_buf() -> u32 { return TM * RS; }   // one B buffer
 
 fn x_flip() -> u32 { return select(0x80u, 0u, X_SIGNED); }
 fn w_flip() -> u32 { return select(0x80u, 0u, W_SIGNED); }
@@ -228,20 +238,20 @@ fn stage(pr0: PixRow, pr1: PixRow, wrow0: u32, w_ok0: bool, wrow1: u32, w_ok1: b
     var s: Staged;
     s.a0 = load_a(pr0, dh, dw, toff, chunk_ok, padv);
     s.a1 = vec4<u32>(0u);
-    if (RP == 8u) { s.a1 = load_a(pr1, dh, dw, toff, chunk_ok, padv); }
+    if (txn() * RP > stage_rows()) { s.a1 = load_a(pr1, dh, dw, toff, chunk_ok, padv); }
     s.b0 = vec4<u32>(0u);
     if (w_ok0 && chunk_ok) { s.b0 = packed_filter_ro[wrow0 / 4u + wk]; }
     s.b1 = vec4<u32>(0u);
-    if (WG == 128u && w_ok1 && chunk_ok) { s.b1 = packed_filter_ro[wrow1 / 4u + wk]; }
+    if (TM > stage_rows() && w_ok1 && chunk_ok) { s.b1 = packed_filter_ro[wrow1 / 4u + wk]; }
     return s;
 }
 
 // Write a step's staged vec4s into buffer `buf` (and add them to this thread's partial sums).
 fn put(s: Staged, buf: u32, ra0: u32, rb0: u32, q: u32) {
     a_sh[buf * A_BUF + ra0 * RS + q] = s.a0;
-    if (RP == 8u) { a_sh[buf * A_BUF + (ra0 + WG / 4u) * RS + q] = s.a1; }
-    b_sh[buf * B_BUF + rb0 * RS + q] = s.b0;
-    if (WG == 128u) { b_sh[buf * B_BUF + (rb0 + 32u) * RS + q] = s.b1; }
+    if (txn() * RP > stage_rows()) { a_sh[buf * A_BUF + (ra0 + stage_rows()) * RS + q] = s.a1; }
+    b_sh[buf * b_buf() + rb0 * RS + q] = s.b0;
+    if (TM > stage_rows()) { b_sh[buf * b_buf() + (rb0 + stage_rows()) * RS + q] = s.b1; }
 }
 
 // The partial sums of staging row r (slots 4r..4r+3 of a_sh after the main loop): x, z for rows
@@ -251,19 +261,19 @@ fn slot_sum(r: u32) -> vec4<i32> {
 }
 
 fn pixel_sum(r: u32) -> i32 {
-    if (r >= WG / 4u) { return slot_sum(r - WG / 4u).y; }
+    if (r >= stage_rows()) { return slot_sum(r - stage_rows()).y; }
     return slot_sum(r).x;
 }
 
 fn channel_sum(r: u32) -> i32 {
-    if (r >= WG / 4u) { return slot_sum(r - WG / 4u).w; }
+    if (r >= stage_rows()) { return slot_sum(r - stage_rows()).w; }
     return slot_sum(r).z;
 }
 
 // The outputs of local pixel row pl, channels ml0 + 16*j of the group (global m0 + 16*j):
 // acc + corr - zw * sx.
 fn store_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<i32>, zw: vec4<i32>) {
-    let p = ptile * ((WG / 16u) * RP) + pl;
+    let p = ptile * (txn() * RP) + pl;
     if (p >= cv.gemm.x) { return; }
     var sx = 0i;
     if (NEED_SX) { sx = pixel_sum(pl); }
@@ -276,14 +286,15 @@ fn store_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<
     let ow = q % OW;
     let mg = cv.pads.w;
     if (ml0 < mg) { output[output_index(n, m0, oh, ow)] = y.x; }
-    if (ml0 + 16u < mg) { output[output_index(n, m0 + 16u, oh, ow)] = y.y; }
-    if (ml0 + 32u < mg) { output[output_index(n, m0 + 32u, oh, ow)] = y.z; }
-    if (ml0 + 48u < mg) { output[output_index(n, m0 + 48u, oh, ow)] = y.w; }
+    let d = tyn();
+    if (ml0 + d < mg) { output[output_index(n, m0 + d, oh, ow)] = y.y; }
+    if (ml0 + 2u * d < mg) { output[output_index(n, m0 + 2u * d, oh, ow)] = y.z; }
+    if (ml0 + 3u * d < mg) { output[output_index(n, m0 + 3u * d, oh, ow)] = y.w; }
 }
 
 // store_pixel for split-K: each slice adds its partial outputs (wrapping i32 adds: exact in any order).
 fn add_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<i32>, zw: vec4<i32>) {
-    let p = ptile * ((WG / 16u) * RP) + pl;
+    let p = ptile * (txn() * RP) + pl;
     if (p >= cv.gemm.x) { return; }
     var sx = 0i;
     if (NEED_SX) { sx = pixel_sum(pl); }
@@ -296,9 +307,10 @@ fn add_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<i3
     let ow = q % OW;
     let mg = cv.pads.w;
     if (ml0 < mg) { atomicAdd(&output_atomic[output_index(n, m0, oh, ow)], y.x); }
-    if (ml0 + 16u < mg) { atomicAdd(&output_atomic[output_index(n, m0 + 16u, oh, ow)], y.y); }
-    if (ml0 + 32u < mg) { atomicAdd(&output_atomic[output_index(n, m0 + 32u, oh, ow)], y.z); }
-    if (ml0 + 48u < mg) { atomicAdd(&output_atomic[output_index(n, m0 + 48u, oh, ow)], y.w); }
+    let d = tyn();
+    if (ml0 + d < mg) { atomicAdd(&output_atomic[output_index(n, m0 + d, oh, ow)], y.y); }
+    if (ml0 + 2u * d < mg) { atomicAdd(&output_atomic[output_index(n, m0 + 2u * d, oh, ow)], y.z); }
+    if (ml0 + 3u * d < mg) { atomicAdd(&output_atomic[output_index(n, m0 + 3u * d, oh, ow)], y.w); }
 }
 
 // zw' of channel ml (local to the group; global m): 0 past Mg.
@@ -321,7 +333,7 @@ fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
     let wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
     tile.ok = wg < cv.gemm2.w;
     if (!tile.ok) { return tile; }
-    let TXN = WG / 16u;        // threads along the pixels (8 or 16); 16 along the channels
+    let TXN = txn();           // threads along the pixels (8 or 16); tyn() along the channels
     let TP = TXN * RP;
     let slice = wg / cv.split.w;
     let wt = wg % cv.split.w;
@@ -341,9 +353,9 @@ fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
     let rb0 = l >> 2u;
     let pr0 = pix_row(ptile * TP + ra0, g, q);
     var pr1 = pr0;
-    if (RP == 8u) { pr1 = pix_row(ptile * TP + ra0 + WG / 4u, g, q); }
-    let wml0 = mtile * 64u + rb0;
-    let wml1 = wml0 + 32u;
+    if (TP > stage_rows()) { pr1 = pix_row(ptile * TP + ra0 + stage_rows(), g, q); }
+    let wml0 = mtile * TM + rb0;
+    let wml1 = wml0 + stage_rows();
     let wrow0 = (g * mg + min(wml0, mg - 1u)) * cv.gemm.y;
     let wrow1 = (g * mg + min(wml1, mg - 1u)) * cv.gemm.y;
     // Compute role: pixels tx + TXN i, channels ty + 16 j.
@@ -365,8 +377,8 @@ fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
     var kh = tap0 / KW; var kw = tap0 % KW; var cw = (st0 % csteps) * KC;
     var s = stage(pr0, pr1, wrow0, wml0 < mg, wrow1, wml1 < mg, q, kh, kw, cw, zx_byte);
     put(s, 0u, ra0, rb0, q);
-    if (NEED_SX) { sums.x += sum4(s.a0); if (RP == 8u) { sums.y += sum4(s.a1); } }
-    if (NEED_SW) { sums.z += sum4(s.b0); if (WG == 128u) { sums.w += sum4(s.b1); } }
+    if (NEED_SX) { sums.x += sum4(s.a0); if (TP > stage_rows()) { sums.y += sum4(s.a1); } }
+    if (NEED_SW) { sums.z += sum4(s.b0); if (TM > stage_rows()) { sums.w += sum4(s.b1); } }
     workgroupBarrier();
 
     for (var st = 0u; st < nsteps; st++) {
@@ -378,12 +390,13 @@ fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
             s = stage(pr0, pr1, wrow0, wml0 < mg, wrow1, wml1 < mg, q, kh, kw, cw, zx_byte);
         }
         let abuf = cur * A_BUF + ab;
-        let bbuf = cur * B_BUF + bb;
+        let bbuf = cur * b_buf() + bb;
+        let bi = tyn() * RS;   // b_sh stride between a thread's channel rows
         for (var k = 0u; k < 4u; k++) {
             let b0 = b_sh[bbuf + k];
-            let b1 = b_sh[bbuf + 80u + k];
-            let b2 = b_sh[bbuf + 160u + k];
-            let b3 = b_sh[bbuf + 240u + k];
+            let b1 = b_sh[bbuf + bi + k];
+            let b2 = b_sh[bbuf + 2u * bi + k];
+            let b3 = b_sh[bbuf + 3u * bi + k];
             let a0 = a_sh[abuf + k];
             let a1 = a_sh[abuf + ai + k];
             let a2 = a_sh[abuf + 2u * ai + k];
@@ -405,8 +418,8 @@ fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
         }
         if (more) {
             put(s, 1u - cur, ra0, rb0, q);
-            if (NEED_SX) { sums.x += sum4(s.a0); if (RP == 8u) { sums.y += sum4(s.a1); } }
-            if (NEED_SW) { sums.z += sum4(s.b0); if (WG == 128u) { sums.w += sum4(s.b1); } }
+            if (NEED_SX) { sums.x += sum4(s.a0); if (TP > stage_rows()) { sums.y += sum4(s.a1); } }
+            if (NEED_SW) { sums.z += sum4(s.b0); if (TM > stage_rows()) { sums.w += sum4(s.b1); } }
         }
         workgroupBarrier();
     }
@@ -417,13 +430,14 @@ fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
     workgroupBarrier();
 
     let kzx = i32(cv.gemm2.y) * zxp;
-    let ml0 = mtile * 64u + ty;
+    let ml0 = mtile * TM + ty;
+    let d = tyn();
     let m0 = g * mg + ml0;
-    let zw = vec4<i32>(chan_zw(ml0, m0), chan_zw(ml0 + 16u, m0 + 16u), chan_zw(ml0 + 32u, m0 + 32u),
-                       chan_zw(ml0 + 48u, m0 + 48u));
+    let zw = vec4<i32>(chan_zw(ml0, m0), chan_zw(ml0 + d, m0 + d), chan_zw(ml0 + 2u * d, m0 + 2u * d),
+                       chan_zw(ml0 + 3u * d, m0 + 3u * d));
     var corr = select(vec4<i32>(0), kzx * zw, slice == 0u);   // K zx' zw' once, in slice 0
     if (NEED_SW) {
-        corr -= zxp * vec4<i32>(channel_sum(ty), channel_sum(ty + 16u), channel_sum(ty + 32u), channel_sum(ty + 48u));
+        corr -= zxp * vec4<i32>(channel_sum(ty), channel_sum(ty + d), channel_sum(ty + 2u * d), channel_sum(ty + 3u * d));
     }
     tile.ptile = ptile; tile.ml0 = ml0; tile.m0 = m0; tile.tx = tx; tile.corr = corr; tile.zw = zw;
     tile.c0 = c0; tile.c1 = c1; tile.c2 = c2; tile.c3 = c3; tile.c4 = c4; tile.c5 = c5; tile.c6 = c6; tile.c7 = c7;
@@ -435,7 +449,7 @@ fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
                             @builtin(local_invocation_index) l: u32) {
     let t = gemm(wid, nwg, l);
     if (!t.ok) { return; }
-    let TXN = WG / 16u;
+    let TXN = txn();
     store_pixel(t.tx, t.c0, t.ptile, t.ml0, t.m0, t.corr, t.zw);
     store_pixel(t.tx + TXN, t.c1, t.ptile, t.ml0, t.m0, t.corr, t.zw);
     store_pixel(t.tx + 2u * TXN, t.c2, t.ptile, t.ml0, t.m0, t.corr, t.zw);
@@ -454,7 +468,7 @@ fn convolution_integer_dot4_splitk(@builtin(workgroup_id) wid: vec3<u32>, @built
                                    @builtin(local_invocation_index) l: u32) {
     let t = gemm(wid, nwg, l);
     if (!t.ok) { return; }
-    let TXN = WG / 16u;
+    let TXN = txn();
     add_pixel(t.tx, t.c0, t.ptile, t.ml0, t.m0, t.corr, t.zw);
     add_pixel(t.tx + TXN, t.c1, t.ptile, t.ml0, t.m0, t.corr, t.zw);
     add_pixel(t.tx + 2u * TXN, t.c2, t.ptile, t.ml0, t.m0, t.corr, t.zw);

@@ -11,8 +11,8 @@ Two kernels compute it bit-exactly:
 * ``portable`` (wgsl/convolution_integer.wgsl): one thread per output, core WGSL only;
 * ``dot4`` (wgsl/convolution_integer_dot4.wgsl): packs input and filter into signed 4x8 words
   (one pass into scratch buffers owned by the compiled op), then a tiled implicit GEMM on
-  ``dot4I8Packed``: double-buffered workgroup memory, 64x64 or 128x64 output tiles, 4x4 or 8x4
-  outputs per thread in named vec4 accumulators; a layer with few tiles may split its k steps
+  ``dot4I8Packed``: double-buffered workgroup memory, 64x64, 128x64 or 128x128 output tiles, 4x4
+  or 8x4 outputs per thread in named vec4 accumulators; a layer with few tiles may split its k steps
   over slices that add atomically into the output, which the pack pass then zeroes (split-K;
   see _gemm_shape). Used where the adapter compiles it.
 
@@ -216,32 +216,64 @@ def _dot4_kernel(device: Device, entry: str, constants: dict, workgroup_size: in
                   workgroup_size=workgroup_size, outputs=outputs)
 
 
-_WAVE = 132  # workgroups of the 128x64 GEMM resident at once on the H100 (one per SM)
+_WAVE = 132  # workgroups of the 128x64 or 128x128 GEMM resident at once on the H100 (one per SM)
+#: Fitted on the H100 (Vulkan): microseconds per k step of one wave of 128x64 tiles (256 threads)
+#: and of 128x128 tiles (512 threads), the per-slice overhead in k steps, and the microseconds the
+#: pack pass adds per MB of int32 output it zeroes for split-K.
+_STEP_US = {256: 1.9, 512: 3.05}
+_SLICE_OVERHEAD_STEPS = 4.2
+_ZERO_US_PER_MB = 0.75
+#: Workgroup memory of the 512-thread GEMM (two 128-row A and B buffers of 5 vec4s a row).
+_WG512_SHARED = 2 * (128 + 128) * 5 * 16
 
 
-def _gemm_shape(device: Device, pixels: int, mg: int, groups: int, k_steps: int = 1) -> tuple[int, int, int]:
+def _wide_tiles_fit(device: Device | None) -> bool:
+    """Whether ``device`` runs the 512-thread, 128x128-tile GEMM (workgroup memory and size)."""
+    if device is None:
+        return True
+    lim = device.limits
+    return (lim.get("max-compute-workgroup-storage-size", 0) >= _WG512_SHARED
+            and lim.get("max-compute-invocations-per-workgroup", 0) >= 512
+            and lim.get("max-compute-workgroup-size-x", 0) >= 512)
+
+
+def _gemm_shape(device: Device | None, pixels: int, mg: int, groups: int, k_steps: int = 1,
+                out_mb: float = 0.0) -> tuple[int, int, int]:
     """(pixels per thread, threads per workgroup, split-K slices) of the dot4 GEMM. 8x4 outputs a
-    thread in 128x64 tiles is the fastest per SM on the H100 (Vulkan), but it holds one workgroup
-    per SM, so waves of workgroups quantise: a layer with few tiles may split its k steps over S
-    slices (S times the workgroups, atomic adds into a zeroed output). The model, fitted on the
-    H100: time ~ waves * (k steps per slice + 4.2); a split must gain 5% over S = 1 (it also zeroes
-    the output and adds atomically). The 128x64 tile is used where its best last wave is at least
-    3/4 full; otherwise 4x4 a thread in 64x64 tiles (256 threads), unsplit. Any choice is exact;
-    this one only decides speed (tuned on the H100's 132 SMs)."""
-    tiles = -(-pixels // 128) * -(-mg // 64) * groups
+    thread is the fastest per SM on the H100 (Vulkan), in 128x64 tiles (256 threads) or 128x128
+    tiles (512 threads); either holds one workgroup per SM, so waves of workgroups quantise: a layer
+    with few tiles may split its k steps over S slices (S times the workgroups, atomic adds into an
+    output the pack pass zeroes). The model, fitted on the H100: time ~ waves * (k steps per slice
+    + 4.2) * step time of the tile (_STEP_US) + the zeroing (_ZERO_US_PER_MB * out_mb) when split.
+    The 128x64 tile is used where its best last wave is at least 3/4 full, the 128x128 one where
+    the model says it is 5% faster than that (and the adapter has the workgroup memory); otherwise
+    4x4 a thread in 64x64 tiles (256 threads), unsplit. Any choice is exact; this one only decides
+    speed (tuned on the H100's 132 SMs)."""
 
-    def cost(s: int) -> float:
+    def cost(threads: int, s: int) -> float:
+        tm = 128 if threads == 512 else 64
+        tiles = -(-pixels // 128) * -(-mg // tm) * groups
         steps = -(-k_steps // s)
-        return -(-tiles * (-(-k_steps // steps)) // _WAVE) * (steps + 4.2)
+        waves = -(-tiles * (-(-k_steps // steps)) // _WAVE)
+        return waves * (steps + _SLICE_OVERHEAD_STEPS) * _STEP_US[threads] + (s > 1) * _ZERO_US_PER_MB * out_mb
 
-    best = 1
-    for s in (2, 3, 4):
-        if s <= k_steps and cost(s) < 0.95 * cost(best):
-            best = s
-    steps = -(-k_steps // best)
+    def best_split(threads: int) -> int:
+        best = 1
+        for s in (2, 3, 4):
+            if s <= k_steps and cost(threads, s) < 0.95 * cost(threads, best):
+                best = s
+        return best
+
+    s256 = best_split(256)
+    if _wide_tiles_fit(device):
+        s512 = best_split(512)
+        if cost(512, s512) < 0.95 * cost(256, s256):
+            return 8, 512, s512
+    tiles = -(-pixels // 128) * -(-mg // 64) * groups
+    steps = -(-k_steps // s256)
     wgs = tiles * -(-k_steps // steps)
     waves = -(-wgs // _WAVE)
-    return (8, 256, best) if wgs >= 0.75 * waves * _WAVE else (4, 256, 1)
+    return (8, 256, s256) if wgs >= 0.75 * waves * _WAVE else (4, 256, 1)
 
 
 def ceiling_kernel(device: Device) -> Kernel:
@@ -260,8 +292,9 @@ class ConvolutionIntegerOperator:
 
     ``kernel`` is "portable" or "dot4" (the one chosen at compile time); ``dispatches`` is the
     number of GPU dispatches per call (1 portable, 2 dot4: pack input and filter, GEMM).
-    ``pixels_per_thread`` (4 or 8), ``threads`` (128 or 256 a workgroup) and ``split_k`` (slices of
-    the k steps, >= 1; capped at the step count, and fewer where the steps per slice cover them)
+    ``pixels_per_thread`` (4 or 8), ``threads`` (128, 256 or 512 a workgroup; 512 means 128-channel
+    tiles) and ``split_k`` (slices of the k steps, >= 1; capped at the step count, and fewer where
+    the steps per slice cover them)
     override the dot4 tile and split choice (for benchmarks and tests); ``slices`` is the split used.
     """
 
@@ -301,7 +334,8 @@ class ConvolutionIntegerOperator:
         else:
             # RP pixels x 4 channels a thread; workgroups of 128 or 256 threads (8 or 16 along the
             # pixels, 16 along the channels): tiles of (threads/16)*RP pixels by 64 channels.
-            auto_rp, auto_nt, auto_split = _gemm_shape(device, self.pixels, self.mg, g, kh * kw * -(-self.cg4p // _KC))
+            auto_rp, auto_nt, auto_split = _gemm_shape(device, self.pixels, self.mg, g, kh * kw * -(-self.cg4p // _KC),
+                                                       d.output.element_count * 4 / 1e6)
             need_sx = self.wzp_mode != 0 or not w_signed
             need_sw = d.input_zero_point is not None or not x_signed
             fast = {"X_FAST": int(d.input.element_strides[1] % 4 == 0 and cg % 16 == 0), "W_FAST": int(cg % 16 == 0)}
@@ -309,9 +343,17 @@ class ConvolutionIntegerOperator:
             self.threads = threads or auto_nt
             if self.rp not in (4, 8):
                 raise DmlValidationError(f"pixels_per_thread: must be 4 or 8; got {self.rp}")
-            if self.threads not in (128, 256):
-                raise DmlValidationError(f"threads: must be 128 or 256; got {self.threads}")
-            tp, tm = self.threads // 16 * self.rp, 64
+            if self.threads not in (128, 256, 512):
+                raise DmlValidationError(f"threads: must be 128, 256 or 512; got {self.threads}")
+            if self.threads == 512 and not _wide_tiles_fit(device):
+                raise DmlValidationError(
+                    f"threads: 512 needs {_WG512_SHARED} bytes of workgroup memory and 512 invocations a "
+                    f"workgroup; this adapter has max-compute-workgroup-storage-size "
+                    f"{device.limits.get('max-compute-workgroup-storage-size')} and "
+                    f"max-compute-invocations-per-workgroup {device.limits.get('max-compute-invocations-per-workgroup')}")
+            # 512 threads: 128-channel tiles (32 threads along the channels), else 64 (16 threads)
+            tm = 128 if self.threads == 512 else 64
+            tp = self.threads // (tm // 4) * self.rp
             self.ptiles = -(-self.pixels // tp)
             self.mtiles = -(-self.mg // tm)
             self.tiles = self.ptiles * self.mtiles * g
@@ -328,7 +370,7 @@ class ConvolutionIntegerOperator:
             # zw' = zw - 128 for UINT8 filters, zx' = zx - 128 for UINT8 inputs (see the WGSL header).
             self._pack_xw = _dot4_kernel(device, "pack_zero" if split else "pack", {**consts, **fast})
             self._main = _dot4_kernel(device, "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
-                                      {**consts, "RP": self.rp, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)},
+                                      {**consts, "RP": self.rp, "TM": tm, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)},
                                       self.threads)
             self.x_words = n * h * w * g * self.cg4p
             self.w_words = m * self.k_words
