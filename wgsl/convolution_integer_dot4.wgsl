@@ -154,8 +154,9 @@ fn pack(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (e - xv < cv.filt_sizes.x * cv.gemm.y) { pack_filter_word(e - xv); }
 }
 
-// The pack for split-K: the same, then the next bases.w threads zero the output (element r in
-// (n, m, oh, ow) order), which the split-K GEMM's slices then add into.
+// The pack for split-K: the same, then the next threads zero the output, which the split-K GEMM's
+// slices then add into, element r (in (n, m, oh, ow) order) a thread; for a packed output that is
+// word r past the output base, without the index arithmetic.
 @compute @workgroup_size(WG)
 fn pack_zero(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = thread_id(gid, nwg);
@@ -165,6 +166,10 @@ fn pack_zero(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     if (e - xv < fw) { pack_filter_word(e - xv); return; }
     let r = e - xv - fw;
     if (r >= cv.bases.w) { return; }
+    if (OUT_PACKED) {
+        output[cv.bases.z + r] = 0i;
+        return;
+    }
     let ow = r % cv.out_sizes.w;
     var t = r / cv.out_sizes.w;
     let oh = t % cv.out_sizes.z;
@@ -484,6 +489,7 @@ fn convolution_integer_dot4_splitk(@builtin(workgroup_id) wid: vec3<u32>, @built
 // Fast pack paths (set by the host where they apply): 16 independent loads per packed vec4
 // instead of a loop of dependent byte loads.
 override X_FAST: bool = false;  // input channel stride a multiple of 4 bytes and Cg a multiple of 16
+override OUT_PACKED: bool = false;  // the output is packed (pack_zero zeroes it without index arithmetic)
 override W_FAST: bool = false;  // Cg a multiple of 16: every filter word holds 4 real channels
 
 // Byte sh/8 of each of 4 raw words, gathered into one word (lane i from r[i]) and flipped.

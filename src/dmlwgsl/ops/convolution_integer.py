@@ -222,7 +222,7 @@ _WAVE = 132  # workgroups of the 128x64 or 128x128 GEMM resident at once on the 
 #: pack pass adds per MB of int32 output it zeroes for split-K.
 _STEP_US = {256: 1.9, 512: 3.05}
 _SLICE_OVERHEAD_STEPS = 4.2
-_ZERO_US_PER_MB = 0.75
+_ZERO_US_PER_MB = 0.47
 #: Workgroup memory of the 512-thread GEMM (two 128-row A and B buffers of 5 vec4s a row).
 _WG512_SHARED = 2 * (128 + 128) * 5 * 16
 
@@ -368,6 +368,9 @@ class ConvolutionIntegerOperator:
             self.workgroups = self.tiles * self.slices
             split = self.slices > 1
             # zw' = zw - 128 for UINT8 filters, zx' = zx - 128 for UINT8 inputs (see the WGSL header).
+            self._zero_vec = split and desc.output.is_packed
+            if split:
+                fast["OUT_PACKED"] = int(self._zero_vec)
             self._pack_xw = _dot4_kernel(device, "pack_zero" if split else "pack", {**consts, **fast})
             self._main = _dot4_kernel(device, "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
                                       {**consts, "RP": self.rp, "TM": tm, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)},
