@@ -31,6 +31,8 @@ shader only adds table entries.
 """
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass
 
@@ -297,22 +299,23 @@ class ResampleOperator:
         # resample_rows with float16 linear: 4 outputs (8 bytes) per thread, which keeps half the
         # W taps in registers (the 8-output form measured slower on the H100)
         self._half = int(self.mode == InterpolationMode.LINEAR and self.esize == 2 and _ROW_WALK_HALF)
-        self._rows = self._row_walk_shape()
-        if self._rows is not None:
+        # Row-walk geometry by layout: resample_rows (or _half), and resample_rows_pat for float16
+        # linear where every thread's W taps follow one pattern (resample_rows_half stands in for
+        # it on inputs at an odd element offset).
+        self._rows = {"rows": self._row_walk_shape()}
+        if self._rows["rows"] is not None:
             self._layout = "rows"
-        # float16 linear: resample_rows_pat where every thread's W taps follow one pattern, with
-        # resample_rows_half (geometry _rows_half) for inputs at an odd element offset
         self._pat = self._tap_pattern() if self._half else None
-        pat_rows = None
         if self._pat is not None:
-            pat_rows = self._row_walk_shape(self._pat[0], _PATTERN_TUNING.get(self._pat[0], (None, None))[0])
-        self._rows_half = self._rows
-        if pat_rows is None:
-            self._pat = None
-        else:
-            self._rows, self._layout = pat_rows, "pattern"
-        self._pack = self._pack_uniforms  # one bound method, so bind groups cache by its identity
-        self._pack_half = self._pack_rows_half
+            self._rows["pattern"] = self._row_walk_shape(self._pat[0], _PATTERN_TUNING.get(self._pat[0], (None,))[0])
+            if self._rows["pattern"] is None:
+                self._pat = None
+            else:
+                self._layout = "pattern"
+        # Uniform packers by layout (each one bound object, so bind groups cache by its identity):
+        # they differ only in the row-walk geometry they write.
+        self._packs = {lay: functools.partial(self._pack_uniforms, rows=self._rows.get(lay))
+                       for lay in ("rows", "pattern", "packed", "strided", "atomic")}
         self.kernel(self._layout)  # compile now: errors surface at compile time, not at first call
 
     def _row_walk_shape(self, v: int | None = None, band: int | None = None) -> tuple[int, int, int, int] | None:
@@ -403,6 +406,7 @@ class ResampleOperator:
         return self._kernels[layout]
 
     def _pack_uniforms(self, residual: dict, rows=None) -> bytes:
+        """The Params uniforms; ``rows``: the row-walk geometry of the layout dispatched (or None)."""
         u = np.zeros((8, 4), dtype=np.uint32)
         u[0] = self._out_sizes
         u[1] = self._out_strides
@@ -410,15 +414,11 @@ class ResampleOperator:
         u[3] = self.taps
         u[4] = [s.bit_length() - 1 if s & (s - 1) == 0 else 32 for s in self._out_sizes]
         u[5] = [self.count, residual["input"] // self.esize, residual["output"] // self.esize, 0]
-        u[6] = rows or self._rows or (0, 0, 0, 0)
+        u[6] = rows or (0, 0, 0, 0)
         if self._pat is not None:
             row_words = ((1,) * 4 + self.input_desc.sizes)[-1] // 2
             u[7] = [row_words, self._pat[4], np.int32(self._pat[5]).view(np.uint32), 0]
         return u.tobytes()
-
-    def _pack_rows_half(self, residual: dict) -> bytes:
-        """Uniforms for resample_rows_half standing in for resample_rows_pat (odd input offset)."""
-        return self._pack_uniforms(residual, self._rows_half)
 
     def _blocks(self, residual: dict) -> int:
         base = residual["output"]
@@ -433,19 +433,17 @@ class ResampleOperator:
         input.check("input")
         output.check("output")
         layout = self._layout
-        pack = self._pack
         if layout == "pattern" and (input.offset // 2) % 2:  # resample_rows_pat needs rows of whole words
-            layout, pack = ("rows", self._pack_half) if self._rows_half else ("packed", self._pack)
+            layout = "rows" if self._rows["rows"] else "packed"
         if layout in ("rows", "pattern") and output.offset % 16:
             layout = "packed"  # resample_rows stores whole 16-byte blocks of whole rows
         if layout in ("rows", "pattern", "packed") and output.buffer.size % 16:
             layout = "strided" if self.esize == 4 else "atomic"  # a foreign buffer not padded to 16
         k = self.kernel(layout)
         tensors = {"input": input, "output": output, "table": self.table, "table4": self.table}
-        rows = self._rows_half if pack is self._pack_half else self._rows
-        invocations = {"rows": rows[0] if rows else 0, "pattern": rows[0] if rows else 0,
-                       "packed": self._blocks}.get(layout, self.count)
-        k.dispatch(tensors, pack, invocations)
+        invocations = self._rows[layout][0] if layout in ("rows", "pattern") else (
+            self._blocks if layout == "packed" else self.count)
+        k.dispatch(tensors, self._packs[layout], invocations)
         return output
 
     @property
