@@ -287,6 +287,17 @@ def test_dot4_fast_pack(device, mix, rng):
     check(device, "dot4", x, w, xz, wz, start_padding=(1, 2), end_padding=(1, 0), group_count=2)
 
 
+def grouped_u8_layer(rng, hw):
+    """The dot4 tile and split-K tests' layer: 2 groups of 84 channels (two channel chunks a tap,
+    the second partial) and 70 filters, UINT8 input with zero point 77, INT8 filter with a zero
+    point per channel, asymmetric padding. (x, w, wz, params, expected)."""
+    x = rng.integers(0, 256, (2, 2 * 84, *hw)).astype(np.uint8)
+    w = rng.integers(-128, 128, (2 * 70, 84, 3, 3)).astype(np.int8)
+    wz = rng.integers(-128, 128, 2 * 70).astype(np.int8)
+    params = dict(start_padding=(1, 0), end_padding=(1, 2), group_count=2)
+    return x, w, wz, params, reference(x, w, np.uint8(77), wz, **params)
+
+
 @pytest.mark.parametrize("tile", [(4, 128), (4, 256), (8, 128), (8, 256), (4, 512), (8, 512)],
                          ids=lambda t: f"{t[0]}px-{t[1]}thr")
 def test_dot4_tile_shapes(device, tile, rng):
@@ -295,11 +306,7 @@ def test_dot4_tile_shapes(device, tile, rng):
     with several pixel and channel tiles, two channel chunks per tap, a partial last chunk, groups
     and all four zero-point corrections (UINT8 input, per-channel filter zero point)."""
     need_kernel(device, "dot4")
-    x = rng.integers(0, 256, (2, 2 * 84, 9, 10)).astype(np.uint8)
-    w = rng.integers(-128, 128, (2 * 70, 84, 3, 3)).astype(np.int8)
-    wz = rng.integers(-128, 128, 2 * 70).astype(np.int8)
-    params = dict(start_padding=(1, 0), end_padding=(1, 2), group_count=2)
-    expected = reference(x, w, np.uint8(77), wz, **params)
+    x, w, wz, params, expected = grouped_u8_layer(rng, (9, 10))
     desc = ConvolutionIntegerDesc(TensorDesc(U8, x.shape), TensorDesc(I8, w.shape),
                                   TensorDesc(DataType.INT32, expected.shape), TensorDesc(U8, (1, 1, 1, 1)),
                                   TensorDesc(I8, (1, w.shape[0], 1, 1)), **params)
@@ -319,11 +326,7 @@ def test_dot4_split_k(device, split, rng):
     slices starting mid-tap (two channel chunks a tap, a partial last chunk), groups, all four
     zero-point corrections, a strided output with guard bands (run_checked), both tile sizes."""
     need_kernel(device, "dot4")
-    x = rng.integers(0, 256, (2, 2 * 84, 7, 6)).astype(np.uint8)
-    w = rng.integers(-128, 128, (2 * 70, 84, 3, 3)).astype(np.int8)
-    wz = rng.integers(-128, 128, 2 * 70).astype(np.int8)
-    params = dict(start_padding=(1, 0), end_padding=(1, 2), group_count=2)
-    expected = reference(x, w, np.uint8(77), wz, **params)
+    x, w, wz, params, expected = grouped_u8_layer(rng, (7, 6))
     x_in, w_in = tensor_from(x), tensor_from(w)
     xz_in = tensor_from(np.full((1, 1, 1, 1), 77, np.uint8))
     wz_in = tensor_from(wz.reshape(1, -1, 1, 1))
