@@ -275,8 +275,9 @@ fn channel_sum(r: u32) -> i32 {
     return slot_sum(r).z;
 }
 
-// The outputs of local pixel row pl, channels ml0 + 16*j of the group (global m0 + 16*j):
-// acc + corr - zw * sx.
+// The outputs of local pixel row pl, channels ml0 + TYN*j of the group (global m0 + TYN*j):
+// acc + corr - zw * sx. (add_pixel repeats its index arithmetic on purpose: a shared helper
+// returning a struct measured 1.8-2.5% slower on the H100, same-run A/B, on the unsplit layers.)
 fn store_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<i32>, zw: vec4<i32>) {
     let p = ptile * (txn() * RP) + pl;
     if (p >= cv.gemm.x) { return; }
