@@ -336,7 +336,7 @@ def test_dot4_split_k(device, split, rng):
     threads = {3: 128, 4: 512 if _wide_tiles_fit(device) else 256}.get(split, 256)
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, split_k=split)
     assert op.k_steps == 18 and op.slices == {2: 2, 3: 3, 5: 5, 100: 18, 4: 4}[split] and op.dispatches == 2
-    assert not op._zero_vec   # a padded output: zeroed through the 4-D index
+    assert not op._zero_linear   # a padded output: zeroed through the 4-D index
     run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
 
 
@@ -360,7 +360,7 @@ def test_dot4_split_k_overflow_and_mixes(device, rng):
                                       None if wz is None else TensorDesc(dt(ww.dtype), (1, 1, 1, 1)), **params)
         op = ConvolutionIntegerOperator(device, desc, "dot4", split_k=4)
         assert op.slices == (4 if xx is x0 else 3)   # 585 steps: 4 x 147 (the last 144); 9 steps: 3 x 3
-        assert op._zero_vec   # packed output: zeroed by linear index
+        assert op._zero_linear   # packed output: zeroed by linear index
         run_op(device, op, tensor_from(xx), tensor_from(ww), tensor_from(np.asarray(xz).reshape(1, 1, 1, 1)),
                None if wz is None else tensor_from(np.asarray(wz).reshape(1, 1, 1, 1)), desc.output, exp)
     assert exp is not None and int(reference(x0, w0, np.uint8(255), np.int8(127))[0, 0, 0, 0]) < 0

@@ -250,11 +250,15 @@ def _gemm_shape(device: Device | None, pixels: int, mg: int, groups: int, k_step
     4x4 a thread in 64x64 tiles (256 threads), unsplit. Any choice is exact; this one only decides
     speed (tuned on the H100's 132 SMs)."""
 
-    def cost(threads: int, s: int) -> float:
-        tm = 128 if threads == 512 else 64
-        tiles = -(-pixels // 128) * -(-mg // tm) * groups
+    def grid(threads: int, s: int) -> tuple[int, int]:
+        """(k steps per slice, workgroups) of 8x4-a-thread tiles split over s slices."""
+        tiles = -(-pixels // 128) * -(-mg // (128 if threads == 512 else 64)) * groups
         steps = -(-k_steps // s)
-        waves = -(-tiles * (-(-k_steps // steps)) // _WAVE)
+        return steps, tiles * -(-k_steps // steps)
+
+    def cost(threads: int, s: int) -> float:
+        steps, wgs = grid(threads, s)
+        waves = -(-wgs // _WAVE)
         return waves * (steps + _SLICE_OVERHEAD_STEPS) * _STEP_US[threads] + (s > 1) * _ZERO_US_PER_MB * out_mb
 
     def best_split(threads: int) -> int:
@@ -269,9 +273,7 @@ def _gemm_shape(device: Device | None, pixels: int, mg: int, groups: int, k_step
         s512 = best_split(512)
         if cost(512, s512) < 0.95 * cost(256, s256):
             return 8, 512, s512
-    tiles = -(-pixels // 128) * -(-mg // 64) * groups
-    steps = -(-k_steps // s256)
-    wgs = tiles * -(-k_steps // steps)
+    wgs = grid(256, s256)[1]
     waves = -(-wgs // _WAVE)
     return (8, 256, s256) if wgs >= 0.75 * waves * _WAVE else (4, 256, 1)
 
@@ -333,7 +335,8 @@ class ConvolutionIntegerOperator:
             self.dispatches = 1
         else:
             # RP pixels x 4 channels a thread; workgroups of 128 or 256 threads (8 or 16 along the
-            # pixels, 16 along the channels): tiles of (threads/16)*RP pixels by 64 channels.
+            # pixels, 16 along the channels: tiles of (threads/16)*RP pixels by 64 channels) or of
+            # 512 (16 along the pixels, 32 along the channels: 16*RP pixels by 128 channels).
             auto_rp, auto_nt, auto_split = _gemm_shape(device, self.pixels, self.mg, g, kh * kw * -(-self.cg4p // _KC),
                                                        d.output.element_count * 4 / 1e6)
             need_sx = self.wzp_mode != 0 or not w_signed
@@ -368,9 +371,9 @@ class ConvolutionIntegerOperator:
             self.workgroups = self.tiles * self.slices
             split = self.slices > 1
             # zw' = zw - 128 for UINT8 filters, zx' = zx - 128 for UINT8 inputs (see the WGSL header).
-            self._zero_vec = split and desc.output.is_packed
+            self._zero_linear = split and desc.output.is_packed
             if split:
-                fast["OUT_PACKED"] = int(self._zero_vec)
+                fast["OUT_PACKED"] = int(self._zero_linear)
             self._pack_xw = _dot4_kernel(device, "pack_zero" if split else "pack", {**consts, **fast})
             self._main = _dot4_kernel(device, "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
                                       {**consts, "RP": self.rp, "TM": tm, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)},
