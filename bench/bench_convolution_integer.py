@@ -82,7 +82,8 @@ def run(device: Device, args) -> list[Row]:
             op = compile_convolution_integer(desc, device=device, kernel=kernel)
             if rm is not None:
                 op = ConvolutionIntegerOperator(device, desc, kernel, pixels_per_thread=rm, threads=256)
-                kernel = f"dot4 {rm}x4/thread, {16 * rm}x64 tile"
+            if kernel == "dot4":
+                kernel = dot4_label(op)
             op(xg, wg, out, None, zg)
             exact = bool(np.array_equal(out.numpy(), expected))
             ns = bench.time_ns(lambda: op(xg, wg, out, None, zg), dispatches=op.dispatches)
@@ -100,6 +101,14 @@ def run(device: Device, args) -> list[Row]:
                 r.extra["vs_ceiling"] = r.metric / ceiling
         rows.insert(0, Row("dot4_ceiling", "registers", "-", "i8", 0.0, ceiling, "TOPS", None, {"vs_ceiling": 1.0}))
     return rows
+
+
+def dot4_label(op: ConvolutionIntegerOperator) -> str:
+    """The dot4 configuration: outputs a thread, tile, k steps a workgroup out of a tile's."""
+    tm = 128 if op.threads == 512 else 64
+    tp = op.threads // (tm // 4) * op.rp
+    split = "" if op.slices == 1 else f", split {op.slice_steps}/{op.k_steps} steps"
+    return f"dot4 {op.rp}x4/thread, {tp}x{tm} tile{split}"
 
 
 def torch_rows(torch, n, c, m, h, w, ops, shape, reps) -> list[Row]:

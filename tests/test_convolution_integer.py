@@ -298,7 +298,7 @@ def grouped_u8_layer(rng, hw):
     return x, w, wz, params, reference(x, w, np.uint8(77), wz, **params)
 
 
-@pytest.mark.parametrize("tile", [(4, 128), (4, 256), (8, 128), (8, 256), (4, 512), (8, 512)],
+@pytest.mark.parametrize("tile", [(4, 128), (4, 256), (8, 128), (8, 256), (4, 512), (8, 512), (5, 128), (6, 256), (7, 512)],
                          ids=lambda t: f"{t[0]}px-{t[1]}thr")
 def test_dot4_tile_shapes(device, tile, rng):
     """Every dot4 GEMM tile shape (pixels per thread, threads a workgroup; 512 threads: 128x128
@@ -340,6 +340,30 @@ def test_dot4_split_k(device, split, rng):
     run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
 
 
+@pytest.mark.parametrize("per", [7, 13, 1, 17], ids=lambda p: f"steps{p}")
+def test_dot4_stream_k(device, per, rng):
+    """Stream-K: workgroups of `per` consecutive k steps of the tile-major line of all tiles' steps
+    (18 a tile), so most start mid-tile and cross into the next tile (two segments, each adding
+    its own corrections; the segment holding a tile's first step adds K zx' zw'), with the
+    pixels-a-thread values 5-7 whose tiles leave staging rows unused, a strided output with guard
+    bands, groups and all four zero-point corrections."""
+    need_kernel(device, "dot4")
+    x, w, wz, params, expected = grouped_u8_layer(rng, (7, 6))
+    x_in, w_in = tensor_from(x), tensor_from(w)
+    xz_in = tensor_from(np.full((1, 1, 1, 1), 77, np.uint8))
+    wz_in = tensor_from(wz.reshape(1, -1, 1, 1))
+    out_desc = strided_desc(DataType.INT32, expected.shape, "padded", output=True)
+    desc = ConvolutionIntegerDesc(x_in[0], w_in[0], out_desc, xz_in[0], wz_in[0], **params)
+    rp, threads = {7: (5, 256), 13: (6, 128), 1: (7, 256), 17: (7, 512)}[per]
+    if threads == 512 and not _wide_tiles_fit(device):
+        threads = 256
+    op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads,
+                                    steps_per_workgroup=per)
+    assert op.k_steps == 18 and op.slice_steps == per and op.tiles > 1
+    assert op.workgroups == -(-op.tiles * 18 // per)
+    run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
+
+
 def test_dot4_split_k_overflow_and_mixes(device, rng):
     """Split-K partial sums that wrap (test_overflow_wraps' layer over 4 slices: wrapping adds are
     exact in any order), an int8 input with a zero point against a uint8 filter, and split_k
@@ -367,6 +391,13 @@ def test_dot4_split_k_overflow_and_mixes(device, rng):
     for bad in (0, -1, 1.5, True):
         with pytest.raises(DmlValidationError, match="split_k"):
             ConvolutionIntegerOperator(device, desc, "dot4", split_k=bad)
+        with pytest.raises(DmlValidationError, match="steps_per_workgroup"):
+            ConvolutionIntegerOperator(device, desc, "dot4", steps_per_workgroup=bad)
+    with pytest.raises(DmlValidationError, match="at most one"):
+        ConvolutionIntegerOperator(device, desc, "dot4", split_k=2, steps_per_workgroup=3)
+    for bad in (3, 9, 4.0, True):
+        with pytest.raises(DmlValidationError, match="pixels_per_thread"):
+            ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=bad)
 
 
 def test_gemm_shape_choice():
@@ -374,10 +405,12 @@ def test_gemm_shape_choice():
     from dmlwgsl.ops.convolution_integer import _gemm_shape
     def mb(n, m, hw):
         return n * m * hw * 4 / 1e6
-    assert _gemm_shape(None, 8 * 56 * 56, 64, 1, 9, mb(8, 64, 3136)) == (4, 256, 1)
-    assert _gemm_shape(None, 8 * 28 * 28, 256, 1, 36, mb(8, 256, 784)) == (8, 512, 1)
-    assert _gemm_shape(None, 32 * 28 * 28, 128, 1, 18, mb(32, 128, 784)) == (8, 256, 1)
-    assert _gemm_shape(None, 8 * 14 * 14, 512, 1, 72, mb(8, 512, 196)) == (8, 512, 2)
+    # (pixels a thread, threads, k steps a workgroup): the fastest measured of 266 configurations
+    # on each layer (bench/README.md)
+    assert _gemm_shape(None, 8 * 56 * 56, 64, 1, 9, mb(8, 64, 3136)) == (6, 256, 9)
+    assert _gemm_shape(None, 8 * 28 * 28, 256, 1, 36, mb(8, 256, 784)) == (6, 512, 36)
+    assert _gemm_shape(None, 32 * 28 * 28, 128, 1, 18, mb(32, 128, 784)) == (6, 512, 18)
+    assert _gemm_shape(None, 8 * 14 * 14, 512, 1, 72, mb(8, 512, 196)) == (7, 512, 31)   # stream-K, 131 workgroups
 
 
 # ------------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ struct Conv {
     zp: vec4<u32>,            // input zp base, filter zp base (bytes), filter zp channel stride, ceil(Cg/4)
     gemm: vec4<u32>,          // P = N*OH*OW, K words = KH*KW*CG4P, CG4P (ceil(Cg/4) rounded up to 4), pixel tiles
     gemm2: vec4<u32>,         // channel tiles, K taps = Cg*KH*KW, packed_input words, workgroups
-    split: vec4<u32>,         // split-K slices, steps per slice, -, workgroups per slice
+    split: vec4<u32>,         // dot4: k steps a tile, k steps a workgroup (split-K), -, tiles
 }
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;

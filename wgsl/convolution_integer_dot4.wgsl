@@ -27,10 +27,12 @@
 // private arrays used in loops land in local memory (the old kernel ran at ~2 TOPS because of it).
 // The per-pixel sums of x' and per-channel sums of w' for the zero-point correction are folded
 // into the staging (each thread sums the vec4 it stages; four partial sums a row).
-// Split-K (convolution_integer_dot4_splitk, after pack_zero has zeroed the output): workgroup
-// slice * split.w + tile runs split.y k steps of its tile and atomically adds its outputs; the
-// corrections are linear in the sums, so each slice subtracts those of its own k range and slice 0
-// adds K zx' zw'. Wrapping i32 adds make the result exact in any order.
+// Split-K (convolution_integer_dot4_splitk, after pack_zero has zeroed the output), in stream-K
+// form: the k steps of all tiles make one line, workgroup w runs split.y consecutive steps of it
+// (one segment per tile it touches: a slice may start mid-tile and cross into the next tile), and
+// each segment atomically adds its outputs; the corrections are linear in the sums, so each
+// segment subtracts those of its own k range and the one holding a tile's first step adds
+// K zx' zw'. Wrapping i32 adds make the result exact in any order.
 // Bindings: those of convolution_integer.wgsl, plus 6 packed_input, 7 packed_filter (written by the
 // pack passes) and 8, 9: the same buffers, read-only (as vec4s), for the GEMM; 10 the output as
 // atomics (split-K).
@@ -38,7 +40,7 @@
 
 #include "convolution_integer.wgsl"
 
-override RP: u32 = 4u;   // output pixels per thread: 4 or 8 (TP = 64 or 128 pixels a workgroup)
+override RP: u32 = 4u;   // output pixels per thread: 4 to 8 (TP = TXN * RP pixels a workgroup, at most 128)
 override NEED_SX: bool = true;  // zw' can be nonzero: needs the per-pixel sums of x'
 override NEED_SW: bool = true;  // zx' can be nonzero: needs the per-channel sums of w'
 override TM: u32 = 64u;   // output channels a tile: 64, or 128 with WG = 512 (32 threads along the channels)
@@ -198,11 +200,12 @@ fn mac(c: vec4<i32>, a: vec4<u32>, b0: vec4<u32>, b1: vec4<u32>, b2: vec4<u32>, 
 
 fn sum4(v: vec4<u32>) -> i32 { return dd(0i, v, vec4<u32>(ONES)); }
 
-// A staged pixel row: where its words start (at tap (0, 0), chunk q; may be negative) and the
-// top-left input position of its window.
-struct PixRow { base: i32, ih0: i32, iw0: i32 }
+// A staged pixel row: where its words start (at tap (0, 0), chunk q; may be negative), the
+// top-left input position of its window, and whether the tile has the row (TP < 128 leaves
+// staging rows unused: they stage zeros without loading).
+struct PixRow { base: i32, ih0: i32, iw0: i32, live: bool }
 
-fn pix_row(p_in: u32, g: u32, q: u32) -> PixRow {
+fn pix_row(p_in: u32, g: u32, q: u32, live: bool) -> PixRow {
     let p = min(p_in, cv.gemm.x - 1u);   // rows past P read pixel P - 1: valid, never stored
     let ohw = cv.out_sizes.z * cv.out_sizes.w;
     let n = p / ohw;
@@ -212,7 +215,7 @@ fn pix_row(p_in: u32, g: u32, q: u32) -> PixRow {
     let pix_words = i32(cv.pads.z * cv.gemm.z);
     let base = ((i32(n) * i32(cv.in_sizes.z) + ih0) * i32(cv.in_sizes.w) + iw0) * pix_words
              + i32(g * cv.gemm.z + 4u * q);
-    return PixRow(base, ih0, iw0);
+    return PixRow(base, ih0, iw0, live);
 }
 
 // The 4 words of row `pr` at tap offset (dh, dw), chunk offset toff (words): pad where the tap
@@ -220,7 +223,7 @@ fn pix_row(p_in: u32, g: u32, q: u32) -> PixRow {
 fn load_a(pr: PixRow, dh: i32, dw: i32, toff: i32, chunk_ok: bool, padv: vec4<u32>) -> vec4<u32> {
     let ih = pr.ih0 + dh;
     let iw = pr.iw0 + dw;
-    if (!chunk_ok) { return vec4<u32>(0u); }
+    if (!chunk_ok || !pr.live) { return vec4<u32>(0u); }
     if (ih < 0 || ih >= i32(cv.in_sizes.z) || iw < 0 || iw >= i32(cv.in_sizes.w)) { return padv; }
     return packed_input_ro[u32(pr.base + toff) >> 2u];
 }
@@ -228,7 +231,7 @@ fn load_a(pr: PixRow, dh: i32, dw: i32, toff: i32, chunk_ok: bool, padv: vec4<u3
 struct Staged { a0: vec4<u32>, a1: vec4<u32>, b0: vec4<u32>, b1: vec4<u32> }
 
 // Global loads of one step (tap kh, kw; channel words c0..c0+15) for this thread: chunk q of
-// pixel rows ra0 (and ra0 + WG/4 when RP = 8) and of channel rows rb0 (and rb0 + 32 when WG = 128).
+// pixel rows ra0 (and ra0 + WG/4 when TP > WG/4) and of channel rows rb0 (and rb0 + 32 when WG = 128).
 fn stage(pr0: PixRow, pr1: PixRow, wrow0: u32, w_ok0: bool, wrow1: u32, w_ok1: bool, q: u32,
          kh: u32, kw: u32, c0: u32, zx_byte: u32) -> Staged {
     let cg4p = cv.gemm.z;
@@ -325,26 +328,21 @@ fn chan_zw(ml: u32, m: u32) -> i32 {
     return filter_zp(m) - select(128i, 0i, W_SIGNED);
 }
 
-// A workgroup's accumulators and what its stores need (ok: false for the workgroups past the grid).
+// A workgroup's accumulators and what its stores need.
 struct Tile {
-    ok: bool, ptile: u32, ml0: u32, m0: u32, tx: u32, corr: vec4<i32>, zw: vec4<i32>,
+    ptile: u32, ml0: u32, m0: u32, tx: u32, corr: vec4<i32>, zw: vec4<i32>,
     c0: vec4<i32>, c1: vec4<i32>, c2: vec4<i32>, c3: vec4<i32>, c4: vec4<i32>, c5: vec4<i32>, c6: vec4<i32>,
     c7: vec4<i32>,
 }
 
-// The GEMM of one workgroup: workgroup wg = slice * split.w + tile runs k steps
-// [slice * split.y, min((slice + 1) * split.y, all steps)) of its tile (one slice without split-K).
-fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
+// The GEMM of k steps [st0, st0 + nsteps) of tile `tile` (tiles ordered pixel tile fastest, then
+// channel tile, then group) by one workgroup.
+fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
     var tile: Tile;
-    let wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
-    tile.ok = wg < cv.gemm2.w;
-    if (!tile.ok) { return tile; }
     let TXN = txn();           // threads along the pixels (8 or 16); tyn() along the channels
     let TP = TXN * RP;
-    let slice = wg / cv.split.w;
-    let wt = wg % cv.split.w;
-    let ptile = wt % cv.gemm.w;
-    let rest = wt / cv.gemm.w;
+    let ptile = tile_id % cv.gemm.w;
+    let rest = tile_id / cv.gemm.w;
     let mtile = rest % cv.gemm2.x;
     let g = rest / cv.gemm2.x;
     let cg4p = cv.gemm.z;
@@ -357,9 +355,9 @@ fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
     let q = l & 3u;
     let ra0 = l >> 2u;
     let rb0 = l >> 2u;
-    let pr0 = pix_row(ptile * TP + ra0, g, q);
+    let pr0 = pix_row(ptile * TP + ra0, g, q, ra0 < TP);
     var pr1 = pr0;
-    if (TP > stage_rows()) { pr1 = pix_row(ptile * TP + ra0 + stage_rows(), g, q); }
+    if (TP > stage_rows()) { pr1 = pix_row(ptile * TP + ra0 + stage_rows(), g, q, ra0 + stage_rows() < TP); }
     let wml0 = mtile * TM + rb0;
     let wml1 = wml0 + stage_rows();
     let wrow0 = (g * mg + min(wml0, mg - 1u)) * cv.gemm.y;
@@ -376,8 +374,6 @@ fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
     var sums = vec4<i32>(0);   // partial sums (chunk q) of x' of rows ra0, ra0 + WG/4, of w' of rows rb0, rb0 + 32
 
     let csteps = (cg4p + KC - 1u) / KC;
-    let st0 = slice * cv.split.y;
-    let nsteps = min(cv.split.y, cv.filt_sizes.z * KW * csteps - st0);
     // The step that `stage` loads next: tap (kh, kw), channel words from cw.
     let tap0 = st0 / csteps;
     var kh = tap0 / KW; var kw = tap0 % KW; var cw = (st0 % csteps) * KC;
@@ -411,16 +407,10 @@ fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
             c1 = mac(c1, a1, b0, b1, b2, b3);
             c2 = mac(c2, a2, b0, b1, b2, b3);
             c3 = mac(c3, a3, b0, b1, b2, b3);
-            if (RP == 8u) {
-                let a4 = a_sh[abuf + 4u * ai + k];
-                let a5 = a_sh[abuf + 5u * ai + k];
-                let a6 = a_sh[abuf + 6u * ai + k];
-                let a7 = a_sh[abuf + 7u * ai + k];
-                c4 = mac(c4, a4, b0, b1, b2, b3);
-                c5 = mac(c5, a5, b0, b1, b2, b3);
-                c6 = mac(c6, a6, b0, b1, b2, b3);
-                c7 = mac(c7, a7, b0, b1, b2, b3);
-            }
+            if (RP > 4u) { c4 = mac(c4, a_sh[abuf + 4u * ai + k], b0, b1, b2, b3); }
+            if (RP > 5u) { c5 = mac(c5, a_sh[abuf + 5u * ai + k], b0, b1, b2, b3); }
+            if (RP > 6u) { c6 = mac(c6, a_sh[abuf + 6u * ai + k], b0, b1, b2, b3); }
+            if (RP > 7u) { c7 = mac(c7, a_sh[abuf + 7u * ai + k], b0, b1, b2, b3); }
         }
         if (more) {
             put(s, 1u - cur, ra0, rb0, q);
@@ -441,7 +431,7 @@ fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
     let m0 = g * mg + ml0;
     let zw = vec4<i32>(chan_zw(ml0, m0), chan_zw(ml0 + d, m0 + d), chan_zw(ml0 + 2u * d, m0 + 2u * d),
                        chan_zw(ml0 + 3u * d, m0 + 3u * d));
-    var corr = select(vec4<i32>(0), kzx * zw, slice == 0u);   // K zx' zw' once, in slice 0
+    var corr = select(vec4<i32>(0), kzx * zw, st0 == 0u);   // K zx' zw' once, with the tile's first step
     if (NEED_SW) {
         corr -= zxp * vec4<i32>(channel_sum(ty), channel_sum(ty + d), channel_sum(ty + 2u * d), channel_sum(ty + 3u * d));
     }
@@ -450,40 +440,52 @@ fn gemm(wid: vec3<u32>, nwg: vec3<u32>, l: u32) -> Tile {
     return tile;
 }
 
+// The workgroup index over a (possibly 2-D) grid.
+fn workgroup_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + (wid.y + wid.z * nwg.y) * nwg.x; }
+
 @compute @workgroup_size(WG)
 fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                             @builtin(local_invocation_index) l: u32) {
-    let t = gemm(wid, nwg, l);
-    if (!t.ok) { return; }
+    let wg = workgroup_index(wid, nwg);
+    if (wg >= cv.gemm2.w) { return; }
+    let t = gemm(wg, 0u, cv.split.x, l);
     let TXN = txn();
     store_pixel(t.tx, t.c0, t.ptile, t.ml0, t.m0, t.corr, t.zw);
     store_pixel(t.tx + TXN, t.c1, t.ptile, t.ml0, t.m0, t.corr, t.zw);
     store_pixel(t.tx + 2u * TXN, t.c2, t.ptile, t.ml0, t.m0, t.corr, t.zw);
     store_pixel(t.tx + 3u * TXN, t.c3, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-    if (RP == 8u) {
-        store_pixel(t.tx + 4u * TXN, t.c4, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-        store_pixel(t.tx + 5u * TXN, t.c5, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-        store_pixel(t.tx + 6u * TXN, t.c6, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-        store_pixel(t.tx + 7u * TXN, t.c7, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-    }
+    if (RP > 4u) { store_pixel(t.tx + 4u * TXN, t.c4, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
+    if (RP > 5u) { store_pixel(t.tx + 5u * TXN, t.c5, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
+    if (RP > 6u) { store_pixel(t.tx + 6u * TXN, t.c6, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
+    if (RP > 7u) { store_pixel(t.tx + 7u * TXN, t.c7, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
 }
 
-// Split-K: the same GEMM over one slice of k, its partial outputs added into the (zeroed) output.
+// Split-K (stream-K form): the k steps of all tiles in one line (tile-major, split.x steps a tile);
+// workgroup w runs steps [w * split.y, (w + 1) * split.y) of that line, one segment per tile it
+// touches, and adds each segment's partial outputs into the (zeroed) output.
 @compute @workgroup_size(WG)
 fn convolution_integer_dot4_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                                    @builtin(local_invocation_index) l: u32) {
-    let t = gemm(wid, nwg, l);
-    if (!t.ok) { return; }
+    let wg = workgroup_index(wid, nwg);
+    if (wg >= cv.gemm2.w) { return; }
+    let steps = cv.split.x;
+    var at = wg * cv.split.y;
+    let end = min(at + cv.split.y, cv.split.w * steps);
     let TXN = txn();
-    add_pixel(t.tx, t.c0, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-    add_pixel(t.tx + TXN, t.c1, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-    add_pixel(t.tx + 2u * TXN, t.c2, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-    add_pixel(t.tx + 3u * TXN, t.c3, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-    if (RP == 8u) {
-        add_pixel(t.tx + 4u * TXN, t.c4, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-        add_pixel(t.tx + 5u * TXN, t.c5, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-        add_pixel(t.tx + 6u * TXN, t.c6, t.ptile, t.ml0, t.m0, t.corr, t.zw);
-        add_pixel(t.tx + 7u * TXN, t.c7, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+    while (at < end) {
+        let st0 = at % steps;
+        let n = min(end - at, steps - st0);
+        let t = gemm(at / steps, st0, n, l);
+        add_pixel(t.tx, t.c0, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+        add_pixel(t.tx + TXN, t.c1, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+        add_pixel(t.tx + 2u * TXN, t.c2, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+        add_pixel(t.tx + 3u * TXN, t.c3, t.ptile, t.ml0, t.m0, t.corr, t.zw);
+        if (RP > 4u) { add_pixel(t.tx + 4u * TXN, t.c4, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
+        if (RP > 5u) { add_pixel(t.tx + 5u * TXN, t.c5, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
+        if (RP > 6u) { add_pixel(t.tx + 6u * TXN, t.c6, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
+        if (RP > 7u) { add_pixel(t.tx + 7u * TXN, t.c7, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
+        at += n;
+        workgroupBarrier();   // the next segment's staging overwrites the sums this one's stores read
     }
 }
 
@@ -518,7 +520,7 @@ fn d4(a: vec4<u32>, b: u32) -> vec4<i32> {
 @compute @workgroup_size(256)
 fn dot4_ceiling(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) l: u32) {
-    let t = (wid.x + (wid.y + wid.z * nwg.y) * nwg.x) * 256u + l;
+    let t = workgroup_index(wid, nwg) * 256u + l;
     let s0 = t * 0x9E3779B9u;
     let a0 = vec4<u32>(s0) + vec4<u32>(0u, 1u, 2u, 3u) * 0x01020304u;
     let a1 = a0 + vec4<u32>(0x04080C10u);

@@ -11,9 +11,10 @@ Two kernels compute it bit-exactly:
 * ``portable`` (wgsl/convolution_integer.wgsl): one thread per output, core WGSL only;
 * ``dot4`` (wgsl/convolution_integer_dot4.wgsl): packs input and filter into signed 4x8 words
   (one pass into scratch buffers owned by the compiled op), then a tiled implicit GEMM on
-  ``dot4I8Packed``: double-buffered workgroup memory, 64x64, 128x64 or 128x128 output tiles, 4x4
-  or 8x4 outputs per thread in named vec4 accumulators; a layer with few tiles may split its k steps
-  over slices that add atomically into the output, which the pack pass then zeroes (split-K;
+  ``dot4I8Packed``: double-buffered workgroup memory, output tiles of 16*RP pixels (8*RP with
+  128 threads) by 64 or 128 channels, RP = 4..8 pixels by 4 channels a thread in named vec4
+  accumulators; the k steps may be shared over workgroups that add atomically into the output,
+  which the pack pass then zeroes (split-K in stream-K form: a workgroup's steps may cross tiles;
   see _gemm_shape). Used where the adapter compiles it.
 
 1-D convolution takes 3-D tensors {N, C, W}; it runs as {N, C, 1, W}.
@@ -36,6 +37,11 @@ INTEGER_TYPES = frozenset({DataType.INT8, DataType.UINT8})
 KERNELS = ("auto", "portable", "dot4")
 _WG = 256
 _KC = 16  # k words per step of the dot4 kernel (KC in the WGSL)
+
+
+def _is_count(v) -> bool:
+    """Whether ``v`` is an integer >= 1 (bool excluded)."""
+    return not isinstance(v, bool) and isinstance(v, (int, np.integer)) and v >= 1
 
 
 def _pair(name: str, value, count: int) -> tuple[int, ...]:
@@ -216,13 +222,16 @@ def _dot4_kernel(device: Device, entry: str, constants: dict, workgroup_size: in
                   workgroup_size=workgroup_size, outputs=outputs)
 
 
-_WAVE = 132  # workgroups of the 128x64 or 128x128 GEMM resident at once on the H100 (one per SM)
-#: Fitted on the H100 (Vulkan): microseconds per k step of one wave of 128x64 tiles (256 threads)
-#: and of 128x128 tiles (512 threads), the per-slice overhead in k steps, and the microseconds the
-#: pack pass adds per MB of int32 output it zeroes for split-K.
-_STEP_US = {256: 1.9, 512: 3.05}
-_SLICE_OVERHEAD_STEPS = 4.2
-_ZERO_US_PER_MB = 0.47
+_WAVE = 132  # workgroups of the dot4 GEMM resident at once on the H100 (one per SM)
+#: The cost model, fitted on the H100 (Vulkan) over 266 tile / split configurations of the four
+#: benchmark layers (per configuration: median of 20 runs): a wave of workgroups costs
+#: (k steps a workgroup * step time + _WAVE_OVERHEAD_US), plus _WAVE_OVERHEAD_US for each further
+#: tile segment a workgroup runs, plus the zeroing in the pack pass when split. Step time of a
+#: 128-channel tile (512 threads) with RP pixels a thread: _STEP_US_A + _STEP_US_B * RP; a
+#: 64-channel tile (256 threads): _STEP_US_256 times that.
+_STEP_US_A, _STEP_US_B, _STEP_US_256 = 0.37, 0.355, 0.6
+_WAVE_OVERHEAD_US = 5.3
+_ZERO_US, _ZERO_US_PER_MB = 1.2, 0.22
 #: Workgroup memory of the 512-thread GEMM (two 128-row A and B buffers of 5 vec4s a row).
 _WG512_SHARED = 2 * (128 + 128) * 5 * 16
 
@@ -238,44 +247,39 @@ def _wide_tiles_fit(device: Device | None) -> bool:
 
 
 def _gemm_shape(device: Device | None, pixels: int, mg: int, groups: int, k_steps: int = 1,
-                out_mb: float = 0.0) -> tuple[int, int, int]:
-    """(pixels per thread, threads per workgroup, split-K slices) of the dot4 GEMM. 8x4 outputs a
-    thread is the fastest per SM on the H100 (Vulkan), in 128x64 tiles (256 threads) or 128x128
-    tiles (512 threads); either holds one workgroup per SM, so waves of workgroups quantise: a layer
-    with few tiles may split its k steps over S slices (S times the workgroups, atomic adds into an
-    output the pack pass zeroes). The model, fitted on the H100: time ~ waves * (k steps per slice
-    + 4.2) * step time of the tile (_STEP_US) + the zeroing (_ZERO_US_PER_MB * out_mb) when split.
-    The 128x64 tile is used where its best last wave is at least 3/4 full, the 128x128 one where
-    the model says it is 5% faster than that (and the adapter has the workgroup memory); otherwise
-    4x4 a thread in 64x64 tiles (256 threads), unsplit. Any choice is exact; this one only decides
-    speed (tuned on the H100's 132 SMs)."""
-
-    def grid(threads: int, s: int) -> tuple[int, int]:
-        """(k steps per slice, workgroups) of 8x4-a-thread tiles split over s slices."""
-        tiles = -(-pixels // 128) * -(-mg // (128 if threads == 512 else 64)) * groups
-        steps = -(-k_steps // s)
-        return steps, tiles * -(-k_steps // steps)
-
-    def cost(threads: int, s: int) -> float:
-        steps, wgs = grid(threads, s)
-        waves = -(-wgs // _WAVE)
-        return waves * (steps + _SLICE_OVERHEAD_STEPS) * _STEP_US[threads] + (s > 1) * _ZERO_US_PER_MB * out_mb
-
-    def best_split(threads: int) -> int:
-        best = 1
-        for s in (2, 3, 4):
-            if s <= k_steps and cost(threads, s) < 0.95 * cost(threads, best):
-                best = s
-        return best
-
-    s256 = best_split(256)
-    if _wide_tiles_fit(device):
-        s512 = best_split(512)
-        if cost(512, s512) < 0.95 * cost(256, s256):
-            return 8, 512, s512
-    wgs = grid(256, s256)[1]
-    waves = -(-wgs // _WAVE)
-    return (8, 256, s256) if wgs >= 0.75 * waves * _WAVE else (4, 256, 1)
+                out_mb: float = 0.0, rp: int | None = None, threads: int | None = None) -> tuple[int, int, int]:
+    """(pixels per thread, threads per workgroup, k steps per workgroup) of the dot4 GEMM, chosen
+    by a cost model fitted on the H100 (Vulkan; see _STEP_US_A). Every tile holds one workgroup
+    per SM there, so workgroups run in waves of _WAVE and a partial last wave costs a whole one.
+    Candidates: RP = 4..8 pixels a thread in 128-channel tiles (512 threads, where the adapter has
+    the workgroup memory) or 64-channel tiles (256 threads), each unsplit or split-K in stream-K
+    form (the k steps of all tiles shared evenly over 1-4 waves of workgroups, or each tile split
+    in 2-4). The cheapest wins; an unsplit choice is kept unless a split one is 3% cheaper. Any
+    choice is exact; this one only decides speed. ``rp`` and ``threads``, where given, fix the tile
+    (128 threads: 8*RP pixels by 64 channels, costed as the 256-thread tile)."""
+    wide = _wide_tiles_fit(device)
+    best = None
+    for nt in ((threads,) if threads else (256, 512) if wide else (256,)):
+        tm = 128 if nt == 512 else 64
+        for r in ((rp,) if rp else range(4, 9)):
+            step = (_STEP_US_A + _STEP_US_B * r) * (1.0 if nt == 512 else _STEP_US_256)
+            tiles = -(-pixels // ((8 if nt == 128 else 16) * r)) * -(-mg // tm) * groups
+            line = tiles * k_steps
+            pers = {k_steps} | {-(-k_steps // s) for s in (2, 3, 4)}
+            if line < 2**31:
+                pers |= {min(k_steps, -(-line // (j * _WAVE))) for j in (1, 2, 3, 4)}
+            for per in sorted(pers, reverse=True):
+                wgs = -(-line // per)
+                waves = -(-wgs // _WAVE)
+                segments = 1 if k_steps % per == 0 else 2
+                cost = waves * (per * step + _WAVE_OVERHEAD_US) + (segments - 1) * _WAVE_OVERHEAD_US
+                if per < k_steps:
+                    if line >= 2**31:
+                        continue
+                    cost = 1.03 * (cost + _ZERO_US + _ZERO_US_PER_MB * out_mb)
+                if best is None or cost < best[0]:
+                    best = (cost, r, nt, per)
+    return best[1:]
 
 
 def ceiling_kernel(device: Device) -> Kernel:
@@ -294,14 +298,18 @@ class ConvolutionIntegerOperator:
 
     ``kernel`` is "portable" or "dot4" (the one chosen at compile time); ``dispatches`` is the
     number of GPU dispatches per call (1 portable, 2 dot4: pack input and filter, GEMM).
-    ``pixels_per_thread`` (4 or 8), ``threads`` (128, 256 or 512 a workgroup; 512 means 128-channel
-    tiles) and ``split_k`` (slices of the k steps, >= 1; capped at the step count, and fewer where
-    the steps per slice cover them)
-    override the dot4 tile and split choice (for benchmarks and tests); ``slices`` is the split used.
+    ``pixels_per_thread`` (4 to 8), ``threads`` (128, 256 or 512 a workgroup; 512 means 128-channel
+    tiles) and either ``split_k`` (cut each tile's k steps into that many slices, >= 1; capped at
+    the step count, and fewer where the steps per slice cover them) or ``steps_per_workgroup``
+    (stream-K: each workgroup runs that many consecutive k steps of the tile-major line of all
+    tiles' steps, crossing tile boundaries) override the dot4 tile and split choice (for
+    benchmarks and tests). ``slice_steps`` is the k steps a workgroup runs, ``k_steps`` those of a
+    tile, ``slices`` the most segments a tile is cut into (1: unsplit) and ``workgroups`` the GEMM's
+    workgroup count.
     """
 
     def __init__(self, device: Device, desc: ConvolutionIntegerDesc, kernel: str, *, pixels_per_thread=None,
-                 threads=None, split_k=None):
+                 threads=None, split_k=None, steps_per_workgroup=None):
         self.device = device
         self.desc = desc
         self.kernel = kernel
@@ -337,17 +345,16 @@ class ConvolutionIntegerOperator:
             # RP pixels x 4 channels a thread; workgroups of 128 or 256 threads (8 or 16 along the
             # pixels, 16 along the channels: tiles of (threads/16)*RP pixels by 64 channels) or of
             # 512 (16 along the pixels, 32 along the channels: 16*RP pixels by 128 channels).
-            auto_rp, auto_nt, auto_split = _gemm_shape(device, self.pixels, self.mg, g, kh * kw * -(-self.cg4p // _KC),
-                                                       d.output.element_count * 4 / 1e6)
             need_sx = self.wzp_mode != 0 or not w_signed
             need_sw = d.input_zero_point is not None or not x_signed
             fast = {"X_FAST": int(d.input.element_strides[1] % 4 == 0 and cg % 16 == 0), "W_FAST": int(cg % 16 == 0)}
-            self.rp = pixels_per_thread or auto_rp
-            self.threads = threads or auto_nt
-            if self.rp not in (4, 8):
-                raise DmlValidationError(f"pixels_per_thread: must be 4 or 8; got {self.rp}")
-            if self.threads not in (128, 256, 512):
-                raise DmlValidationError(f"threads: must be 128, 256 or 512; got {self.threads}")
+            if pixels_per_thread is not None and (not _is_count(pixels_per_thread) or not 4 <= pixels_per_thread <= 8):
+                raise DmlValidationError(f"pixels_per_thread: must be an integer from 4 to 8; got {pixels_per_thread!r}")
+            if threads is not None and (not _is_count(threads) or threads not in (128, 256, 512)):
+                raise DmlValidationError(f"threads: must be 128, 256 or 512; got {threads!r}")
+            self.k_steps = kh * kw * -(-self.cg4p // _KC)
+            self.rp, self.threads, auto_steps = _gemm_shape(device, self.pixels, self.mg, g, self.k_steps,
+                                                            d.output.element_count * 4 / 1e6, pixels_per_thread, threads)
             if self.threads == 512 and not _wide_tiles_fit(device):
                 raise DmlValidationError(
                     f"threads: 512 needs {_WG512_SHARED} bytes of workgroup memory and 512 invocations a "
@@ -360,15 +367,26 @@ class ConvolutionIntegerOperator:
             self.ptiles = -(-self.pixels // tp)
             self.mtiles = -(-self.mg // tm)
             self.tiles = self.ptiles * self.mtiles * g
-            # Split-K: `slices` workgroups a tile, each running `slice_steps` k steps (the last one
-            # fewer when they do not divide evenly); every slice has at least one step.
-            self.k_steps = kh * kw * -(-self.cg4p // _KC)
-            want = auto_split if split_k is None else split_k
-            if isinstance(want, bool) or not isinstance(want, (int, np.integer)) or want < 1:
-                raise DmlValidationError(f"split_k: must be an integer >= 1; got {want!r}")
-            self.slice_steps = -(-self.k_steps // min(int(want), self.k_steps))
+            # Split-K in stream-K form: the k steps of all tiles in one line, each workgroup running
+            # `slice_steps` consecutive steps of it (crossing into the next tile where they do not
+            # divide a tile's steps); `slices` is the most segments a tile is cut into.
+            if split_k is not None and steps_per_workgroup is not None:
+                raise DmlValidationError("split_k, steps_per_workgroup: give at most one of them")
+            if steps_per_workgroup is not None:
+                if not _is_count(steps_per_workgroup):
+                    raise DmlValidationError(f"steps_per_workgroup: must be an integer >= 1; got {steps_per_workgroup!r}")
+                self.slice_steps = min(int(steps_per_workgroup), self.k_steps)
+            elif split_k is not None:
+                if not _is_count(split_k):
+                    raise DmlValidationError(f"split_k: must be an integer >= 1; got {split_k!r}")
+                self.slice_steps = -(-self.k_steps // min(int(split_k), self.k_steps))
+            else:
+                self.slice_steps = auto_steps
             self.slices = -(-self.k_steps // self.slice_steps)
-            self.workgroups = self.tiles * self.slices
+            line = self.tiles * self.k_steps
+            if self.slices > 1 and line >= 2**31:
+                raise DmlValidationError(f"split_k: tiles x k steps ({line}) must stay below 2**31 to split")
+            self.workgroups = -(-line // self.slice_steps)
             split = self.slices > 1
             # zw' = zw - 128 for UINT8 filters, zx' = zx - 128 for UINT8 inputs (see the WGSL header).
             self._zero_linear = split and desc.output.is_packed
@@ -404,7 +422,7 @@ class ConvolutionIntegerOperator:
         if self.kernel == "dot4":
             u[10] = [self.pixels, self.k_words, self.cg4p, self.ptiles]
             u[11] = [self.mtiles, (cg * kh * kw) % 2**32, self.x_words, self.workgroups]
-            u[12] = [self.slices, self.slice_steps, 0, self.tiles]
+            u[12] = [self.k_steps, self.slice_steps, 0, self.tiles]
         return u.tobytes()
 
     def __call__(self, input: GpuTensor, filter: GpuTensor, output: GpuTensor,
