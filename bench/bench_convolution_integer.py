@@ -105,8 +105,7 @@ def run(device: Device, args) -> list[Row]:
 
 def dot4_label(op: ConvolutionIntegerOperator) -> str:
     """The dot4 configuration: outputs a thread, tile, k steps a workgroup out of a tile's."""
-    tm = 128 if op.threads == 512 else 64
-    tp = op.threads // (tm // 4) * op.rp
+    tp, tm = op.tile
     split = "" if op.slices == 1 else f", split {op.slice_steps}/{op.k_steps} steps"
     return f"dot4 {op.rp}x4/thread, {tp}x{tm} tile{split}"
 

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, ConvolutionIntegerOperator, _wide_tiles_fit,
+from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, ConvolutionIntegerOperator, _tile_fits,
+                                             _wide_tiles_fit,
                                              compile_convolution_integer,
                                              convolution_integer, dot4_available)
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
@@ -298,23 +299,31 @@ def grouped_u8_layer(rng, hw):
     return x, w, wz, params, reference(x, w, np.uint8(77), wz, **params)
 
 
-@pytest.mark.parametrize("tile", [(4, 128), (4, 256), (8, 128), (8, 256), (4, 512), (8, 512), (5, 128), (6, 256), (7, 512)],
-                         ids=lambda t: f"{t[0]}px-{t[1]}thr")
+@pytest.mark.parametrize("tile", [(4, 128, 64), (4, 256, 64), (8, 128, 64), (8, 256, 64), (4, 512, 128),
+                                  (8, 512, 128), (5, 128, 64), (6, 256, 64), (7, 512, 128), (4, 512, 64),
+                                  (6, 512, 64), (7, 512, 64), (8, 512, 64)],
+                         ids=lambda t: f"{t[0]}px-{t[1]}thr-{t[2]}ch")
 def test_dot4_tile_shapes(device, tile, rng):
-    """Every dot4 GEMM tile shape (pixels per thread, threads a workgroup; 512 threads: 128x128
-    tiles, refused with the limit named where the adapter lacks the workgroup memory) on a layer
-    with several pixel and channel tiles, two channel chunks per tap, a partial last chunk, groups
-    and all four zero-point corrections (UINT8 input, per-channel filter zero point)."""
+    """Every dot4 GEMM tile shape (pixels per thread, threads a workgroup, channels a tile: 64 or
+    128; 512 threads with 64 channels stage only half their channel rows; tiles needing more
+    workgroup memory than the adapter has are refused with the limit named: 256x64 everywhere, the
+    512-thread tiles on GL's 32 KiB) on a layer with several pixel and channel tiles, two channel
+    chunks per tap, a partial last chunk, groups and all four zero-point corrections (UINT8 input,
+    per-channel filter zero point)."""
     need_kernel(device, "dot4")
     x, w, wz, params, expected = grouped_u8_layer(rng, (9, 10))
     desc = ConvolutionIntegerDesc(TensorDesc(U8, x.shape), TensorDesc(I8, w.shape),
                                   TensorDesc(DataType.INT32, expected.shape), TensorDesc(U8, (1, 1, 1, 1)),
                                   TensorDesc(I8, (1, w.shape[0], 1, 1)), **params)
-    if tile[1] == 512 and not _wide_tiles_fit(device):
+    rp, threads, tm = tile
+    tp = threads // (tm // 4) * rp
+    if not _tile_fits(device, threads, tp, tm):
+        assert (threads == 512 and not _wide_tiles_fit(device)) or tp == 256
         with pytest.raises(DmlValidationError, match="max-compute-workgroup-storage-size"):
-            ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=tile[0], threads=tile[1])
+            ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, tile_channels=tm)
         return
-    op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=tile[0], threads=tile[1])
+    op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, tile_channels=tm)
+    assert op.tile == (tp, tm)
     run_op(device, op, tensor_from(x), tensor_from(w), tensor_from(np.full((1, 1, 1, 1), 77, np.uint8)),
            tensor_from(wz.reshape(1, -1, 1, 1)), desc.output, expected)
 
@@ -405,12 +414,12 @@ def test_gemm_shape_choice():
     from dmlwgsl.ops.convolution_integer import _gemm_shape
     def mb(n, m, hw):
         return n * m * hw * 4 / 1e6
-    # (pixels a thread, threads, k steps a workgroup): the fastest measured of 266 configurations
-    # on each layer (bench/README.md)
-    assert _gemm_shape(None, 8 * 56 * 56, 64, 1, 9, mb(8, 64, 3136)) == (6, 256, 9)
-    assert _gemm_shape(None, 8 * 28 * 28, 256, 1, 36, mb(8, 256, 784)) == (6, 512, 36)
-    assert _gemm_shape(None, 32 * 28 * 28, 128, 1, 18, mb(32, 128, 784)) == (6, 512, 18)
-    assert _gemm_shape(None, 8 * 14 * 14, 512, 1, 72, mb(8, 512, 196)) == (7, 512, 31)   # stream-K, 131 workgroups
+    # (pixels a thread, threads, channels a tile, k steps a workgroup): the fastest measured on
+    # each layer of the 266 + 36 configurations swept (bench/README.md)
+    assert _gemm_shape(None, 8 * 56 * 56, 64, 1, 9, mb(8, 64, 3136)) == (6, 512, 64, 9)   # 192x64 tiles: 131 workgroups
+    assert _gemm_shape(None, 8 * 28 * 28, 256, 1, 36, mb(8, 256, 784)) == (6, 512, 128, 36)
+    assert _gemm_shape(None, 32 * 28 * 28, 128, 1, 18, mb(32, 128, 784)) == (6, 512, 128, 18)
+    assert _gemm_shape(None, 8 * 14 * 14, 512, 1, 72, mb(8, 512, 196)) == (7, 512, 128, 31)   # stream-K, 131 workgroups
 
 
 # ------------------------------------------------------------------------------------------------

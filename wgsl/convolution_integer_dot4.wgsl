@@ -14,11 +14,12 @@
 // Two passes: pack (input -> packed_input, words [n][ih][iw][g][CG4P], and filter -> packed_filter,
 // words [m][kh][kw][CG4P], both flipped), and the GEMM.
 //
-// GEMM: a workgroup of TXN x TYN threads (tx, ty) owns TP = TXN*RP pixels by TM channels, TYN =
-// TM/4 and TXN = WG/TYN (TM = 64: 16x16 threads for WG = 256, 8x16 for 128; TM = 128: 16x32 for
-// WG = 512); thread (tx, ty) owns pixels tx + TXN*i (i < RP) and channels ty + TYN*j (j < 4). The
-// 512-thread form exists to put 16 warps on an SM: the driver must fit it in 128 registers a
-// thread, where the 256-thread 128x64 tile holds one workgroup (8 warps) per SM. A step stages KC = 16
+// GEMM: a workgroup of TXN x TYN threads (tx, ty) owns TP = TXN*RP pixels (RP = 4..8) by TM
+// channels, TYN = TM/4 and TXN = WG/TYN (TM = 64: 16x16 threads for WG = 256, 8x16 for 128,
+// 32x16 for 512; TM = 128: 16x32 for WG = 512); thread (tx, ty) owns pixels tx + TXN*i (i < RP)
+// and channels ty + TYN*j (j < 4). The 512-thread forms exist to put 16 warps on an SM: the driver
+// must fit them in 128 registers a thread, where the 256-thread tiles hold one workgroup (8 warps)
+// per SM. RP sizes the tile to the SM count (the host's cost model). A step stages KC = 16
 // words of k (one tap, 16 channel words) of every tile row in workgroup memory, rows of 4 vec4
 // (padded to 5 vec4s so the compute reads are free of bank conflicts); the staging is double
 // buffered (the next step's global loads are issued before the current step's dot products, and
@@ -47,7 +48,6 @@ override TM: u32 = 64u;   // output channels a tile: 64, or 128 with WG = 512 (3
 
 const KC: u32 = 16u;        // k words staged per step (one tap, 16 channel words)
 const RS: u32 = 5u;         // vec4s per staged row (4 used, 1 pad against bank conflicts)
-const A_BUF: u32 = 640u;    // 128 rows * RS: one A buffer
 const ONES: u32 = 0x01010101u;
 
 @group(0) @binding(6) var<storage, read_write> packed_input: array<vec4<u32>>;
@@ -58,7 +58,7 @@ const ONES: u32 = 0x01010101u;
 // The output as atomics (the split-K GEMM's binding of it; the host binds the output tensor here).
 @group(0) @binding(10) var<storage, read_write> output_atomic: array<atomic<i32>>;
 
-var<workgroup> a_sh: array<vec4<u32>, 1280>;   // 2 buffers x 128 pixel rows x RS
+var<workgroup> a_sh: array<vec4<u32>, 2u * (WG / (TM / 4u)) * RP * RS>;   // 2 buffers x TP pixel rows x RS
 var<workgroup> b_sh: array<vec4<u32>, 2u * TM * RS>;    // 2 buffers x TM channel rows x RS
 
 // Thread geometry: TYN = TM/4 threads along the channels (a thread's channels ty + TYN*j, j < 4),
@@ -66,6 +66,7 @@ var<workgroup> b_sh: array<vec4<u32>, 2u * TM * RS>;    // 2 buffers x TM channe
 fn tyn() -> u32 { return TM / 4u; }
 fn txn() -> u32 { return WG / tyn(); }
 fn stage_rows() -> u32 { return WG / 4u; }
+fn a_buf() -> u32 { return txn() * RP * RS; }   // one A buffer
 fn b_buf() -> u32 { return TM * RS; }   // one B buffer
 
 fn x_flip() -> u32 { return select(0x80u, 0u, X_SIGNED); }
@@ -255,10 +256,12 @@ fn stage(pr0: PixRow, pr1: PixRow, wrow0: u32, w_ok0: bool, wrow1: u32, w_ok1: b
 }
 
 // Write a step's staged vec4s into buffer `buf` (and add them to this thread's partial sums).
+// Rows past the tile (TP or TM smaller than a staging pass) are not written.
 fn put(s: Staged, buf: u32, ra0: u32, rb0: u32, q: u32) {
-    a_sh[buf * A_BUF + ra0 * RS + q] = s.a0;
-    if (txn() * RP > stage_rows()) { a_sh[buf * A_BUF + (ra0 + stage_rows()) * RS + q] = s.a1; }
-    b_sh[buf * b_buf() + rb0 * RS + q] = s.b0;
+    let TP = txn() * RP;
+    if (ra0 < TP) { a_sh[buf * a_buf() + ra0 * RS + q] = s.a0; }
+    if (TP > stage_rows() && ra0 + stage_rows() < TP) { a_sh[buf * a_buf() + (ra0 + stage_rows()) * RS + q] = s.a1; }
+    if (rb0 < TM) { b_sh[buf * b_buf() + rb0 * RS + q] = s.b0; }
     if (TM > stage_rows()) { b_sh[buf * b_buf() + (rb0 + stage_rows()) * RS + q] = s.b1; }
 }
 
@@ -377,7 +380,8 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
     // The step that `stage` loads next: tap (kh, kw), channel words from cw.
     let tap0 = st0 / csteps;
     var kh = tap0 / KW; var kw = tap0 % KW; var cw = (st0 % csteps) * KC;
-    var s = stage(pr0, pr1, wrow0, wml0 < mg, wrow1, wml1 < mg, q, kh, kw, cw, zx_byte);
+    let w_ok0 = wml0 < mg && rb0 < TM;   // 512 threads with 64-channel tiles stage 64 of their 128 rows
+    var s = stage(pr0, pr1, wrow0, w_ok0, wrow1, wml1 < mg, q, kh, kw, cw, zx_byte);
     put(s, 0u, ra0, rb0, q);
     if (NEED_SX) { sums.x += sum4(s.a0); if (TP > stage_rows()) { sums.y += sum4(s.a1); } }
     if (NEED_SW) { sums.z += sum4(s.b0); if (TM > stage_rows()) { sums.w += sum4(s.b1); } }
@@ -389,9 +393,9 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
         if (more) {
             cw += KC;
             if (cw >= cg4p) { cw = 0u; kw += 1u; if (kw == KW) { kw = 0u; kh += 1u; } }
-            s = stage(pr0, pr1, wrow0, wml0 < mg, wrow1, wml1 < mg, q, kh, kw, cw, zx_byte);
+            s = stage(pr0, pr1, wrow0, w_ok0, wrow1, wml1 < mg, q, kh, kw, cw, zx_byte);
         }
-        let abuf = cur * A_BUF + ab;
+        let abuf = cur * a_buf() + ab;
         let bbuf = cur * b_buf() + bb;
         let bi = tyn() * RS;   // b_sh stride between a thread's channel rows
         for (var k = 0u; k < 4u; k++) {

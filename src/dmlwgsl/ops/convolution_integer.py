@@ -232,38 +232,54 @@ _WAVE = 132  # workgroups of the dot4 GEMM resident at once on the H100 (one per
 _STEP_US_A, _STEP_US_B, _STEP_US_256 = 0.37, 0.355, 0.6
 _WAVE_OVERHEAD_US = 5.3
 _ZERO_US, _ZERO_US_PER_MB = 1.2, 0.22
-#: Workgroup memory of the 512-thread GEMM (two 128-row A and B buffers of 5 vec4s a row).
-_WG512_SHARED = 2 * (128 + 128) * 5 * 16
+
+
+def _tile_pixels(threads: int, tm: int, rp: int) -> int:
+    """Pixels of a GEMM tile: threads / (tm / 4) threads along the pixels, rp pixels each."""
+    return threads // (tm // 4) * rp
+
+
+def _tile_fits(device: Device | None, threads: int, tp: int, tm: int) -> bool:
+    """Whether ``device`` runs a tp x tm tile in workgroups of ``threads`` (workgroup memory: two
+    A and two B buffers of 5 vec4s a row; invocations a workgroup)."""
+    if device is None:
+        return tp * tm <= 128 * 128
+    lim = device.limits
+    return (lim.get("max-compute-workgroup-storage-size", 0) >= 2 * (tp + tm) * 5 * 16
+            and lim.get("max-compute-invocations-per-workgroup", 0) >= threads
+            and lim.get("max-compute-workgroup-size-x", 0) >= threads)
 
 
 def _wide_tiles_fit(device: Device | None) -> bool:
-    """Whether ``device`` runs the 512-thread, 128x128-tile GEMM (workgroup memory and size)."""
-    if device is None:
-        return True
-    lim = device.limits
-    return (lim.get("max-compute-workgroup-storage-size", 0) >= _WG512_SHARED
-            and lim.get("max-compute-invocations-per-workgroup", 0) >= 512
-            and lim.get("max-compute-workgroup-size-x", 0) >= 512)
+    """Whether ``device`` runs the 512-thread, 128x128-tile GEMM."""
+    return _tile_fits(device, 512, 128, 128)
 
 
 def _gemm_shape(device: Device | None, pixels: int, mg: int, groups: int, k_steps: int = 1,
-                out_mb: float = 0.0, rp: int | None = None, threads: int | None = None) -> tuple[int, int, int]:
-    """(pixels per thread, threads per workgroup, k steps per workgroup) of the dot4 GEMM, chosen
-    by a cost model fitted on the H100 (Vulkan; see _STEP_US_A). Every tile holds one workgroup
-    per SM there, so workgroups run in waves of _WAVE and a partial last wave costs a whole one.
-    Candidates: RP = 4..8 pixels a thread in 128-channel tiles (512 threads, where the adapter has
-    the workgroup memory) or 64-channel tiles (256 threads), each unsplit or split-K in stream-K
-    form (the k steps of all tiles shared evenly over 1-4 waves of workgroups, or each tile split
-    in 2-4). The cheapest wins; an unsplit choice is kept unless a split one is 3% cheaper. Any
-    choice is exact; this one only decides speed. ``rp`` and ``threads``, where given, fix the tile
-    (128 threads: 8*RP pixels by 64 channels, costed as the 256-thread tile)."""
-    wide = _wide_tiles_fit(device)
+                out_mb: float = 0.0, rp: int | None = None, threads: int | None = None,
+                tm: int | None = None) -> tuple[int, int, int, int]:
+    """(pixels per thread, threads per workgroup, channels a tile, k steps per workgroup) of the
+    dot4 GEMM, chosen by a cost model fitted on the H100 (Vulkan; see _STEP_US_A). Every tile
+    holds one workgroup per SM there, so workgroups run in waves of _WAVE and a partial last wave
+    costs a whole one. Candidates: RP = 4..8 pixels a thread in 64-channel tiles of 256 threads
+    (16*RP pixels) or 512 threads (32*RP) or 128-channel tiles of 512 threads (16*RP), where the
+    adapter has the workgroup memory; each unsplit or split-K in stream-K form (the k steps of
+    all tiles shared evenly over 1-4 waves of workgroups, or each tile split in 2-4). The cheapest
+    wins; a split choice must be 3% cheaper than an unsplit one. Any choice is exact; this one only
+    decides speed. ``rp``, ``threads`` and ``tm``, where given, fix those (128 threads: 8*RP
+    pixels by 64 channels, costed as the 256-thread tile)."""
+    shapes = [(nt, c) for nt, c in ((256, 64), (512, 128), (512, 64), (128, 64))
+              if (threads or nt) == nt and (tm or c) == c and (threads == 128 or nt != 128)]
     best = None
-    for nt in ((threads,) if threads else (256, 512) if wide else (256,)):
-        tm = 128 if nt == 512 else 64
+    for nt, c in shapes:
         for r in ((rp,) if rp else range(4, 9)):
-            step = (_STEP_US_A + _STEP_US_B * r) * (1.0 if nt == 512 else _STEP_US_256)
-            tiles = -(-pixels // ((8 if nt == 128 else 16) * r)) * -(-mg // tm) * groups
+            tp = _tile_pixels(nt, c, r)
+            if not _tile_fits(device, nt, tp, c) and not (rp and threads):
+                continue
+            r128 = tp * c / (16 * 128)   # the RP of a 128-channel tile of the same size
+            step = (_STEP_US_A + _STEP_US_B * r128 if nt == 512
+                    else _STEP_US_256 * (_STEP_US_A + _STEP_US_B * 2 * r128))
+            tiles = -(-pixels // tp) * -(-mg // c) * groups
             line = tiles * k_steps
             pers = {k_steps} | {-(-k_steps // s) for s in (2, 3, 4)}
             if line < 2**31:
@@ -278,7 +294,9 @@ def _gemm_shape(device: Device | None, pixels: int, mg: int, groups: int, k_step
                         continue
                     cost = 1.03 * (cost + _ZERO_US + _ZERO_US_PER_MB * out_mb)
                 if best is None or cost < best[0]:
-                    best = (cost, r, nt, per)
+                    best = (cost, r, nt, c, per)
+    if best is None:
+        raise DmlValidationError(f"tile_channels: {tm} channels a tile need 512 threads; got threads {threads}")
     return best[1:]
 
 
@@ -298,8 +316,9 @@ class ConvolutionIntegerOperator:
 
     ``kernel`` is "portable" or "dot4" (the one chosen at compile time); ``dispatches`` is the
     number of GPU dispatches per call (1 portable, 2 dot4: pack input and filter, GEMM).
-    ``pixels_per_thread`` (4 to 8), ``threads`` (128, 256 or 512 a workgroup; 512 means 128-channel
-    tiles) and either ``split_k`` (cut each tile's k steps into that many slices, >= 1; capped at
+    ``pixels_per_thread`` (4 to 8), ``threads`` (128, 256 or 512 a workgroup), ``tile_channels``
+    (64, or 128 with 512 threads; a tile has threads / (tile_channels / 4) * pixels_per_thread
+    pixels; ``tile`` is (pixels, channels)) and either ``split_k`` (cut each tile's k steps into that many slices, >= 1; capped at
     the step count, and fewer where the steps per slice cover them) or ``steps_per_workgroup``
     (stream-K: each workgroup runs that many consecutive k steps of the tile-major line of all
     tiles' steps, crossing tile boundaries) override the dot4 tile and split choice (for
@@ -309,7 +328,7 @@ class ConvolutionIntegerOperator:
     """
 
     def __init__(self, device: Device, desc: ConvolutionIntegerDesc, kernel: str, *, pixels_per_thread=None,
-                 threads=None, split_k=None, steps_per_workgroup=None):
+                 threads=None, tile_channels=None, split_k=None, steps_per_workgroup=None):
         self.device = device
         self.desc = desc
         self.kernel = kernel
@@ -353,17 +372,20 @@ class ConvolutionIntegerOperator:
             if threads is not None and (not _is_count(threads) or threads not in (128, 256, 512)):
                 raise DmlValidationError(f"threads: must be 128, 256 or 512; got {threads!r}")
             self.k_steps = kh * kw * -(-self.cg4p // _KC)
-            self.rp, self.threads, auto_steps = _gemm_shape(device, self.pixels, self.mg, g, self.k_steps,
-                                                            d.output.element_count * 4 / 1e6, pixels_per_thread, threads)
-            if self.threads == 512 and not _wide_tiles_fit(device):
+            if tile_channels not in (None, 64, 128) or isinstance(tile_channels, bool):
+                raise DmlValidationError(f"tile_channels: must be 64 or 128; got {tile_channels!r}")
+            self.rp, self.threads, tm, auto_steps = _gemm_shape(
+                device, self.pixels, self.mg, g, self.k_steps, d.output.element_count * 4 / 1e6,
+                pixels_per_thread, threads, tile_channels)
+            tp = _tile_pixels(self.threads, tm, self.rp)
+            self.tile = (tp, tm)
+            if not _tile_fits(device, self.threads, tp, tm):
                 raise DmlValidationError(
-                    f"threads: 512 needs {_WG512_SHARED} bytes of workgroup memory and 512 invocations a "
-                    f"workgroup; this adapter has max-compute-workgroup-storage-size "
-                    f"{device.limits.get('max-compute-workgroup-storage-size')} and "
-                    f"max-compute-invocations-per-workgroup {device.limits.get('max-compute-invocations-per-workgroup')}")
-            # 512 threads: 128-channel tiles (32 threads along the channels), else 64 (16 threads)
-            tm = 128 if self.threads == 512 else 64
-            tp = self.threads // (tm // 4) * self.rp
+                    f"threads, pixels_per_thread, tile_channels: the {tp}x{tm} tile in {self.threads}-thread "
+                    f"workgroups needs {2 * (tp + tm) * 80} bytes of workgroup memory; this adapter has "
+                    f"max-compute-workgroup-storage-size {device.limits.get('max-compute-workgroup-storage-size')} "
+                    f"and max-compute-invocations-per-workgroup "
+                    f"{device.limits.get('max-compute-invocations-per-workgroup')}")
             self.ptiles = -(-self.pixels // tp)
             self.mtiles = -(-self.mg // tm)
             self.tiles = self.ptiles * self.mtiles * g
