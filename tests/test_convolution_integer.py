@@ -328,6 +328,19 @@ def test_dot4_tile_shapes(device, tile, rng):
            tensor_from(wz.reshape(1, -1, 1, 1)), desc.output, expected)
 
 
+def split_layer(rng):
+    """The grouped UINT8 layer of the split-K and stream-K tests: inputs (tensor_from pairs) with
+    an input zero point of 77 and per-channel filter zero points, a padded (strided) output
+    description with guard bands, the compiled description and the expected output."""
+    x, w, wz, params, expected = grouped_u8_layer(rng, (7, 6))
+    x_in, w_in = tensor_from(x), tensor_from(w)
+    xz_in = tensor_from(np.full((1, 1, 1, 1), 77, np.uint8))
+    wz_in = tensor_from(wz.reshape(1, -1, 1, 1))
+    out_desc = strided_desc(DataType.INT32, expected.shape, "padded", output=True)
+    desc = ConvolutionIntegerDesc(x_in[0], w_in[0], out_desc, xz_in[0], wz_in[0], **params)
+    return x_in, w_in, xz_in, wz_in, out_desc, desc, expected
+
+
 @pytest.mark.parametrize("split", [2, 3, 5, 100, 4], ids=lambda s: f"split{s}")
 def test_dot4_split_k(device, split, rng):
     """Split-K (slices of k steps added atomically into the zeroed output): steps that do not
@@ -335,12 +348,7 @@ def test_dot4_split_k(device, split, rng):
     slices starting mid-tap (two channel chunks a tap, a partial last chunk), groups, all four
     zero-point corrections, a strided output with guard bands (run_checked), both tile sizes."""
     need_kernel(device, "dot4")
-    x, w, wz, params, expected = grouped_u8_layer(rng, (7, 6))
-    x_in, w_in = tensor_from(x), tensor_from(w)
-    xz_in = tensor_from(np.full((1, 1, 1, 1), 77, np.uint8))
-    wz_in = tensor_from(wz.reshape(1, -1, 1, 1))
-    out_desc = strided_desc(DataType.INT32, expected.shape, "padded", output=True)
-    desc = ConvolutionIntegerDesc(x_in[0], w_in[0], out_desc, xz_in[0], wz_in[0], **params)
+    x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
     rp = 8 if split in (2, 100, 4) else 4
     threads = {3: 128, 4: 512 if _wide_tiles_fit(device) else 256}.get(split, 256)
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, split_k=split)
@@ -357,12 +365,7 @@ def test_dot4_stream_k(device, per, rng):
     pixels-a-thread values 5-7 whose tiles leave staging rows unused, a strided output with guard
     bands, groups and all four zero-point corrections."""
     need_kernel(device, "dot4")
-    x, w, wz, params, expected = grouped_u8_layer(rng, (7, 6))
-    x_in, w_in = tensor_from(x), tensor_from(w)
-    xz_in = tensor_from(np.full((1, 1, 1, 1), 77, np.uint8))
-    wz_in = tensor_from(wz.reshape(1, -1, 1, 1))
-    out_desc = strided_desc(DataType.INT32, expected.shape, "padded", output=True)
-    desc = ConvolutionIntegerDesc(x_in[0], w_in[0], out_desc, xz_in[0], wz_in[0], **params)
+    x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
     rp, threads = {7: (5, 256), 13: (6, 128), 1: (7, 256), 17: (7, 512)}[per]
     if threads == 512 and not _wide_tiles_fit(device):
         threads = 256

@@ -466,7 +466,9 @@ fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
 
 // Split-K (stream-K form): the k steps of all tiles in one line (tile-major, split.x steps a tile);
 // workgroup w runs steps [w * split.y, (w + 1) * split.y) of that line, one segment per tile it
-// touches, and adds each segment's partial outputs into the (zeroed) output.
+// touches, and adds each segment's partial outputs into the (zeroed) output. (Its add_pixel calls
+// mirror convolution_integer_dot4's store_pixel calls: a shared helper choosing between them would
+// put both output bindings, plain and atomic, into each entry point's interface.)
 @compute @workgroup_size(WG)
 fn convolution_integer_dot4_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                                    @builtin(local_invocation_index) l: u32) {
