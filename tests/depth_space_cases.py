@@ -10,6 +10,11 @@ from dmlwgsl.testing import random_bytes, run_checked, strided_desc
 ALL_TYPES = sorted(DEPTH_SPACE_TYPES, key=int)
 
 
+#: (input, output) stride patterns of the every-type-and-layout tests (dmlwgsl.testing.strided_desc).
+LAYOUTS = [("packed", "packed"), ("nhwc", "packed"), ("padded", "padded"), ("broadcast", "window"),
+           ("packed", "nhwc"), ("window", "padded")]
+
+
 def check_op(device, compile_fn, desc_cls, reference, in_desc, out_desc, block_size, order, rng):
     """Run one case on the GPU under poison and guards and compare with the numpy reference."""
     raw = random_bytes(in_desc, rng)

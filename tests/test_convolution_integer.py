@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, ConvolutionIntegerOperator, _tile_fits,
-                                             _wide_tiles_fit,
                                              compile_convolution_integer,
                                              convolution_integer, dot4_available)
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
@@ -318,7 +317,7 @@ def test_dot4_tile_shapes(device, tile, rng):
     rp, threads, tm = tile
     tp = threads // (tm // 4) * rp
     if not _tile_fits(device, threads, tp, tm):
-        assert (threads == 512 and not _wide_tiles_fit(device)) or tp == 256
+        assert (threads == 512 and not _tile_fits(device, 512, 128, 128)) or tp == 256
         with pytest.raises(DmlValidationError, match="max-compute-workgroup-storage-size"):
             ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, tile_channels=tm)
         return
@@ -350,7 +349,7 @@ def test_dot4_split_k(device, split, rng):
     need_kernel(device, "dot4")
     x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
     rp = 8 if split in (2, 100, 4) else 4
-    threads = {3: 128, 4: 512 if _wide_tiles_fit(device) else 256}.get(split, 256)
+    threads = {3: 128, 4: 512 if _tile_fits(device, 512, 128, 128) else 256}.get(split, 256)
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, split_k=split)
     assert op.k_steps == 18 and op.slices == {2: 2, 3: 3, 5: 5, 100: 18, 4: 4}[split] and op.dispatches == 2
     assert not op._zero_linear   # a padded output: zeroed through the 4-D index
@@ -367,7 +366,7 @@ def test_dot4_stream_k(device, per, rng):
     need_kernel(device, "dot4")
     x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
     rp, threads = {7: (5, 256), 13: (6, 128), 1: (7, 256), 17: (7, 512)}[per]
-    if threads == 512 and not _wide_tiles_fit(device):
+    if threads == 512 and not _tile_fits(device, 512, 128, 128):
         threads = 256
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads,
                                     steps_per_workgroup=per)

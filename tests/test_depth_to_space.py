@@ -10,7 +10,7 @@ from dmlwgsl.ops.depth_to_space import compile_depth_to_space
 from dmlwgsl.reference.depth_to_space import depth_to_space as ref
 from dmlwgsl.testing import assert_matches, strided_desc
 
-from depth_space_cases import ALL_TYPES, check_op, onnx_cases
+from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, onnx_cases
 
 # Spec 2.6: the documented {1,8,2,3} UINT32 example, block size 2.
 DOC_INPUT = np.array([[[[0, 1, 2], [3, 4, 5]], [[9, 10, 11], [12, 13, 14]], [[18, 19, 20], [21, 22, 23]],
@@ -53,10 +53,6 @@ def test_onnx_definition_block3(device, rng):
 def test_onnx_node(device, case):
     _, b, mode, x, want = case
     assert_matches(dmlwgsl.depth_to_space(x, b, mode, device=device), want)
-
-
-LAYOUTS = [("packed", "packed"), ("nhwc", "packed"), ("padded", "padded"), ("broadcast", "window"),
-           ("packed", "nhwc"), ("window", "padded")]
 
 
 @pytest.mark.parametrize("dtype", ALL_TYPES, ids=lambda d: d.name.lower())

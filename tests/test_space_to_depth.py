@@ -10,7 +10,7 @@ from dmlwgsl.ops.space_to_depth import compile_space_to_depth
 from dmlwgsl.reference.space_to_depth import space_to_depth as ref
 from dmlwgsl.testing import assert_matches, strided_desc
 
-from depth_space_cases import ALL_TYPES, check_op, onnx_cases
+from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, onnx_cases
 from test_depth_to_space import DOC_CRD, DOC_DCR, DOC_INPUT
 
 
@@ -36,10 +36,6 @@ def test_onnxruntime_block3_vector(device):
 def test_onnx_node(device, case):
     _, b, mode, x, want = case
     assert_matches(dmlwgsl.space_to_depth(x, b, mode, device=device), want)
-
-
-LAYOUTS = [("packed", "packed"), ("nhwc", "packed"), ("padded", "padded"), ("broadcast", "window"),
-           ("packed", "nhwc"), ("window", "padded")]
 
 
 @pytest.mark.parametrize("dtype", ALL_TYPES, ids=lambda d: d.name.lower())

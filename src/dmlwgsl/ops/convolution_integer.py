@@ -250,11 +250,6 @@ def _tile_fits(device: Device | None, threads: int, tp: int, tm: int) -> bool:
             and lim.get("max-compute-workgroup-size-x", 0) >= threads)
 
 
-def _wide_tiles_fit(device: Device | None) -> bool:
-    """Whether ``device`` runs the 512-thread, 128x128-tile GEMM."""
-    return _tile_fits(device, 512, 128, 128)
-
-
 def _gemm_shape(device: Device | None, pixels: int, mg: int, groups: int, k_steps: int = 1,
                 out_mb: float = 0.0, rp: int | None = None, threads: int | None = None,
                 tm: int | None = None) -> tuple[int, int, int, int]:
