@@ -7,6 +7,7 @@ checked bit-exact (against float64 torch on CUDA, or the numpy reference in --qu
 
     python bench/bench_convolution_integer.py [--backend vulkan] [--adapter NAME] [--reps 20] [--quick] [--json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,13 @@ import argparse
 import numpy as np
 
 from dmlwgsl.benchmark import Bench, Row, print_table, torch_cuda, torch_time_ns
-from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, ConvolutionIntegerOperator, ceiling_kernel,
-                                             compile_convolution_integer, dot4_available)
+from dmlwgsl.ops.convolution_integer import (
+    ConvolutionIntegerDesc,
+    ConvolutionIntegerOperator,
+    ceiling_kernel,
+    compile_convolution_integer,
+    dot4_available,
+)
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
 from dmlwgsl.runtime import Device, GpuTensor
 from dmlwgsl.tensor import DataType, TensorDesc
@@ -53,6 +59,7 @@ def ceiling_tops(device: Device, bench: Bench, quick: bool) -> float:
 
     def pack(_res):
         return data
+
     ns = bench.time_ns(lambda: k.dispatch({"output": out}, pack, threads))
     return threads * steps * 16 * 8 / ns / 1e3
 
@@ -65,19 +72,27 @@ def run(device: Device, args) -> list[Row]:
     rows: list[Row] = []
     ceiling = ceiling_tops(device, bench, args.quick) if dot4_available(device) else None
     kernels = ["dot4"] if dot4_available(device) else []
-    for n, c, m, h, w in (QUICK_LAYERS if args.quick else LAYERS):
+    for n, c, m, h, w in QUICK_LAYERS if args.quick else LAYERS:
         ops = layer_ops(n, c, m, h, w)
         shape = f"{n}x{c}x{h}x{w}->{m}"
         x = rng.integers(0, 256, (n, c, h, w), dtype=np.uint8)
         wt = rng.integers(-128, 128, (m, c, 3, 3), dtype=np.int8)
         wz = rng.integers(-128, 128, m, dtype=np.int8)
         expected = exact_output(x, wt, wz, torch)
-        desc = ConvolutionIntegerDesc(TensorDesc(DataType.UINT8, x.shape), TensorDesc(DataType.INT8, wt.shape),
-                                      TensorDesc(DataType.INT32, (n, m, h, w)), None,
-                                      TensorDesc(DataType.INT8, (1, m, 1, 1)), start_padding=(1, 1), end_padding=(1, 1))
+        desc = ConvolutionIntegerDesc(
+            TensorDesc(DataType.UINT8, x.shape),
+            TensorDesc(DataType.INT8, wt.shape),
+            TensorDesc(DataType.INT32, (n, m, h, w)),
+            None,
+            TensorDesc(DataType.INT8, (1, m, 1, 1)),
+            start_padding=(1, 1),
+            end_padding=(1, 1),
+        )
         xg, wg, zg = device.upload(x), device.upload(wt), device.upload(wz.reshape(1, m, 1, 1))
         out = device.tensor(desc.output)
-        variants = [(k, None) for k in kernels] + ([("dot4", 4), ("dot4", 8)] if kernels and args.tiles else [])  # pixels/thread
+        variants = [(k, None) for k in kernels] + (
+            [("dot4", 4), ("dot4", 8)] if kernels and args.tiles else []
+        )  # pixels/thread
         for kernel, rm in variants + ([("portable", None)] if ops <= PORTABLE_MAX_OPS else []):
             op = compile_convolution_integer(desc, device=device, kernel=kernel)
             if rm is not None:
@@ -88,8 +103,19 @@ def run(device: Device, args) -> list[Row]:
             exact = bool(np.array_equal(out.numpy(), expected))
             ns = bench.time_ns(lambda: op(xg, wg, out, None, zg), dispatches=op.dispatches)
             tops = ops / ns / 1e3
-            rows.append(Row("convolution_integer", kernel, shape, "u8*i8", ns / 1e6, tops, "TOPS", None,
-                            {"exact": exact, "vs_ceiling": None if ceiling is None else tops / ceiling}))
+            rows.append(
+                Row(
+                    "convolution_integer",
+                    kernel,
+                    shape,
+                    "u8*i8",
+                    ns / 1e6,
+                    tops,
+                    "TOPS",
+                    None,
+                    {"exact": exact, "vs_ceiling": None if ceiling is None else tops / ceiling},
+                )
+            )
         if torch is not None:
             rows.extend(torch_rows(torch, n, c, m, h, w, ops, shape, args.reps))
     if ceiling is not None:
@@ -140,8 +166,13 @@ def main(argv=None) -> None:
     device = Device(backend=args.backend, adapter=args.adapter)
     rows = run(device, args)
     bench = Bench(device)
-    print_table(rows, title="ConvolutionInteger (3x3, pad 1, stride 1; u8 input, i8 filter, per-channel filter zp)",
-                device=device, clock=bench.clock, as_json=args.json)
+    print_table(
+        rows,
+        title="ConvolutionInteger (3x3, pad 1, stride 1; u8 input, i8 filter, per-channel filter zp)",
+        device=device,
+        clock=bench.clock,
+        as_json=args.json,
+    )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ copy, torch pixel_shuffle on the same GPU where available, and host overhead per
 
     python bench/bench_depth_to_space.py [--quick] [--dtype float16] [--json]
 """
+
 import sys
 
 from dmlwgsl.benchmark import bench_depth_space, depth_space_main, depth_space_parser

@@ -9,6 +9,7 @@ bilinear, align_corners=False) is timed on the same GPU in the same run.
 
     python bench/bench_resample.py [--adapter NAME] [--backend vulkan] [--json] [--reps N] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,12 @@ from dmlwgsl.runtime import Device
 from dmlwgsl.tensor import DataType, TensorDesc
 
 #: (mode, variant, spatial factor)
-CONFIGS = (("nearest", "x2 up", 2.0), ("nearest", "x0.5 down", 0.5),
-           ("linear", "x2 up", 2.0), ("linear", "x1.5 up", 1.5))
+CONFIGS = (
+    ("nearest", "x2 up", 2.0),
+    ("nearest", "x0.5 down", 0.5),
+    ("linear", "x2 up", 2.0),
+    ("linear", "x1.5 up", 1.5),
+)
 FULL_SHAPE = (8, 64, 256, 256)
 QUICK_SHAPE = (2, 3, 16, 24)
 #: Channels of batch item 0 compared with the reference (N and C map exactly, so a slice suffices).
@@ -96,8 +101,19 @@ def run(device: Device, args) -> list[Row]:
                 tns = torch_time_ns(lambda: tf(tx, size=out_sizes[2:], mode=tmode, **kw), reps=args.reps)
                 extra["torch_ms"] = tns / 1e6
                 extra["vs_torch"] = tns / ns
-            rows.append(Row("resample", f"{mode} {variant}", "x".join(map(str, shape)), dt.name.lower(),
-                            ns / 1e6, gbps, "GB/s", gbps / copy, extra))
+            rows.append(
+                Row(
+                    "resample",
+                    f"{mode} {variant}",
+                    "x".join(map(str, shape)),
+                    dt.name.lower(),
+                    ns / 1e6,
+                    gbps,
+                    "GB/s",
+                    gbps / copy,
+                    extra,
+                )
+            )
             yt.buffer.destroy()
         xt.buffer.destroy()
         tx = None  # free the GPU copy before the next data type
@@ -109,8 +125,13 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     device = Device(backend=args.backend, adapter=args.adapter)
     rows = run(device, args)
-    print_table(rows, title="Resample (DML_OPERATOR_RESAMPLE, default offsets)", device=device,
-                clock=Bench(device).clock, as_json=args.json)
+    print_table(
+        rows,
+        title="Resample (DML_OPERATOR_RESAMPLE, default offsets)",
+        device=device,
+        clock=Bench(device).clock,
+        as_json=args.json,
+    )
     return 0
 
 

@@ -3,6 +3,7 @@ copy, torch pixel_unshuffle on the same GPU where available, and host overhead p
 
     python bench/bench_space_to_depth.py [--quick] [--dtype float16] [--json]
 """
+
 import sys
 
 from dmlwgsl.benchmark import bench_depth_space, depth_space_main, depth_space_parser

@@ -4,6 +4,7 @@
 Set DMLWGSL_REQUIRE_BACKENDS=vulkan,gl (CI does) to turn a missing adapter into a failure
 instead of fewer test runs.
 """
+
 import os
 
 import pytest
@@ -51,6 +52,8 @@ def device(request) -> Device:
 @pytest.fixture
 def rng(request):
     """A numpy Generator seeded from the test's name, so failures reproduce."""
-    import numpy as np
     import zlib
+
+    import numpy as np
+
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))

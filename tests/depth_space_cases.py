@@ -1,4 +1,5 @@
 """Shared test machinery for the DepthToSpace and SpaceToDepth test files."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,14 @@ ALL_TYPES = sorted(DEPTH_SPACE_TYPES, key=int)
 
 
 #: (input, output) stride patterns of the every-type-and-layout tests (dmlwgsl.testing.strided_desc).
-LAYOUTS = [("packed", "packed"), ("nhwc", "packed"), ("padded", "padded"), ("broadcast", "window"),
-           ("packed", "nhwc"), ("window", "padded")]
+LAYOUTS = [
+    ("packed", "packed"),
+    ("nhwc", "packed"),
+    ("padded", "padded"),
+    ("broadcast", "window"),
+    ("packed", "nhwc"),
+    ("window", "padded"),
+]
 
 
 def check_op(device, compile_fn, desc_cls, reference, in_desc, out_desc, block_size, order, rng):
@@ -27,9 +34,10 @@ def check_op(device, compile_fn, desc_cls, reference, in_desc, out_desc, block_s
 
 def onnx_cases(prefix: str, op_type: str):
     """(name, block size, mode, input, expected) for the onnx backend node tests named prefix*."""
-    from onnx import numpy_helper
     import glob
     import os
+
+    from onnx import numpy_helper
 
     out = []
     from onnx_node_cases import node_cases
@@ -54,6 +62,7 @@ def onnx_cases(prefix: str, op_type: str):
 
 def _load(path):
     import onnx
+
     t = onnx.TensorProto()
     with open(path, "rb") as f:
         t.ParseFromString(f.read())

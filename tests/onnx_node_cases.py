@@ -3,6 +3,7 @@
 ``onnx.backend.test.case.node.collect_testcases`` registers cases in a module-global list, so
 calling it from several test files mixes their results; every test file goes through here.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -14,6 +15,7 @@ def node_cases(op_type: str) -> list:
     """The collected cases whose graph is a single ``op_type`` node."""
     if not _ALL:
         from onnx.backend.test.case.node import collect_testcases
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _ALL.extend(collect_testcases())

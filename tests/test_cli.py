@@ -1,4 +1,5 @@
 """The dmlwgsl command: info, check (exit codes, progress lines, summary) and bench."""
+
 import pytest
 
 from dmlwgsl import checks, cli
@@ -14,6 +15,7 @@ def test_info(capsys):
 @pytest.mark.parametrize("backend", ["vulkan", "gl"])
 def test_check_passes_and_reports(capsys, backend):
     from conftest import BACKENDS
+
     if backend not in BACKENDS:
         pytest.fail(f"{backend} adapter missing")
     assert cli.main(["check", "--backend", backend, "--op", "depth_to_space", "--op", "resample"]) == 0
@@ -26,15 +28,24 @@ def test_check_fails_with_exit_1(capsys, monkeypatch):
     def broken():
         def run(device):
             raise AssertionError("planted mismatch")
+
         yield checks.Case("depth_to_space", "float32", "planted", run)
+
     monkeypatch.setitem(checks.OPERATORS, "depth_to_space", broken)
     assert cli.main(["check", "--op", "depth_to_space"]) == 1
     out = capsys.readouterr().out
     assert "FAIL depth_to_space float32 planted: planted mismatch" in out and "0 passed, 1 failed" in out
 
 
-@pytest.mark.parametrize("op,extra", [("space_to_depth", ["--dtype", "uint8"]), ("depth_to_space", ["--dtype", "int64"]),
-                                      ("resample", []), ("convolution_integer", [])])
+@pytest.mark.parametrize(
+    "op,extra",
+    [
+        ("space_to_depth", ["--dtype", "uint8"]),
+        ("depth_to_space", ["--dtype", "int64"]),
+        ("resample", []),
+        ("convolution_integer", []),
+    ],
+)
 def test_bench_quick(capsys, op, extra):
     assert cli.main(["bench", op, "--quick", "--reps", "3"] + extra) == 0
     out = capsys.readouterr().out

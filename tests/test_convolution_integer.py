@@ -3,6 +3,7 @@ extremes, overflow, both kernels on every adapter, and one test per validation r
 
 Every GPU run goes through run_checked (poisoned output, guard bands, two poisons).
 """
+
 from __future__ import annotations
 
 import functools
@@ -13,9 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dmlwgsl.ops.convolution_integer import (ConvolutionIntegerDesc, ConvolutionIntegerOperator, _tile_fits,
-                                             compile_convolution_integer,
-                                             convolution_integer, dot4_available)
+from dmlwgsl.ops.convolution_integer import (
+    ConvolutionIntegerDesc,
+    ConvolutionIntegerOperator,
+    _tile_fits,
+    compile_convolution_integer,
+    convolution_integer,
+    dot4_available,
+)
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
 from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.runtime import GpuError
@@ -50,15 +56,22 @@ def tensor_random(dtype, sizes, pattern, rng):
 def run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected):
     """Run a compiled ConvolutionInteger on (desc, raw) inputs under run_checked (poisoned output,
     guard bands, two poisons) and compare with ``expected``."""
+
     def run(t, out):
         op(t["input"], t["filter"], out, t["input_zero_point"], t["filter_zero_point"])
 
-    return run_checked(device, run, {"input": x_in, "filter": w_in, "input_zero_point": xz_in,
-                                     "filter_zero_point": wz_in}, out_desc, np.asarray(expected, np.int32))
+    return run_checked(
+        device,
+        run,
+        {"input": x_in, "filter": w_in, "input_zero_point": xz_in, "filter_zero_point": wz_in},
+        out_desc,
+        np.asarray(expected, np.int32),
+    )
 
 
-def check(device, kernel, x, w, xz=None, wz=None, *, expected=None, x_in=None, w_in=None,
-          out_pattern="packed", **params):
+def check(
+    device, kernel, x, w, xz=None, wz=None, *, expected=None, x_in=None, w_in=None, out_pattern="packed", **params
+):
     """Run the op on (x, w, zero points) with ``kernel`` under run_checked; compare with
     ``expected`` or the reference. ``x_in``/``w_in`` give (desc, raw) for strided inputs."""
     need_kernel(device, kernel)
@@ -94,18 +107,84 @@ X77 = u8((np.arange(1, 8)[:, None] * 10 + np.arange(7)[None, :]).reshape(1, 1, 7
 W121 = u8([[1, 2, 1], [2, 3, 2], [1, 2, 1]]).reshape(1, 1, 3, 3)
 ORT = {
     "WithoutPadding_2D": (X33, u8(np.ones((1, 1, 2, 2))), 1, {}, [12, 16, 24, 28]),
-    "WithPadding_2D": (X33, u8(np.ones((1, 1, 2, 2))), 1, dict(start_padding=(1, 1), end_padding=(1, 1)),
-                       [1, 3, 5, 3, 5, 12, 16, 9, 11, 24, 28, 15, 7, 15, 17, 9]),
-    "WithGroup_2D": (u8(np.arange(2, 29).reshape(1, 3, 3, 3)), u8([1, 2, 2, 1, 3, 4, 4, 3, 5, 6, 6, 5]).reshape(3, 1, 2, 2),
-                     1, dict(start_padding=(1, 1), end_padding=(1, 1), group_count=3),
-                     [1, 4, 7, 6, 6, 18, 24, 15, 15, 36, 42, 24, 14, 23, 26, 9,
-                      30, 73, 80, 48, 79, 168, 182, 96, 100, 210, 224, 117, 64, 116, 123, 54,
-                      95, 214, 225, 126, 224, 462, 484, 249, 257, 528, 550, 282, 150, 281, 292, 135]),
+    "WithPadding_2D": (
+        X33,
+        u8(np.ones((1, 1, 2, 2))),
+        1,
+        dict(start_padding=(1, 1), end_padding=(1, 1)),
+        [1, 3, 5, 3, 5, 12, 16, 9, 11, 24, 28, 15, 7, 15, 17, 9],
+    ),
+    "WithGroup_2D": (
+        u8(np.arange(2, 29).reshape(1, 3, 3, 3)),
+        u8([1, 2, 2, 1, 3, 4, 4, 3, 5, 6, 6, 5]).reshape(3, 1, 2, 2),
+        1,
+        dict(start_padding=(1, 1), end_padding=(1, 1), group_count=3),
+        [
+            1,
+            4,
+            7,
+            6,
+            6,
+            18,
+            24,
+            15,
+            15,
+            36,
+            42,
+            24,
+            14,
+            23,
+            26,
+            9,
+            30,
+            73,
+            80,
+            48,
+            79,
+            168,
+            182,
+            96,
+            100,
+            210,
+            224,
+            117,
+            64,
+            116,
+            123,
+            54,
+            95,
+            214,
+            225,
+            126,
+            224,
+            462,
+            484,
+            249,
+            257,
+            528,
+            550,
+            282,
+            150,
+            281,
+            292,
+            135,
+        ],
+    ),
     "Pointwise_2D": (X33, u8([[[[4]]]]), 1, {}, [4, 8, 12, 16, 20, 24, 28, 32, 36]),
-    "WithStride2_2D": (X77, W121, 10, dict(start_padding=(1, 1), end_padding=(1, 1), strides=(2, 2)),
-                       [33, 62, 84, 75, 224, 330, 360, 282, 444, 630, 660, 502, 453, 642, 664, 495]),
-    "WithStride3_2D": (X77, W121, 10, dict(start_padding=(2, 2), end_padding=(1, 1), strides=(3, 3)),
-                       [0, 8, 20, 80, 330, 375, 200, 780, 825]),
+    "WithStride2_2D": (
+        X77,
+        W121,
+        10,
+        dict(start_padding=(1, 1), end_padding=(1, 1), strides=(2, 2)),
+        [33, 62, 84, 75, 224, 330, 360, 282, 444, 630, 660, 502, 453, 642, 664, 495],
+    ),
+    "WithStride3_2D": (
+        X77,
+        W121,
+        10,
+        dict(start_padding=(2, 2), end_padding=(1, 1), strides=(3, 3)),
+        [0, 8, 20, 80, 330, 375, 200, 780, 825],
+    ),
 }
 
 
@@ -125,6 +204,7 @@ def onnx_cases():
         warnings.simplefilter("ignore")
         from onnx import helper
         from onnx_node_cases import node_cases
+
         cases = node_cases("ConvInteger")
     out = []
     for c in cases:
@@ -143,9 +223,13 @@ def test_onnx_backend_node_cases(device, kernel):
         x, w = inputs["x"], inputs["w"]
         nsp = x.ndim - 2
         pads = list(attrs.get("pads", [0] * 2 * nsp))
-        params = dict(strides=tuple(attrs.get("strides", [1] * nsp)), dilations=tuple(attrs.get("dilations", [1] * nsp)),
-                      start_padding=tuple(pads[:nsp]), end_padding=tuple(pads[nsp:]),
-                      group_count=int(attrs.get("group", 1)))
+        params = dict(
+            strides=tuple(attrs.get("strides", [1] * nsp)),
+            dilations=tuple(attrs.get("dilations", [1] * nsp)),
+            start_padding=tuple(pads[:nsp]),
+            end_padding=tuple(pads[nsp:]),
+            group_count=int(attrs.get("group", 1)),
+        )
         zpx = inputs.get("x_zero_point")
         zpw = next((v for k, v in inputs.items() if k.startswith("w_zero_point")), None)
         check(device, kernel, x, w, zpx, zpw, expected=y, **params)
@@ -161,8 +245,11 @@ def random_case(rng, xdt, wdt, *, n=1, c=4, m=4, hw=(5, 5), k=(3, 3), zp="tensor
     x = rng.integers(xi.min, xi.max + 1, (n, c, *hw)).astype(xdt)
     w = rng.integers(wi.min, wi.max + 1, (m, c // g, *k)).astype(wdt)
     xz = None if zp is None else xdt(rng.integers(xi.min, xi.max + 1))
-    wz = {None: None, "tensor": wdt(rng.integers(wi.min, wi.max + 1)),
-          "channel": rng.integers(wi.min, wi.max + 1, m).astype(wdt)}[wzp]
+    wz = {
+        None: None,
+        "tensor": wdt(rng.integers(wi.min, wi.max + 1)),
+        "channel": rng.integers(wi.min, wi.max + 1, m).astype(wdt),
+    }[wzp]
     return x, w, xz, wz
 
 
@@ -217,8 +304,18 @@ def test_strided_tensors(device, kernel, pattern, rng):
     w_desc, w_raw, w = tensor_random(np.uint8, (m, c // g, 3, 2), pattern, rng)
     out_pattern = "padded" if pattern == "broadcast" else pattern
     params = dict(start_padding=(1, 0), end_padding=(1, 1), group_count=g)
-    check(device, kernel, x, w, np.int8(-3), u8(rng.integers(0, 256, m)), x_in=(x_desc, x_raw),
-          w_in=(w_desc, w_raw), out_pattern=out_pattern, **params)
+    check(
+        device,
+        kernel,
+        x,
+        w,
+        np.int8(-3),
+        u8(rng.integers(0, 256, m)),
+        x_in=(x_desc, x_raw),
+        w_in=(w_desc, w_raw),
+        out_pattern=out_pattern,
+        **params,
+    )
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -238,8 +335,9 @@ def test_property_vs_reference(device, data):
     wd = data.draw(st.integers(max(1, 1 + (kw - 1) * dw - pads[1] - pads[3]), 7))
     pattern = data.draw(st.sampled_from(["packed", "nhwc", "padded", "window"]), label="layout")
     zp, wzp = data.draw(st.sampled_from([None, "tensor"])), data.draw(st.sampled_from([None, "tensor", "channel"]))
-    params = dict(strides=(sh, sw), dilations=(dh, dw), start_padding=tuple(pads[:2]), end_padding=tuple(pads[2:]),
-                  group_count=g)
+    params = dict(
+        strides=(sh, sw), dilations=(dh, dw), start_padding=tuple(pads[:2]), end_padding=tuple(pads[2:]), group_count=g
+    )
     x_desc, x_raw, x = tensor_random(xdt, (2, cg * g, h, wd), pattern, rng)
     w_desc, w_raw, w = tensor_random(wdt, (mg * g, cg, kh, kw), pattern, rng)
     _, _, xz, wz = random_case(rng, xdt, wdt, c=g, m=mg * g, hw=(1, 1), k=(1, 1), zp=zp, wzp=wzp, group_count=g)
@@ -282,8 +380,9 @@ def test_dot4_fast_pack(device, mix, rng):
     """The pack pass's straight-line paths (X_FAST, W_FAST: channels per group a multiple of 16),
     every sign mix, grouped (channel planes of 24 bytes: word aligned), with padding."""
     need_kernel(device, "dot4")
-    x, w, xz, wz = random_case(rng, *mix, n=2, c=64, m=40, hw=(4, 6), start_padding=(1, 2), end_padding=(1, 0),
-                               group_count=2)
+    x, w, xz, wz = random_case(
+        rng, *mix, n=2, c=64, m=40, hw=(4, 6), start_padding=(1, 2), end_padding=(1, 0), group_count=2
+    )
     check(device, "dot4", x, w, xz, wz, start_padding=(1, 2), end_padding=(1, 0), group_count=2)
 
 
@@ -298,10 +397,25 @@ def grouped_u8_layer(rng, hw):
     return x, w, wz, params, reference(x, w, np.uint8(77), wz, **params)
 
 
-@pytest.mark.parametrize("tile", [(4, 128, 64), (4, 256, 64), (8, 128, 64), (8, 256, 64), (4, 512, 128),
-                                  (8, 512, 128), (5, 128, 64), (6, 256, 64), (7, 512, 128), (4, 512, 64),
-                                  (6, 512, 64), (7, 512, 64), (8, 512, 64)],
-                         ids=lambda t: f"{t[0]}px-{t[1]}thr-{t[2]}ch")
+@pytest.mark.parametrize(
+    "tile",
+    [
+        (4, 128, 64),
+        (4, 256, 64),
+        (8, 128, 64),
+        (8, 256, 64),
+        (4, 512, 128),
+        (8, 512, 128),
+        (5, 128, 64),
+        (6, 256, 64),
+        (7, 512, 128),
+        (4, 512, 64),
+        (6, 512, 64),
+        (7, 512, 64),
+        (8, 512, 64),
+    ],
+    ids=lambda t: f"{t[0]}px-{t[1]}thr-{t[2]}ch",
+)
 def test_dot4_tile_shapes(device, tile, rng):
     """Every dot4 GEMM tile shape (pixels per thread, threads a workgroup, channels a tile: 64 or
     128; 512 threads with 64 channels stage only half their channel rows; tiles needing more
@@ -311,9 +425,14 @@ def test_dot4_tile_shapes(device, tile, rng):
     per-channel filter zero point)."""
     need_kernel(device, "dot4")
     x, w, wz, params, expected = grouped_u8_layer(rng, (9, 10))
-    desc = ConvolutionIntegerDesc(TensorDesc(U8, x.shape), TensorDesc(I8, w.shape),
-                                  TensorDesc(DataType.INT32, expected.shape), TensorDesc(U8, (1, 1, 1, 1)),
-                                  TensorDesc(I8, (1, w.shape[0], 1, 1)), **params)
+    desc = ConvolutionIntegerDesc(
+        TensorDesc(U8, x.shape),
+        TensorDesc(I8, w.shape),
+        TensorDesc(DataType.INT32, expected.shape),
+        TensorDesc(U8, (1, 1, 1, 1)),
+        TensorDesc(I8, (1, w.shape[0], 1, 1)),
+        **params,
+    )
     rp, threads, tm = tile
     tp = threads // (tm // 4) * rp
     if not _tile_fits(device, threads, tp, tm):
@@ -323,8 +442,16 @@ def test_dot4_tile_shapes(device, tile, rng):
         return
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, tile_channels=tm)
     assert op.tile == (tp, tm)
-    run_op(device, op, tensor_from(x), tensor_from(w), tensor_from(np.full((1, 1, 1, 1), 77, np.uint8)),
-           tensor_from(wz.reshape(1, -1, 1, 1)), desc.output, expected)
+    run_op(
+        device,
+        op,
+        tensor_from(x),
+        tensor_from(w),
+        tensor_from(np.full((1, 1, 1, 1), 77, np.uint8)),
+        tensor_from(wz.reshape(1, -1, 1, 1)),
+        desc.output,
+        expected,
+    )
 
 
 def split_layer(rng):
@@ -352,7 +479,7 @@ def test_dot4_split_k(device, split, rng):
     threads = {3: 128, 4: 512 if _tile_fits(device, 512, 128, 128) else 256}.get(split, 256)
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, split_k=split)
     assert op.k_steps == 18 and op.slices == {2: 2, 3: 3, 5: 5, 100: 18, 4: 4}[split] and op.dispatches == 2
-    assert not op._zero_linear   # a padded output: zeroed through the 4-D index
+    assert not op._zero_linear  # a padded output: zeroed through the 4-D index
     run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
 
 
@@ -368,8 +495,9 @@ def test_dot4_stream_k(device, per, rng):
     rp, threads = {7: (5, 256), 13: (6, 128), 1: (7, 256), 17: (7, 512)}[per]
     if threads == 512 and not _tile_fits(device, 512, 128, 128):
         threads = 256
-    op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads,
-                                    steps_per_workgroup=per)
+    op = ConvolutionIntegerOperator(
+        device, desc, "dot4", pixels_per_thread=rp, threads=threads, steps_per_workgroup=per
+    )
     assert op.k_steps == 18 and op.slice_steps == per and op.tiles > 1
     assert op.workgroups == -(-op.tiles * 18 // per)
     run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
@@ -390,14 +518,27 @@ def test_dot4_split_k_overflow_and_mixes(device, rng):
         params = dict(start_padding=(pad, pad), end_padding=(pad, pad))
         exp = reference(xx, ww, xz, wz, **params)
         dt = DataType.from_numpy
-        desc = ConvolutionIntegerDesc(TensorDesc(dt(xx.dtype), xx.shape), TensorDesc(dt(ww.dtype), ww.shape),
-                                      TensorDesc(DataType.INT32, exp.shape), TensorDesc(dt(xx.dtype), (1, 1, 1, 1)),
-                                      None if wz is None else TensorDesc(dt(ww.dtype), (1, 1, 1, 1)), **params)
+        desc = ConvolutionIntegerDesc(
+            TensorDesc(dt(xx.dtype), xx.shape),
+            TensorDesc(dt(ww.dtype), ww.shape),
+            TensorDesc(DataType.INT32, exp.shape),
+            TensorDesc(dt(xx.dtype), (1, 1, 1, 1)),
+            None if wz is None else TensorDesc(dt(ww.dtype), (1, 1, 1, 1)),
+            **params,
+        )
         op = ConvolutionIntegerOperator(device, desc, "dot4", split_k=4)
-        assert op.slices == (4 if xx is x0 else 3)   # 585 steps: 4 x 147 (the last 144); 9 steps: 3 x 3
-        assert op._zero_linear   # packed output: zeroed by linear index
-        run_op(device, op, tensor_from(xx), tensor_from(ww), tensor_from(np.asarray(xz).reshape(1, 1, 1, 1)),
-               None if wz is None else tensor_from(np.asarray(wz).reshape(1, 1, 1, 1)), desc.output, exp)
+        assert op.slices == (4 if xx is x0 else 3)  # 585 steps: 4 x 147 (the last 144); 9 steps: 3 x 3
+        assert op._zero_linear  # packed output: zeroed by linear index
+        run_op(
+            device,
+            op,
+            tensor_from(xx),
+            tensor_from(ww),
+            tensor_from(np.asarray(xz).reshape(1, 1, 1, 1)),
+            None if wz is None else tensor_from(np.asarray(wz).reshape(1, 1, 1, 1)),
+            desc.output,
+            exp,
+        )
     assert exp is not None and int(reference(x0, w0, np.uint8(255), np.int8(127))[0, 0, 0, 0]) < 0
     for bad in (0, -1, 1.5, True):
         with pytest.raises(DmlValidationError, match="split_k"):
@@ -414,14 +555,16 @@ def test_dot4_split_k_overflow_and_mixes(device, rng):
 def test_gemm_shape_choice():
     """The H100-tuned tile and split choice on the issue's layers (only speed depends on it)."""
     from dmlwgsl.ops.convolution_integer import _gemm_shape
+
     def mb(n, m, hw):
         return n * m * hw * 4 / 1e6
+
     # (pixels a thread, threads, channels a tile, k steps a workgroup): the fastest measured on
     # each layer of the 266 + 36 configurations swept (bench/README.md)
-    assert _gemm_shape(None, 8 * 56 * 56, 64, 1, 9, mb(8, 64, 3136)) == (6, 512, 64, 9)   # 192x64 tiles: 131 workgroups
+    assert _gemm_shape(None, 8 * 56 * 56, 64, 1, 9, mb(8, 64, 3136)) == (6, 512, 64, 9)  # 192x64 tiles: 131 workgroups
     assert _gemm_shape(None, 8 * 28 * 28, 256, 1, 36, mb(8, 256, 784)) == (6, 512, 128, 36)
     assert _gemm_shape(None, 32 * 28 * 28, 128, 1, 18, mb(32, 128, 784)) == (6, 512, 128, 18)
-    assert _gemm_shape(None, 8 * 14 * 14, 512, 1, 72, mb(8, 512, 196)) == (7, 512, 128, 31)   # stream-K, 131 workgroups
+    assert _gemm_shape(None, 8 * 14 * 14, 512, 1, 72, mb(8, 512, 196)) == (7, 512, 128, 31)  # stream-K, 131 workgroups
 
 
 # ------------------------------------------------------------------------------------------------
@@ -442,15 +585,20 @@ def test_one_liner_zero_point_forms(device, rng):
 
 def test_auto_kernel_and_cache(device, rng):
     def desc(h, w):
-        return ConvolutionIntegerDesc(TensorDesc(U8, (1, 16, h, w)), TensorDesc(I8, (16, 16, 3, 3)),
-                                      TensorDesc(DataType.INT32, (1, 16, h - 2, w - 2)))
+        return ConvolutionIntegerDesc(
+            TensorDesc(U8, (1, 16, h, w)),
+            TensorDesc(I8, (16, 16, 3, 3)),
+            TensorDesc(DataType.INT32, (1, 16, h - 2, w - 2)),
+        )
+
     op = compile_convolution_integer(desc(6, 7), device=device)
     assert op.kernel == ("dot4" if dot4_available(device) else "portable")
     misses = device.pipelines.misses
     op2 = compile_convolution_integer(desc(9, 5), device=device)
     assert device.pipelines.misses == misses and op2.cache_keys == op.cache_keys
-    small = ConvolutionIntegerDesc(TensorDesc(U8, (1, 2, 4, 4)), TensorDesc(I8, (2, 2, 3, 3)),
-                                   TensorDesc(DataType.INT32, (1, 2, 2, 2)))
+    small = ConvolutionIntegerDesc(
+        TensorDesc(U8, (1, 2, 4, 4)), TensorDesc(I8, (2, 2, 3, 3)), TensorDesc(DataType.INT32, (1, 2, 2, 2))
+    )
     assert compile_convolution_integer(small, device=device).kernel == "portable"
     with pytest.raises(DmlValidationError, match="kernel: must be one of"):
         compile_convolution_integer(small, device=device, kernel="fast")
@@ -458,9 +606,11 @@ def test_auto_kernel_and_cache(device, rng):
 
 def test_dot4_unavailable_raises(device, monkeypatch):
     import dmlwgsl.ops.convolution_integer as mod
+
     monkeypatch.setitem(mod._dot4_ok, device, False)
-    small = ConvolutionIntegerDesc(TensorDesc(U8, (1, 2, 4, 4)), TensorDesc(I8, (2, 2, 3, 3)),
-                                   TensorDesc(DataType.INT32, (1, 2, 2, 2)))
+    small = ConvolutionIntegerDesc(
+        TensorDesc(U8, (1, 2, 4, 4)), TensorDesc(I8, (2, 2, 3, 3)), TensorDesc(DataType.INT32, (1, 2, 2, 2))
+    )
     with pytest.raises(GpuError, match="dot4I8Packed"):
         compile_convolution_integer(small, device=device, kernel="dot4")
     assert compile_convolution_integer(small, device=device).kernel == "portable"
@@ -470,8 +620,12 @@ def test_dot4_unavailable_raises(device, monkeypatch):
 # Validation: one test per rule, before any GPU work (no device needed)
 # ------------------------------------------------------------------------------------------------
 def make_desc(**over):
-    base = dict(input=TensorDesc(U8, (1, 4, 5, 5)), filter=TensorDesc(I8, (6, 2, 3, 3)),
-                output=TensorDesc(DataType.INT32, (1, 6, 3, 3)), group_count=2)
+    base = dict(
+        input=TensorDesc(U8, (1, 4, 5, 5)),
+        filter=TensorDesc(I8, (6, 2, 3, 3)),
+        output=TensorDesc(DataType.INT32, (1, 6, 3, 3)),
+        group_count=2,
+    )
     base.update(over)
     return ConvolutionIntegerDesc(**base)
 
@@ -482,36 +636,61 @@ INVALID = {
     "output dtype": (dict(output=TensorDesc(DataType.UINT32, (1, 6, 3, 3))), r"output\.data_type: UINT32"),
     "rank": (dict(input=TensorDesc(U8, (1, 4, 5, 5, 1))), r"input\.sizes: dimension count must be in 3\.\.4"),
     "filter rank": (dict(filter=TensorDesc(I8, (6, 2, 9))), r"filter\.sizes: dimension count must be in \[4\]"),
-    "input zp dtype": (dict(input_zero_point=TensorDesc(I8, (1, 1, 1, 1))),
-                       r"input_zero_point\.data_type: must equal input\.data_type \(UINT8\); got INT8"),
-    "filter zp dtype": (dict(filter_zero_point=TensorDesc(U8, (1, 1, 1, 1))),
-                        r"filter_zero_point\.data_type: must equal filter\.data_type \(INT8\); got UINT8"),
-    "input zp shape": (dict(input_zero_point=TensorDesc(U8, (1, 4, 1, 1))),
-                       r"input_zero_point\.sizes: must be all ones"),
-    "filter zp shape": (dict(filter_zero_point=TensorDesc(I8, (1, 4, 1, 1))),
-                        r"filter_zero_point\.sizes: must be all ones \(per tensor\) or \[1, 6, 1, 1\]"),
-    "zp ranks differ": (dict(input_zero_point=TensorDesc(U8, (1,)), filter_zero_point=TensorDesc(I8, (1, 6, 1, 1))),
-                        r"the two zero points must have the same dimension count"),
-    "C not divisible": (dict(group_count=3, filter=TensorDesc(I8, (6, 1, 3, 3))),
-                        r"input\.sizes\[1\]: channels C \(4\) must be divisible by group_count \(3\)"),
-    "M not divisible": (dict(filter=TensorDesc(I8, (5, 2, 3, 3)), output=TensorDesc(DataType.INT32, (1, 5, 3, 3))),
-                        r"filter\.sizes\[0\]: output channels M \(5\) must be divisible by group_count \(2\)"),
-    "filter channels": (dict(filter=TensorDesc(I8, (6, 4, 3, 3))), r"filter\.sizes\[1\]: must equal C/group_count \(2\); got 4"),
+    "input zp dtype": (
+        dict(input_zero_point=TensorDesc(I8, (1, 1, 1, 1))),
+        r"input_zero_point\.data_type: must equal input\.data_type \(UINT8\); got INT8",
+    ),
+    "filter zp dtype": (
+        dict(filter_zero_point=TensorDesc(U8, (1, 1, 1, 1))),
+        r"filter_zero_point\.data_type: must equal filter\.data_type \(INT8\); got UINT8",
+    ),
+    "input zp shape": (
+        dict(input_zero_point=TensorDesc(U8, (1, 4, 1, 1))),
+        r"input_zero_point\.sizes: must be all ones",
+    ),
+    "filter zp shape": (
+        dict(filter_zero_point=TensorDesc(I8, (1, 4, 1, 1))),
+        r"filter_zero_point\.sizes: must be all ones \(per tensor\) or \[1, 6, 1, 1\]",
+    ),
+    "zp ranks differ": (
+        dict(input_zero_point=TensorDesc(U8, (1,)), filter_zero_point=TensorDesc(I8, (1, 6, 1, 1))),
+        r"the two zero points must have the same dimension count",
+    ),
+    "C not divisible": (
+        dict(group_count=3, filter=TensorDesc(I8, (6, 1, 3, 3))),
+        r"input\.sizes\[1\]: channels C \(4\) must be divisible by group_count \(3\)",
+    ),
+    "M not divisible": (
+        dict(filter=TensorDesc(I8, (5, 2, 3, 3)), output=TensorDesc(DataType.INT32, (1, 5, 3, 3))),
+        r"filter\.sizes\[0\]: output channels M \(5\) must be divisible by group_count \(2\)",
+    ),
+    "filter channels": (
+        dict(filter=TensorDesc(I8, (6, 4, 3, 3))),
+        r"filter\.sizes\[1\]: must equal C/group_count \(2\); got 4",
+    ),
     "group_count 0": (dict(group_count=0), r"group_count: must be an integer >= 1"),
     "stride 0": (dict(strides=(1, 0)), r"strides\[1\]: must be >= 1; got 0"),
     "dilation 0": (dict(dilations=(0, 1)), r"dilations\[0\]: must be >= 1; got 0"),
     "param length": (dict(start_padding=(1,)), r"start_padding: must have one entry per spatial dimension \(2\)"),
-    "kernel too large": (dict(dilations=(3, 1)),
-                         r"filter\.sizes\[2\]: the dilated kernel \(1 \+ \(3 - 1\) \* 3 = 7\) must not be larger than "
-                         r"the padded input \(5 \+ 0 \+ 0 = 5\)"),
+    "kernel too large": (
+        dict(dilations=(3, 1)),
+        r"filter\.sizes\[2\]: the dilated kernel \(1 \+ \(3 - 1\) \* 3 = 7\) must not be larger than "
+        r"the padded input \(5 \+ 0 \+ 0 = 5\)",
+    ),
     "output N": (dict(output=TensorDesc(DataType.INT32, (2, 6, 3, 3))), r"output\.sizes\[0\]: must equal N"),
     "output M": (dict(output=TensorDesc(DataType.INT32, (1, 4, 3, 3))), r"output\.sizes\[1\]: must equal M"),
-    "output H": (dict(output=TensorDesc(DataType.INT32, (1, 6, 4, 3))),
-                 r"output\.sizes\[2\]: must equal 1 \+ \(In \+ pads - \(1 \+ \(K-1\)\*dilation\)\) / stride = 3; got 4"),
-    "output W": (dict(output=TensorDesc(DataType.INT32, (1, 6, 3, 2)), strides=(1, 1)),
-                 r"output\.sizes\[3\]: must equal 1 \+ .* = 3; got 2"),
-    "output overlap": (dict(output=TensorDesc(DataType.INT32, (1, 6, 3, 3), (0, 1, 1, 1), 64)),
-                       r"output\.strides: two elements of an output may not share an address"),
+    "output H": (
+        dict(output=TensorDesc(DataType.INT32, (1, 6, 4, 3))),
+        r"output\.sizes\[2\]: must equal 1 \+ \(In \+ pads - \(1 \+ \(K-1\)\*dilation\)\) / stride = 3; got 4",
+    ),
+    "output W": (
+        dict(output=TensorDesc(DataType.INT32, (1, 6, 3, 2)), strides=(1, 1)),
+        r"output\.sizes\[3\]: must equal 1 \+ .* = 3; got 2",
+    ),
+    "output overlap": (
+        dict(output=TensorDesc(DataType.INT32, (1, 6, 3, 3), (0, 1, 1, 1), 64)),
+        r"output\.strides: two elements of an output may not share an address",
+    ),
 }
 
 
@@ -524,9 +703,16 @@ def test_validation(rule):
 
 def test_valid_description_passes():
     make_desc(input_zero_point=TensorDesc(U8, (1, 1, 1, 1)), filter_zero_point=TensorDesc(I8, (1, 6, 1, 1))).validate()
-    ConvolutionIntegerDesc(TensorDesc(U8, (1, 4, 7)), TensorDesc(U8, (2, 4, 3)), TensorDesc(DataType.INT32, (1, 2, 5)),
-                           filter_zero_point=TensorDesc(U8, (1, 2, 1)), strides=(1,), dilations=(1,),
-                           start_padding=(0,), end_padding=(0,)).validate()
+    ConvolutionIntegerDesc(
+        TensorDesc(U8, (1, 4, 7)),
+        TensorDesc(U8, (2, 4, 3)),
+        TensorDesc(DataType.INT32, (1, 2, 5)),
+        filter_zero_point=TensorDesc(U8, (1, 2, 1)),
+        strides=(1,),
+        dilations=(1,),
+        start_padding=(0,),
+        end_padding=(0,),
+    ).validate()
 
 
 def test_one_liner_validates_before_gpu(monkeypatch):
@@ -534,6 +720,7 @@ def test_one_liner_validates_before_gpu(monkeypatch):
 
     def no_gpu():
         raise AssertionError("GPU touched before validation")
+
     monkeypatch.setattr(mod, "default_device", no_gpu)
     x = np.zeros((1, 4, 5, 5), np.uint8)
     w = np.zeros((2, 4, 3, 3), np.int8)

@@ -1,8 +1,10 @@
 """DepthToSpace / DepthToSpace1 on every adapter: documented examples, onnxruntime and onnx
 vectors, every data type x layout x order against the numpy reference (exact, poisoned outputs,
 guard bands), batching and GPU-resident chains, the pipeline cache, and every validation rule."""
+
 import numpy as np
 import pytest
+from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, onnx_cases
 
 import dmlwgsl
 from dmlwgsl import DataType, DepthSpaceOrder, DepthToSpaceDesc, DmlValidationError, TensorDesc
@@ -10,18 +12,40 @@ from dmlwgsl.ops.depth_to_space import compile_depth_to_space
 from dmlwgsl.reference.depth_to_space import depth_to_space as ref
 from dmlwgsl.testing import assert_matches, strided_desc
 
-from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, onnx_cases
-
 # Spec 2.6: the documented {1,8,2,3} UINT32 example, block size 2.
-DOC_INPUT = np.array([[[[0, 1, 2], [3, 4, 5]], [[9, 10, 11], [12, 13, 14]], [[18, 19, 20], [21, 22, 23]],
-                       [[27, 28, 29], [30, 31, 32]], [[36, 37, 38], [39, 40, 41]], [[45, 46, 47], [48, 49, 50]],
-                       [[54, 55, 56], [57, 58, 59]], [[63, 64, 65], [66, 67, 68]]]], dtype=np.uint32)
-DOC_DCR = np.array([[[[0, 18, 1, 19, 2, 20], [36, 54, 37, 55, 38, 56], [3, 21, 4, 22, 5, 23], [39, 57, 40, 58, 41, 59]],
-                     [[9, 27, 10, 28, 11, 29], [45, 63, 46, 64, 47, 65], [12, 30, 13, 31, 14, 32], [48, 66, 49, 67, 50, 68]]]],
-                   dtype=np.uint32)
-DOC_CRD = np.array([[[[0, 9, 1, 10, 2, 11], [18, 27, 19, 28, 20, 29], [3, 12, 4, 13, 5, 14], [21, 30, 22, 31, 23, 32]],
-                     [[36, 45, 37, 46, 38, 47], [54, 63, 55, 64, 56, 65], [39, 48, 40, 49, 41, 50], [57, 66, 58, 67, 59, 68]]]],
-                   dtype=np.uint32)
+DOC_INPUT = np.array(
+    [
+        [
+            [[0, 1, 2], [3, 4, 5]],
+            [[9, 10, 11], [12, 13, 14]],
+            [[18, 19, 20], [21, 22, 23]],
+            [[27, 28, 29], [30, 31, 32]],
+            [[36, 37, 38], [39, 40, 41]],
+            [[45, 46, 47], [48, 49, 50]],
+            [[54, 55, 56], [57, 58, 59]],
+            [[63, 64, 65], [66, 67, 68]],
+        ]
+    ],
+    dtype=np.uint32,
+)
+DOC_DCR = np.array(
+    [
+        [
+            [[0, 18, 1, 19, 2, 20], [36, 54, 37, 55, 38, 56], [3, 21, 4, 22, 5, 23], [39, 57, 40, 58, 41, 59]],
+            [[9, 27, 10, 28, 11, 29], [45, 63, 46, 64, 47, 65], [12, 30, 13, 31, 14, 32], [48, 66, 49, 67, 50, 68]],
+        ]
+    ],
+    dtype=np.uint32,
+)
+DOC_CRD = np.array(
+    [
+        [
+            [[0, 9, 1, 10, 2, 11], [18, 27, 19, 28, 20, 29], [3, 12, 4, 13, 5, 14], [21, 30, 22, 31, 23, 32]],
+            [[36, 45, 37, 46, 38, 47], [54, 63, 55, 64, 56, 65], [39, 48, 40, 49, 41, 50], [57, 66, 58, 67, 59, 68]],
+        ]
+    ],
+    dtype=np.uint32,
+)
 
 
 @pytest.mark.parametrize("order,expected", [("DCR", DOC_DCR), ("CRD", DOC_CRD)])
@@ -32,10 +56,12 @@ def test_documented_example(device, order, expected):
 
 def test_onnxruntime_crd_vector(device):
     # onnxruntime DepthToSpaceTest_5 (spec section 6)
-    x = np.array([0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 18, 19, 20, 21, 22, 23, 27, 28, 29, 30, 31, 32],
-                 dtype=np.float32).reshape(1, 4, 2, 3)
-    want = np.array([0, 9, 1, 10, 2, 11, 18, 27, 19, 28, 20, 29, 3, 12, 4, 13, 5, 14, 21, 30, 22, 31, 23, 32],
-                    dtype=np.float32).reshape(1, 1, 4, 6)
+    x = np.array(
+        [0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 18, 19, 20, 21, 22, 23, 27, 28, 29, 30, 31, 32], dtype=np.float32
+    ).reshape(1, 4, 2, 3)
+    want = np.array(
+        [0, 9, 1, 10, 2, 11, 18, 27, 19, 28, 20, 29, 3, 12, 4, 13, 5, 14, 21, 30, 22, 31, 23, 32], dtype=np.float32
+    ).reshape(1, 1, 4, 6)
     assert_matches(dmlwgsl.depth_to_space(x, 2, "CRD", device=device), want)
 
 
@@ -60,39 +86,84 @@ def test_onnx_node(device, case):
 def test_every_type_and_layout(device, rng, dtype, order):
     """Every data type x order through every stride pattern (packed, NHWC, padded, broadcast input,
     output window), on shapes that take the fast path and shapes that do not."""
-    for (lin, lout), (shape, b) in zip(LAYOUTS, [((2, 8, 3, 16), 2), ((1, 18, 2, 5), 3), ((2, 4, 3, 7), 2),
-                                                  ((1, 16, 2, 4), 4), ((3, 4, 2, 32), 2), ((1, 8, 5, 3), 2)]):
+    for (lin, lout), (shape, b) in zip(
+        LAYOUTS,
+        [
+            ((2, 8, 3, 16), 2),
+            ((1, 18, 2, 5), 3),
+            ((2, 4, 3, 7), 2),
+            ((1, 16, 2, 4), 4),
+            ((3, 4, 2, 32), 2),
+            ((1, 8, 5, 3), 2),
+        ],
+    ):
         out_shape = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
-        check_op(device, compile_depth_to_space, DepthToSpaceDesc, ref,
-                 strided_desc(dtype, shape, lin), strided_desc(dtype, out_shape, lout, output=True), b, order, rng)
+        check_op(
+            device,
+            compile_depth_to_space,
+            DepthToSpaceDesc,
+            ref,
+            strided_desc(dtype, shape, lin),
+            strided_desc(dtype, out_shape, lout, output=True),
+            b,
+            order,
+            rng,
+        )
 
 
-@pytest.mark.parametrize("dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64],
-                         ids=lambda d: d.name.lower())
+@pytest.mark.parametrize(
+    "dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower()
+)
 @pytest.mark.parametrize("b", [2, 3, 4])
 def test_fast_path_shapes(device, rng, dtype, b):
     """Rows of whole 16-byte vectors take the tiled (b 3, 4) or zip (b 2) kernel; results stay exact."""
     shape = (2, 2 * b * b, 3, 32)
     out = (2, 2, 3 * b, 32 * b)
     for order in ("DCR", "CRD"):
-        op = check_op(device, compile_depth_to_space, DepthToSpaceDesc, ref, TensorDesc(dtype, shape),
-                      TensorDesc(dtype, out), b, order, rng)
+        op = check_op(
+            device,
+            compile_depth_to_space,
+            DepthToSpaceDesc,
+            ref,
+            TensorDesc(dtype, shape),
+            TensorDesc(dtype, out),
+            b,
+            order,
+            rng,
+        )
         assert op.tiled is not None
         assert any(("_zip" if b == 2 else "_tiled") in k for k in op.cache_keys)
 
 
 def test_hypothesis_shapes(device):
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     @settings(max_examples=12, deadline=None, derandomize=True)
-    @given(n=st.integers(1, 2), cq=st.integers(1, 3), h=st.integers(1, 4), w=st.integers(1, 9),
-           b=st.integers(1, 4), order=st.sampled_from(["DCR", "CRD"]),
-           dtype=st.sampled_from(ALL_TYPES), pattern=st.sampled_from(["packed", "nhwc", "padded", "broadcast"]))
+    @given(
+        n=st.integers(1, 2),
+        cq=st.integers(1, 3),
+        h=st.integers(1, 4),
+        w=st.integers(1, 9),
+        b=st.integers(1, 4),
+        order=st.sampled_from(["DCR", "CRD"]),
+        dtype=st.sampled_from(ALL_TYPES),
+        pattern=st.sampled_from(["packed", "nhwc", "padded", "broadcast"]),
+    )
     def run(n, cq, h, w, b, order, dtype, pattern):
         rng = np.random.default_rng(n * 1000 + cq * 100 + h * 10 + w)
         shape = (n, cq * b * b, h, w)
-        check_op(device, compile_depth_to_space, DepthToSpaceDesc, ref, strided_desc(dtype, shape, pattern),
-                 TensorDesc(dtype, (n, cq, h * b, w * b)), b, order, rng)
+        check_op(
+            device,
+            compile_depth_to_space,
+            DepthToSpaceDesc,
+            ref,
+            strided_desc(dtype, shape, pattern),
+            TensorDesc(dtype, (n, cq, h * b, w * b)),
+            b,
+            order,
+            rng,
+        )
 
     run()
 
@@ -107,13 +178,15 @@ def test_numpy_views_without_copy(device, rng):
 
 def test_round_trip_on_gpu_in_one_batch(device, rng):
     """SpaceToDepth(DepthToSpace(x)) == x with GPU-resident tensors and one submission."""
-    x = rng.integers(-2**15, 2**15, size=(2, 16, 6, 8)).astype(np.int16)
+    x = rng.integers(-(2**15), 2**15, size=(2, 16, 6, 8)).astype(np.int16)
     for order in ("DCR", "CRD"):
         xt = device.upload(x)
         d2s = dmlwgsl.compile_depth_to_space(
-            DepthToSpaceDesc(xt.desc, TensorDesc(DataType.INT16, (2, 4, 12, 16)), 2, order), device=device)
+            DepthToSpaceDesc(xt.desc, TensorDesc(DataType.INT16, (2, 4, 12, 16)), 2, order), device=device
+        )
         s2d = dmlwgsl.compile_space_to_depth(
-            dmlwgsl.SpaceToDepthDesc(d2s.output_desc, xt.desc, 2, order), device=device)
+            dmlwgsl.SpaceToDepthDesc(d2s.output_desc, xt.desc, 2, order), device=device
+        )
         mid, back = device.tensor(d2s.output_desc), device.tensor(xt.desc)
         device.fill(mid.buffer, b"\xa5")
         device.fill(back.buffer, b"\x5a")
@@ -127,8 +200,13 @@ def test_round_trip_on_gpu_in_one_batch(device, rng):
 def test_two_shapes_compile_once(device):
     f32 = DataType.FLOAT32
     before = device.pipelines.misses
-    ops = [compile_depth_to_space(DepthToSpaceDesc(TensorDesc(f32, s), TensorDesc(f32, (s[0], s[1] // 4, s[2] * 2, s[3] * 2)), 2),
-                                  device=device) for s in [(1, 4, 3, 5), (2, 8, 7, 3), (3, 12, 1, 9)]]
+    ops = [
+        compile_depth_to_space(
+            DepthToSpaceDesc(TensorDesc(f32, s), TensorDesc(f32, (s[0], s[1] // 4, s[2] * 2, s[3] * 2)), 2),
+            device=device,
+        )
+        for s in [(1, 4, 3, 5), (2, 8, 7, 3), (3, 12, 1, 9)]
+    ]
     assert device.pipelines.misses - before <= 1
     assert len({k for op in ops for k in op.cache_keys}) == 1
     assert "depth_to_space" in ops[0].cache_keys[0] and "ELEM_BYTES=4" in ops[0].cache_keys[0]
@@ -148,21 +226,70 @@ def _compile(inp, out, b=2, order="DCR", device=None):
     return compile_depth_to_space(DepthToSpaceDesc(inp, out, b, order), device=device)
 
 
-@pytest.mark.parametrize("inp,out,b,order,message", [
-    (TensorDesc(F32, (1, 8, 2, 3)), TensorDesc(U8, (1, 2, 4, 6)), 2, "DCR", "output.data_type: must equal input.data_type"),
-    (TensorDesc(F32, (8, 2, 3)), TensorDesc(F32, (2, 4, 6)), 2, "DCR", "input.sizes: dimension count must be in [4]"),
-    (TensorDesc(F32, (1, 8, 2, 3)), TensorDesc(F32, (1, 2, 4, 6)), 0, "DCR", "block_size: must be an integer >= 1"),
-    (TensorDesc(F32, (1, 6, 2, 3)), TensorDesc(F32, (1, 1, 4, 6)), 2, "DCR", "input.sizes[1]: channels (6) must be divisible by block_size^2 (4)"),
-    (TensorDesc(F32, (1, 8, 2, 3)), TensorDesc(F32, (1, 2, 4, 7)), 2, "DCR", "output.sizes: must be [N, C/(b*b), H*b, W*b] = [1, 2, 4, 6]"),
-    (TensorDesc(F32, (1, 8, 2, 3), (48, 6, 3, 1), total_tensor_size_in_bytes=64), TensorDesc(F32, (1, 2, 4, 6)), 2, "DCR",
-     "input.total_tensor_size_in_bytes: must be >= the implied size 192"),
-    (TensorDesc(F32, (1, 8, 2, 3)), TensorDesc(F32, (1, 2, 4, 6)), 2, "XYZ", "order: unknown order 'XYZ'"),
-    (TensorDesc(F32, (1, 8, 2, 3)), TensorDesc(F32, (1, 2, 4, 6), (48, 0, 6, 1)), 2, "DCR", "output.strides: two elements of an output may not share an address"),
-    (TensorDesc(F32, (1, 8, 0, 3)), TensorDesc(F32, (1, 2, 0, 6)), 2, "DCR", "input.sizes[2]: a size of zero"),
-    (TensorDesc(F32, (1, 8, 2, 3), total_tensor_size_in_bytes=194), TensorDesc(F32, (1, 2, 4, 6)), 2, "DCR",
-     "input.total_tensor_size_in_bytes: must be a multiple of 4"),
-    (TensorDesc(DataType.UINT4, (1, 8, 2, 4)), TensorDesc(DataType.UINT4, (1, 2, 4, 8)), 2, "DCR", "input.data_type: UINT4 is not supported"),
-])
+@pytest.mark.parametrize(
+    "inp,out,b,order,message",
+    [
+        (
+            TensorDesc(F32, (1, 8, 2, 3)),
+            TensorDesc(U8, (1, 2, 4, 6)),
+            2,
+            "DCR",
+            "output.data_type: must equal input.data_type",
+        ),
+        (
+            TensorDesc(F32, (8, 2, 3)),
+            TensorDesc(F32, (2, 4, 6)),
+            2,
+            "DCR",
+            "input.sizes: dimension count must be in [4]",
+        ),
+        (TensorDesc(F32, (1, 8, 2, 3)), TensorDesc(F32, (1, 2, 4, 6)), 0, "DCR", "block_size: must be an integer >= 1"),
+        (
+            TensorDesc(F32, (1, 6, 2, 3)),
+            TensorDesc(F32, (1, 1, 4, 6)),
+            2,
+            "DCR",
+            "input.sizes[1]: channels (6) must be divisible by block_size^2 (4)",
+        ),
+        (
+            TensorDesc(F32, (1, 8, 2, 3)),
+            TensorDesc(F32, (1, 2, 4, 7)),
+            2,
+            "DCR",
+            "output.sizes: must be [N, C/(b*b), H*b, W*b] = [1, 2, 4, 6]",
+        ),
+        (
+            TensorDesc(F32, (1, 8, 2, 3), (48, 6, 3, 1), total_tensor_size_in_bytes=64),
+            TensorDesc(F32, (1, 2, 4, 6)),
+            2,
+            "DCR",
+            "input.total_tensor_size_in_bytes: must be >= the implied size 192",
+        ),
+        (TensorDesc(F32, (1, 8, 2, 3)), TensorDesc(F32, (1, 2, 4, 6)), 2, "XYZ", "order: unknown order 'XYZ'"),
+        (
+            TensorDesc(F32, (1, 8, 2, 3)),
+            TensorDesc(F32, (1, 2, 4, 6), (48, 0, 6, 1)),
+            2,
+            "DCR",
+            "output.strides: two elements of an output may not share an address",
+        ),
+        (TensorDesc(F32, (1, 8, 0, 3)), TensorDesc(F32, (1, 2, 0, 6)), 2, "DCR", "input.sizes[2]: a size of zero"),
+        (
+            TensorDesc(F32, (1, 8, 2, 3), total_tensor_size_in_bytes=194),
+            TensorDesc(F32, (1, 2, 4, 6)),
+            2,
+            "DCR",
+            "input.total_tensor_size_in_bytes: must be a multiple of 4",
+        ),
+        (
+            TensorDesc(DataType.UINT4, (1, 8, 2, 4)),
+            TensorDesc(DataType.UINT4, (1, 2, 4, 8)),
+            2,
+            "DCR",
+            "input.data_type: UINT4 is not supported",
+        ),
+    ],
+)
 def test_validation(inp, out, b, order, message):
     with pytest.raises(DmlValidationError) as e:
         _compile(inp, out, b, order)
@@ -172,7 +299,9 @@ def test_validation(inp, out, b, order, message):
 def test_validation_binding_beyond_buffer(device):
     op = _compile(TensorDesc(F32, (1, 8, 2, 3)), TensorDesc(F32, (1, 2, 4, 6)), device=device)
     small = dmlwgsl.GpuTensor(device, op.input_desc, device.create_buffer(64), 0)
-    with pytest.raises(DmlValidationError, match=r"input: offset 0 \+ total_tensor_size_in_bytes 192 lies beyond the bound buffer"):
+    with pytest.raises(
+        DmlValidationError, match=r"input: offset 0 \+ total_tensor_size_in_bytes 192 lies beyond the bound buffer"
+    ):
         op(small, device.tensor(op.output_desc))
 
 
@@ -209,5 +338,7 @@ def test_whole_output_buffer_equals_strided_reference(device, rng):
         device.fill(buf, b"\x5a")
         op(dmlwgsl.GpuTensor(device, ind, device.upload(src).buffer, 0), dmlwgsl.GpuTensor(device, outd, buf, 0))
         got = np.frombuffer(device.read(buf, 0, outd.total_tensor_size_in_bytes), np.uint8)
-        want = depth_to_space_buffers(src, ind, np.full(outd.total_tensor_size_in_bytes, 0x5A, np.uint8), outd, 2, "CRD")
+        want = depth_to_space_buffers(
+            src, ind, np.full(outd.total_tensor_size_in_bytes, 0x5A, np.uint8), outd, 2, "CRD"
+        )
         assert_matches(got, want)

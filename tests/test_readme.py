@@ -1,4 +1,5 @@
 """The README's Python example runs as written and does what it says."""
+
 import pathlib
 import re
 

@@ -5,6 +5,7 @@ Nearest is compared bit for bit. Linear is compared within LINEAR_TOL: the shade
 same float32 expression as the reference in the same order, but a GPU compiler may fuse a multiply
 and an add (one rounding instead of two), and pack2x16float may round float16 either way.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,9 +13,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dmlwgsl.ops.resample import (LINEAR_TOLERANCE, AxisDirection, InterpolationMode, OnnxResizeUnsupported, Resample1Desc,
-                                  Resample2Desc, ResampleDesc, compile_resample, onnx_resize_to_resample,
-                                  resample)
+from dmlwgsl.ops.resample import (
+    LINEAR_TOLERANCE,
+    AxisDirection,
+    InterpolationMode,
+    OnnxResizeUnsupported,
+    Resample1Desc,
+    Resample2Desc,
+    ResampleDesc,
+    compile_resample,
+    onnx_resize_to_resample,
+    resample,
+)
 from dmlwgsl.reference import resample as ref
 from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
@@ -33,8 +43,19 @@ def values(dt: DataType, sizes, rng) -> np.ndarray:
     return rng.integers(info.min, info.max + 1, size=sizes).astype(dt.numpy_dtype)
 
 
-def check_gpu(device, x, out_desc: TensorDesc, mode, scales, in_off, out_off, direction=None, *,
-              in_desc: TensorDesc | None = None, expected=None) -> np.ndarray:
+def check_gpu(
+    device,
+    x,
+    out_desc: TensorDesc,
+    mode,
+    scales,
+    in_off,
+    out_off,
+    direction=None,
+    *,
+    in_desc: TensorDesc | None = None,
+    expected=None,
+) -> np.ndarray:
     """Run Resample1 (direction None) or Resample2 on ``x`` under run_checked; compare with the
     reference (or ``expected``). Returns the output."""
     x = np.asarray(x)
@@ -55,8 +76,9 @@ def check_gpu(device, x, out_desc: TensorDesc, mode, scales, in_off, out_off, di
     if mode == InterpolationMode.LINEAR:
         atol, why = LINEAR_TOL[in_desc.data_type]
         tol = {"atol": atol, "why": why}
-    return run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (in_desc, raw)},
-                       out_desc, expected, **tol)
+    return run_checked(
+        device, lambda ins, out: op(ins["input"], out), {"input": (in_desc, raw)}, out_desc, expected, **tol
+    )
 
 
 def nearest_1d(device, n_in, n_out, scale, in_off=0.5, out_off=-0.5, direction=None):
@@ -77,8 +99,9 @@ def test_spec_linear_example(device):
     np.testing.assert_array_equal(expected[3], [3, 3.25, 3.75, 4.25, 4.75, 5.25, 5.75, 6])
     np.testing.assert_array_equal(expected[4], [9, 9.25, 9.75, 10.25, 10.75, 11.25, 11.75, 12])
     raw = x.view(np.uint8).reshape(-1)
-    run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (desc.input, raw)}, desc.output,
-                expected)  # exact: every weight and product here is a short binary fraction
+    run_checked(
+        device, lambda ins, out: op(ins["input"], out), {"input": (desc.input, raw)}, desc.output, expected
+    )  # exact: every weight and product here is a short binary fraction
 
 
 def test_webnn_nearest_downsample_ties_up(device):
@@ -88,8 +111,13 @@ def test_webnn_nearest_downsample_ties_up(device):
     desc = ResampleDesc(TensorDesc(F32, (4, 6)), TensorDesc(F32, (2, 3)), "nearest", (0.5, 0.5))
     op = compile_resample(desc, device=device)
     expected = np.array([[7, 9, 11], [19, 21, 23]], np.float32)
-    run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (desc.input, x.view(np.uint8).reshape(-1))},
-                desc.output, expected)
+    run_checked(
+        device,
+        lambda ins, out: op(ins["input"], out),
+        {"input": (desc.input, x.view(np.uint8).reshape(-1))},
+        desc.output,
+        expected,
+    )
 
 
 # -- ties (DML-unconfirmed for Resample/Resample1, spec 4.3) -------------------------------------
@@ -142,11 +170,12 @@ def test_scales_on_batch_and_channel_axes(device, rng):
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 @pytest.mark.parametrize("rank", [1, 2, 3, 4])
 def test_ranks(device, rng, rank, mode):
-    in_sizes = (2, 3, 4, 5)[4 - rank:]
-    out_sizes = (3, 2, 7, 9)[4 - rank:]
+    in_sizes = (2, 3, 4, 5)[4 - rank :]
+    out_sizes = (3, 2, 7, 9)[4 - rank :]
     scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
-    check_gpu(device, values(F32, in_sizes, rng), TensorDesc(F32, out_sizes), mode, scales,
-              (0.5,) * rank, (-0.5,) * rank)
+    check_gpu(
+        device, values(F32, in_sizes, rng), TensorDesc(F32, out_sizes), mode, scales, (0.5,) * rank, (-0.5,) * rank
+    )
 
 
 def test_clamp_when_scale_too_small(device):
@@ -174,15 +203,24 @@ def test_huge_scale_and_extreme_offsets(device, rng):
 
 
 # -- layouts and types -----------------------------------------------------------------------------
-@pytest.mark.parametrize("in_pattern,out_pattern", [("nhwc", "packed"), ("padded", "nhwc"), ("broadcast", "padded"),
-                                                    ("window", "window")])
+@pytest.mark.parametrize(
+    "in_pattern,out_pattern", [("nhwc", "packed"), ("padded", "nhwc"), ("broadcast", "padded"), ("window", "window")]
+)
 @pytest.mark.parametrize("dt", [F32, F16, U8])
 def test_strided(device, rng, dt, in_pattern, out_pattern):
     in_desc = strided_desc(dt, (2, 3, 4, 5), in_pattern)
     out_desc = strided_desc(dt, (2, 3, 7, 3), out_pattern, output=True)
     for mode in ("nearest", "linear"):
-        check_gpu(device, values(dt, (2, 3, 4, 5), rng), out_desc, mode, (1, 1, 1.75, 0.6), (0.5,) * 4, (-0.5,) * 4,
-                  in_desc=in_desc)
+        check_gpu(
+            device,
+            values(dt, (2, 3, 4, 5), rng),
+            out_desc,
+            mode,
+            (1, 1, 1.75, 0.6),
+            (0.5,) * 4,
+            (-0.5,) * 4,
+            in_desc=in_desc,
+        )
 
 
 def test_float16_without_shader_f16(device, rng):
@@ -229,13 +267,16 @@ ROW_CASES = [  # (in sizes, out sizes, scales): H up / down / crop / clamp / one
 ]
 
 
-@pytest.mark.parametrize("mode,dt,half", [("nearest", F32, 0), ("nearest", F16, 0), ("linear", F32, 0),
-                                          ("linear", F16, 0), ("linear", F16, 1)])
+@pytest.mark.parametrize(
+    "mode,dt,half",
+    [("nearest", F32, 0), ("nearest", F16, 0), ("linear", F32, 0), ("linear", F16, 0), ("linear", F16, 1)],
+)
 def test_row_walk(device, rng, monkeypatch, dt, mode, half):
     """resample_rows (one thread per 16-byte block column walking a band of rows, W-interpolated
     input rows cached): bands of 3 rows (the last one short), every H and W mapping kind, strided
     inputs, and the fallback to resample_packed for an output not on a 16-byte boundary."""
     from dmlwgsl.ops import resample as mod
+
     monkeypatch.setattr(mod, "_ROW_WALK_BAND", {(m, e): 3 for m in (0, 1) for e in (2, 4)})
     monkeypatch.setattr(mod, "_ROW_WALK_NEAREST_ANY_H", True)
     monkeypatch.setattr(mod, "_ROW_WALK_HALF", bool(half))  # float16 linear: 4 (resample_rows_half) or 8 outputs
@@ -249,14 +290,27 @@ def test_row_walk(device, rng, monkeypatch, dt, mode, half):
         desc = Resample1Desc(TensorDesc(dt, in_sizes), out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
         op = compile_resample(desc, device=device)
         assert op.cache_keys[0].startswith("resample/resample.wgsl:resample_rows"), op.cache_keys
-        run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (desc.input, x.view(np.uint8).reshape(-1))},
-                    out_desc, ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r).astype(dt.numpy_dtype),
-                    input_offset=16 + dt.size_in_bytes,  # odd element offset: the other row parity
-                    **({"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}))
+        run_checked(
+            device,
+            lambda ins, out: op(ins["input"], out),
+            {"input": (desc.input, x.view(np.uint8).reshape(-1))},
+            out_desc,
+            ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r).astype(dt.numpy_dtype),
+            input_offset=16 + dt.size_in_bytes,  # odd element offset: the other row parity
+            **({"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}),
+        )
         expected = ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r).astype(dt.numpy_dtype)
         tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
-        run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (desc.input, x.view(np.uint8).reshape(-1))},
-                    out_desc, expected, output_offset=GUARD + dt.size_in_bytes, input_offset=16 + dt.size_in_bytes, **tol)
+        run_checked(
+            device,
+            lambda ins, out: op(ins["input"], out),
+            {"input": (desc.input, x.view(np.uint8).reshape(-1))},
+            out_desc,
+            expected,
+            output_offset=GUARD + dt.size_in_bytes,
+            input_offset=16 + dt.size_in_bytes,
+            **tol,
+        )
         assert any(":resample_packed|" in k for k in op.cache_keys), op.cache_keys
 
 
@@ -269,6 +323,7 @@ def test_row_walk_pattern(device, rng, monkeypatch, v):
     input at an odd element offset (falls back to resample_rows_half), an output off a 16-byte
     boundary (resample_packed), a padded input."""
     from dmlwgsl.ops import resample as mod
+
     monkeypatch.setattr(mod, "_ROW_WALK_BAND", {(m, e): 3 for m in (0, 1) for e in (2, 4)})
     monkeypatch.setattr(mod, "_PATTERN_V", (v,))
     monkeypatch.setattr(mod, "_PATTERN_TUNING", {})
@@ -279,11 +334,12 @@ def test_row_walk_pattern(device, rng, monkeypatch, v):
         if w_in is None:
             continue
         w_out = int(w_in * sw)
-        for (h_in, h_out) in ((5, 11), (6, 3), (4, 4)):
+        for h_in, h_out in ((5, 11), (6, 3), (4, 4)):
             in_sizes, out_sizes = (2, 3, h_in, w_in), (2, 3, h_out, w_out)
             scales = (1, 1, h_out / h_in, sw)
-            desc = Resample1Desc(TensorDesc(F16, in_sizes), TensorDesc(F16, out_sizes), "linear", scales,
-                                 (0.5,) * 4, (-0.5,) * 4)
+            desc = Resample1Desc(
+                TensorDesc(F16, in_sizes), TensorDesc(F16, out_sizes), "linear", scales, (0.5,) * 4, (-0.5,) * 4
+            )
             op = compile_resample(desc, device=device)
             if ":resample_rows_pat" not in op.cache_keys[0]:
                 continue
@@ -296,11 +352,25 @@ def test_row_walk_pattern(device, rng, monkeypatch, v):
                 expected = ref.resample(x, out_sizes, "linear", scales, (0.5,) * 4, (-0.5,) * 4).astype(np.float16)
                 inputs = {"input": (desc.input, x.view(np.uint8).reshape(-1))}
                 run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected, **tol)
-            run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected,
-                        input_offset=16 + 2, **tol)  # odd element offset: rows of half words
+            run_checked(
+                device,
+                lambda ins, out: op(ins["input"], out),
+                inputs,
+                desc.output,
+                expected,
+                input_offset=16 + 2,
+                **tol,
+            )  # odd element offset: rows of half words
             assert any(":resample_rows_half|" in k or ":resample_packed|" in k for k in op.cache_keys), op.cache_keys
-            run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected,
-                        output_offset=GUARD + 2, **tol)
+            run_checked(
+                device,
+                lambda ins, out: op(ins["input"], out),
+                inputs,
+                desc.output,
+                expected,
+                output_offset=GUARD + 2,
+                **tol,
+            )
             assert any(":resample_packed|" in k for k in op.cache_keys), op.cache_keys
             padded = TensorDesc(F16, in_sizes, (3 * h_in * (w_in + 2), h_in * (w_in + 2), w_in + 2, 1))
             check_gpu(device, x, desc.output, "linear", scales, (0.5,) * 4, (-0.5,) * 4, in_desc=padded)
@@ -326,13 +396,19 @@ def cases(draw):
         in_off.append(draw(st.sampled_from([0.5, 0.0, -0.5, 0.25, 1.0])))
         out_off.append(draw(st.sampled_from([-0.5, 0.0, 0.5, -0.25])))
     return dict(
-        rank=rank, in_sizes=in_sizes, out_sizes=out_sizes, scales=tuple(scales), in_off=tuple(in_off),
-        out_off=tuple(out_off), mode=draw(st.sampled_from(["nearest", "linear"])),
+        rank=rank,
+        in_sizes=in_sizes,
+        out_sizes=out_sizes,
+        scales=tuple(scales),
+        in_off=tuple(in_off),
+        out_off=tuple(out_off),
+        mode=draw(st.sampled_from(["nearest", "linear"])),
         dt=draw(st.sampled_from([F32, F16, I8, U8])),
         direction=draw(st.sampled_from([None, AxisDirection.DECREASING, AxisDirection.INCREASING])),
         in_pattern=draw(st.sampled_from(["packed", "nhwc", "padded", "broadcast", "window"])),
         out_pattern=draw(st.sampled_from(["packed", "nhwc", "padded", "window"])),
-        seed=draw(st.integers(0, 2 ** 16)))
+        seed=draw(st.integers(0, 2**16)),
+    )
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -341,8 +417,17 @@ def test_property_vs_reference(device, c):
     rng = np.random.default_rng(c["seed"])
     in_desc = strided_desc(c["dt"], c["in_sizes"], c["in_pattern"])
     out_desc = strided_desc(c["dt"], c["out_sizes"], c["out_pattern"], output=True)
-    check_gpu(device, values(c["dt"], c["in_sizes"], rng), out_desc, c["mode"], c["scales"], c["in_off"],
-              c["out_off"], c["direction"], in_desc=in_desc)
+    check_gpu(
+        device,
+        values(c["dt"], c["in_sizes"], rng),
+        out_desc,
+        c["mode"],
+        c["scales"],
+        c["in_off"],
+        c["out_off"],
+        c["direction"],
+        in_desc=in_desc,
+    )
 
 
 # -- numpy one-liner and compile-once path ----------------------------------------------------------------
@@ -351,11 +436,19 @@ def test_one_liner_defaults(device, rng):
     y = resample(x, (2, 3, 8, 6), device=device)
     np.testing.assert_array_equal(y, ref.resample(x, (2, 3, 8, 6), "nearest", (1, 1, 2, 1.5), (0.5,) * 4, (-0.5,) * 4))
     y = resample(x[:, :, ::2, ::-1], (2, 3, 3, 3), mode=InterpolationMode.LINEAR, device=device)
-    e = ref.resample(np.ascontiguousarray(x[:, :, ::2, ::-1]), (2, 3, 3, 3), "linear", (1, 1, 1.5, 0.75),
-                     (0.5,) * 4, (-0.5,) * 4)
+    e = ref.resample(
+        np.ascontiguousarray(x[:, :, ::2, ::-1]), (2, 3, 3, 3), "linear", (1, 1, 1.5, 0.75), (0.5,) * 4, (-0.5,) * 4
+    )
     np.testing.assert_allclose(y, e, atol=LINEAR_TOL[F32][0])
-    y = resample(x, (2, 3, 2, 2), scales=(1, 1, 0.5, 0.5), input_pixel_offsets=0.0, output_pixel_offsets=0.0,
-                 rounding_direction="decreasing", device=device)
+    y = resample(
+        x,
+        (2, 3, 2, 2),
+        scales=(1, 1, 0.5, 0.5),
+        input_pixel_offsets=0.0,
+        output_pixel_offsets=0.0,
+        rounding_direction="decreasing",
+        device=device,
+    )
     np.testing.assert_array_equal(y, x[:, :, ::2, ::2])
 
 
@@ -367,9 +460,14 @@ def test_resample_v0_is_resample1_with_pixel_centres(device, rng):
     for mode in ("nearest", "linear"):
         v0 = compile_resample(ResampleDesc(in_desc, out_desc, mode, scales), device=device)
         v1 = compile_resample(Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * 4, (-0.5,) * 4), device=device)
-        a = run_checked(device, lambda ins, out: v0(ins["input"], out), {"input": (in_desc, raw)}, out_desc,
-                        ref.resample(x, out_desc.sizes, mode, scales, (0.5,) * 4, (-0.5,) * 4),
-                        **({} if mode == "nearest" else {"atol": LINEAR_TOL[F32][0], "why": LINEAR_TOL[F32][1]}))
+        a = run_checked(
+            device,
+            lambda ins, out: v0(ins["input"], out),
+            {"input": (in_desc, raw)},
+            out_desc,
+            ref.resample(x, out_desc.sizes, mode, scales, (0.5,) * 4, (-0.5,) * 4),
+            **({} if mode == "nearest" else {"atol": LINEAR_TOL[F32][0], "why": LINEAR_TOL[F32][1]}),
+        )
         b = run_checked(device, lambda ins, out: v1(ins["input"], out), {"input": (in_desc, raw)}, out_desc, a)
         assert a.tobytes() == b.tobytes()
 
@@ -378,8 +476,10 @@ def test_two_shapes_compile_once(device, rng):
     x1, x2 = values(F32, (2, 3, 4, 5), rng), values(F32, (1, 7, 3, 2), rng)
     resample(x1, (2, 3, 7, 3), mode="linear", device=device)
     misses = device.pipelines.misses
-    op = compile_resample(ResampleDesc(TensorDesc(F32, x2.shape), TensorDesc(F32, (3, 5, 6, 6)), "linear",
-                                       (3.0, 5 / 7, 2.0, 3.0)), device=device)
+    op = compile_resample(
+        ResampleDesc(TensorDesc(F32, x2.shape), TensorDesc(F32, (3, 5, 6, 6)), "linear", (3.0, 5 / 7, 2.0, 3.0)),
+        device=device,
+    )
     assert device.pipelines.misses == misses
     assert op.cache_keys == ["resample/resample.wgsl:resample_packed|DTYPE=0|MODE=1|WG=256"]
 
@@ -394,6 +494,7 @@ def onnx_cases():
     if _ONNX_CASES is None:
         from onnx import helper
         from onnx_node_cases import node_cases
+
         out = []
         for case in node_cases("Resize"):
             node = case.model.graph.node[0]
@@ -459,8 +560,14 @@ def test_onnx_backend_node_tests(device):
             # and weights, so results agree to float32 rounding of values of magnitude <= 16.
             tol = {"atol": 1e-5, "rtol": 1e-6, "why": "ONNX reference computes in float64, DML in float32"}
         try:
-            run_checked(device, lambda ins, out: op(ins["input"], out),
-                        {"input": (in_desc, x.view(np.uint8).reshape(-1))}, out_desc, expected.astype(x.dtype), **tol)
+            run_checked(
+                device,
+                lambda ins, out: op(ins["input"], out),
+                {"input": (in_desc, x.view(np.uint8).reshape(-1))},
+                out_desc,
+                expected.astype(x.dtype),
+                **tol,
+            )
         except AssertionError as e:
             raise AssertionError(f"{name}: {e}") from None
         ran.append(name)
@@ -483,34 +590,56 @@ def test_onnx_bridge_nearest_modes():
 
 # -- validation: one test per rule ---------------------------------------------------------------------
 def _desc(**kw):
-    base = dict(input=TensorDesc(F32, (1, 1, 2, 2)), output=TensorDesc(F32, (1, 1, 4, 4)),
-                interpolation_mode=InterpolationMode.NEAREST_NEIGHBOR, rounding_direction=AxisDirection.DECREASING,
-                scales=(1, 1, 2, 2), input_pixel_offsets=(0.5,) * 4, output_pixel_offsets=(-0.5,) * 4)
+    base = dict(
+        input=TensorDesc(F32, (1, 1, 2, 2)),
+        output=TensorDesc(F32, (1, 1, 4, 4)),
+        interpolation_mode=InterpolationMode.NEAREST_NEIGHBOR,
+        rounding_direction=AxisDirection.DECREASING,
+        scales=(1, 1, 2, 2),
+        input_pixel_offsets=(0.5,) * 4,
+        output_pixel_offsets=(-0.5,) * 4,
+    )
     base.update(kw)
     return Resample2Desc(**base)
 
 
-@pytest.mark.parametrize("kw,message", [
-    (dict(input=TensorDesc(DataType.INT32, (1, 1, 2, 2)), output=TensorDesc(DataType.INT32, (1, 1, 4, 4))),
-     r"input\.data_type: INT32 is not supported here"),
-    (dict(output=TensorDesc(F16, (1, 1, 4, 4))), r"output\.data_type: must equal input\.data_type \(FLOAT32\); got FLOAT16"),
-    (dict(output=TensorDesc(F32, (1, 4, 4))), r"output\.sizes: dimension count must equal the input's \(4\); got 3"),
-    (dict(input=TensorDesc(F32, (1, 1, 1, 2, 2)), output=TensorDesc(F32, (1, 1, 1, 4, 4))),
-     r"input\.sizes: dimension count must be in 1\.\.4; got 5"),
-    (dict(scales=(1, 2, 2)), r"scales: must have one entry per dimension \(dimension count 4\); got 3"),
-    (dict(input_pixel_offsets=(0.5,) * 5), r"input_pixel_offsets: must have one entry per dimension"),
-    (dict(output_pixel_offsets=(0.5,)), r"output_pixel_offsets: must have one entry per dimension"),
-    (dict(scales=(1, 1, 0.0, 2)), r"scales\[2\]: must be > 0; got 0\.0"),
-    (dict(scales=(1, 1, 2, -1.5)), r"scales\[3\]: must be > 0; got -1\.5"),
-    (dict(scales=(1, 1, float("nan"), 2)), r"scales\[2\]: must be finite in float32 \(no NaN or inf\)"),
-    (dict(scales=(1, 1, 2, 1e39)), r"scales\[3\]: must be finite in float32"),
-    (dict(input_pixel_offsets=(0.5, float("inf"), 0.5, 0.5)), r"input_pixel_offsets\[1\]: must be finite"),
-    (dict(output_pixel_offsets=(0.5, 0.5, float("-inf"), 0.5)), r"output_pixel_offsets\[2\]: must be finite"),
-    (dict(interpolation_mode="cubic"), r"interpolation_mode: unknown mode 'cubic'"),
-    (dict(rounding_direction="sideways"), r"rounding_direction: unknown direction 'sideways'"),
-    (dict(output=TensorDesc(F32, (1, 1, 4, 4), (0, 0, 1, 1))), r"output\.strides: two elements of an output may not share"),
-    (dict(input=TensorDesc(F32, (1, 1, 0, 2))), r"input\.sizes\[2\]: a size of zero"),
-])
+@pytest.mark.parametrize(
+    "kw,message",
+    [
+        (
+            dict(input=TensorDesc(DataType.INT32, (1, 1, 2, 2)), output=TensorDesc(DataType.INT32, (1, 1, 4, 4))),
+            r"input\.data_type: INT32 is not supported here",
+        ),
+        (
+            dict(output=TensorDesc(F16, (1, 1, 4, 4))),
+            r"output\.data_type: must equal input\.data_type \(FLOAT32\); got FLOAT16",
+        ),
+        (
+            dict(output=TensorDesc(F32, (1, 4, 4))),
+            r"output\.sizes: dimension count must equal the input's \(4\); got 3",
+        ),
+        (
+            dict(input=TensorDesc(F32, (1, 1, 1, 2, 2)), output=TensorDesc(F32, (1, 1, 1, 4, 4))),
+            r"input\.sizes: dimension count must be in 1\.\.4; got 5",
+        ),
+        (dict(scales=(1, 2, 2)), r"scales: must have one entry per dimension \(dimension count 4\); got 3"),
+        (dict(input_pixel_offsets=(0.5,) * 5), r"input_pixel_offsets: must have one entry per dimension"),
+        (dict(output_pixel_offsets=(0.5,)), r"output_pixel_offsets: must have one entry per dimension"),
+        (dict(scales=(1, 1, 0.0, 2)), r"scales\[2\]: must be > 0; got 0\.0"),
+        (dict(scales=(1, 1, 2, -1.5)), r"scales\[3\]: must be > 0; got -1\.5"),
+        (dict(scales=(1, 1, float("nan"), 2)), r"scales\[2\]: must be finite in float32 \(no NaN or inf\)"),
+        (dict(scales=(1, 1, 2, 1e39)), r"scales\[3\]: must be finite in float32"),
+        (dict(input_pixel_offsets=(0.5, float("inf"), 0.5, 0.5)), r"input_pixel_offsets\[1\]: must be finite"),
+        (dict(output_pixel_offsets=(0.5, 0.5, float("-inf"), 0.5)), r"output_pixel_offsets\[2\]: must be finite"),
+        (dict(interpolation_mode="cubic"), r"interpolation_mode: unknown mode 'cubic'"),
+        (dict(rounding_direction="sideways"), r"rounding_direction: unknown direction 'sideways'"),
+        (
+            dict(output=TensorDesc(F32, (1, 1, 4, 4), (0, 0, 1, 1))),
+            r"output\.strides: two elements of an output may not share",
+        ),
+        (dict(input=TensorDesc(F32, (1, 1, 0, 2))), r"input\.sizes\[2\]: a size of zero"),
+    ],
+)
 def test_validation(kw, message):
     with pytest.raises(DmlValidationError, match=message):
         compile_resample(_desc(**kw), device=object())  # fails before the device is touched

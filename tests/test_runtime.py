@@ -1,4 +1,5 @@
 """The runtime core: dispatch folding, the pipeline cache, batching, timestamps, errors, readback."""
+
 import numpy as np
 import pytest
 
@@ -35,6 +36,7 @@ def test_wgsl_loader_includes_once():
 
 def _copy_kernel(device, wg):
     from dmlwgsl.benchmark import copy_kernel
+
     return copy_kernel(device, workgroup_size=wg)
 
 
@@ -67,8 +69,8 @@ def test_repeat_dispatch_with_new_invocation_count(device):
     device.fill(b.buffer, b"\xa5")
     k.dispatch({"input": a, "output": b}, pack, 64)
     got = b.numpy()
-    np.testing.assert_array_equal(got[:64 * 4], data[:64 * 4])
-    assert np.all(got[64 * 4:].view(np.uint8) == 0xA5)
+    np.testing.assert_array_equal(got[: 64 * 4], data[: 64 * 4])
+    assert np.all(got[64 * 4 :].view(np.uint8) == 0xA5)
     k.dispatch({"input": a, "output": b}, pack, words)
     np.testing.assert_array_equal(b.numpy(), data)
 
@@ -77,7 +79,8 @@ def test_batch_one_submission_with_timestamps(device):
     x = np.arange(2 * 8 * 4 * 4, dtype=np.float32).reshape(2, 8, 4, 4)
     xt = device.upload(x)
     op = dmlwgsl.compile_depth_to_space(
-        dmlwgsl.DepthToSpaceDesc(xt.desc, TensorDesc(DataType.FLOAT32, (2, 2, 8, 8)), 2), device=device)
+        dmlwgsl.DepthToSpaceDesc(xt.desc, TensorDesc(DataType.FLOAT32, (2, 2, 8, 8)), 2), device=device
+    )
     y = device.tensor(op.output_desc)
     device.fill(y.buffer, b"\xa5")
     if not device.has_timestamps:
@@ -93,8 +96,14 @@ def test_batch_one_submission_with_timestamps(device):
 
 def test_gpu_error_names_op_and_key(device):
     with pytest.raises(GpuError) as e:
-        Kernel(device, op="copy", shader="common/copy_vec4.wgsl", entry_point="no_such_entry",
-               bindings={}, uniform_binding=2)
+        Kernel(
+            device,
+            op="copy",
+            shader="common/copy_vec4.wgsl",
+            entry_point="no_such_entry",
+            bindings={},
+            uniform_binding=2,
+        )
     assert "copy" in str(e.value) and "no_such_entry" in str(e.value)
 
 
@@ -122,6 +131,7 @@ def test_output_window_in_bigger_buffer(device):
 
 def test_default_device_from_environment(monkeypatch):
     from dmlwgsl import runtime
+
     monkeypatch.setenv("DMLWGSL_BACKEND", "nonsense")
     old = runtime._default
     runtime.set_default_device(None)
@@ -136,6 +146,7 @@ def test_bind_error_names_op_and_key(device):
     k = _copy_kernel(device, 64)
     t = device.tensor(TensorDesc(DataType.UINT32, (16,)))
     import wgpu
+
     not_storage = device.create_buffer(64, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
     with pytest.raises(GpuError) as e:
         k.dispatch({"input": t, "output": GpuTensor(device, t.desc, not_storage, 0)}, lambda r: bytes(16), 1)

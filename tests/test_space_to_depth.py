@@ -1,17 +1,17 @@
 """SpaceToDepth / SpaceToDepth1 on every adapter: the documented examples (inverse of DepthToSpace's),
 onnxruntime and onnx vectors, every data type x layout x order against the numpy reference
 (exact, poisoned outputs, guard bands), the output-size doc bug, and every validation rule."""
+
 import numpy as np
 import pytest
+from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, onnx_cases
+from test_depth_to_space import DOC_CRD, DOC_DCR, DOC_INPUT
 
 import dmlwgsl
 from dmlwgsl import DataType, DmlValidationError, SpaceToDepthDesc, TensorDesc
 from dmlwgsl.ops.space_to_depth import compile_space_to_depth
 from dmlwgsl.reference.space_to_depth import space_to_depth as ref
 from dmlwgsl.testing import assert_matches, strided_desc
-
-from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, onnx_cases
-from test_depth_to_space import DOC_CRD, DOC_DCR, DOC_INPUT
 
 
 @pytest.mark.parametrize("order,space", [("DCR", DOC_DCR), ("CRD", DOC_CRD)])
@@ -41,35 +41,80 @@ def test_onnx_node(device, case):
 @pytest.mark.parametrize("dtype", ALL_TYPES, ids=lambda d: d.name.lower())
 @pytest.mark.parametrize("order", ["DCR", "CRD"])
 def test_every_type_and_layout(device, rng, dtype, order):
-    for (lin, lout), (shape, b) in zip(LAYOUTS, [((2, 2, 6, 32), 2), ((1, 2, 6, 9), 3), ((2, 3, 4, 6), 2),
-                                                  ((1, 1, 8, 16), 4), ((3, 2, 4, 64), 2), ((1, 3, 2, 10), 2)]):
+    for (lin, lout), (shape, b) in zip(
+        LAYOUTS,
+        [
+            ((2, 2, 6, 32), 2),
+            ((1, 2, 6, 9), 3),
+            ((2, 3, 4, 6), 2),
+            ((1, 1, 8, 16), 4),
+            ((3, 2, 4, 64), 2),
+            ((1, 3, 2, 10), 2),
+        ],
+    ):
         out_shape = (shape[0], shape[1] * b * b, shape[2] // b, shape[3] // b)
-        check_op(device, compile_space_to_depth, SpaceToDepthDesc, ref,
-                 strided_desc(dtype, shape, lin), strided_desc(dtype, out_shape, lout, output=True), b, order, rng)
+        check_op(
+            device,
+            compile_space_to_depth,
+            SpaceToDepthDesc,
+            ref,
+            strided_desc(dtype, shape, lin),
+            strided_desc(dtype, out_shape, lout, output=True),
+            b,
+            order,
+            rng,
+        )
 
 
-@pytest.mark.parametrize("dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64],
-                         ids=lambda d: d.name.lower())
+@pytest.mark.parametrize(
+    "dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower()
+)
 @pytest.mark.parametrize("b", [2, 3, 4])
 def test_fast_path_shapes(device, rng, dtype, b):
     shape = (2, 2, 3 * b, 32 * b)
     for order in ("DCR", "CRD"):
-        op = check_op(device, compile_space_to_depth, SpaceToDepthDesc, ref, TensorDesc(dtype, shape),
-                      TensorDesc(dtype, (2, 2 * b * b, 3, 32)), b, order, rng)
+        op = check_op(
+            device,
+            compile_space_to_depth,
+            SpaceToDepthDesc,
+            ref,
+            TensorDesc(dtype, shape),
+            TensorDesc(dtype, (2, 2 * b * b, 3, 32)),
+            b,
+            order,
+            rng,
+        )
         assert op.tiled is not None and any("_tiled" in k for k in op.cache_keys)
 
 
 def test_hypothesis_shapes(device):
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     @settings(max_examples=12, deadline=None, derandomize=True)
-    @given(n=st.integers(1, 2), c=st.integers(1, 3), h=st.integers(1, 3), w=st.integers(1, 5),
-           b=st.integers(1, 4), order=st.sampled_from(["DCR", "CRD"]),
-           dtype=st.sampled_from(ALL_TYPES), pattern=st.sampled_from(["packed", "nhwc", "padded", "broadcast"]))
+    @given(
+        n=st.integers(1, 2),
+        c=st.integers(1, 3),
+        h=st.integers(1, 3),
+        w=st.integers(1, 5),
+        b=st.integers(1, 4),
+        order=st.sampled_from(["DCR", "CRD"]),
+        dtype=st.sampled_from(ALL_TYPES),
+        pattern=st.sampled_from(["packed", "nhwc", "padded", "broadcast"]),
+    )
     def run(n, c, h, w, b, order, dtype, pattern):
         rng = np.random.default_rng(n * 1000 + c * 100 + h * 10 + w)
-        check_op(device, compile_space_to_depth, SpaceToDepthDesc, ref, strided_desc(dtype, (n, c, h * b, w * b), pattern),
-                 TensorDesc(dtype, (n, c * b * b, h, w)), b, order, rng)
+        check_op(
+            device,
+            compile_space_to_depth,
+            SpaceToDepthDesc,
+            ref,
+            strided_desc(dtype, (n, c, h * b, w * b), pattern),
+            TensorDesc(dtype, (n, c * b * b, h, w)),
+            b,
+            order,
+            rng,
+        )
 
     run()
 
@@ -77,15 +122,38 @@ def test_hypothesis_shapes(device):
 F32 = DataType.FLOAT32
 
 
-@pytest.mark.parametrize("inp,out,b,message", [
-    (TensorDesc(F32, (1, 2, 3, 6)), TensorDesc(F32, (1, 8, 1, 3)), 2, "input.sizes[2]: height (3) must be divisible by block_size (2)"),
-    (TensorDesc(F32, (1, 2, 4, 5)), TensorDesc(F32, (1, 8, 2, 2)), 2, "input.sizes[3]: width (5) must be divisible by block_size (2)"),
-    # the documented (buggy) DepthToSpace-style output shape is refused with the real rule
-    (TensorDesc(F32, (1, 8, 4, 6)), TensorDesc(F32, (1, 2, 8, 12)), 2, "output.sizes: must be [N, C*b*b, H/b, W/b] = [1, 32, 2, 3]"),
-    (TensorDesc(F32, (1, 2, 4, 6)), TensorDesc(DataType.INT32, (1, 8, 2, 3)), 2, "output.data_type: must equal input.data_type"),
-    (TensorDesc(F32, (1, 2, 4, 6)), TensorDesc(F32, (1, 8, 2, 3)), -1, "block_size: must be an integer >= 1"),
-    (TensorDesc(F32, (2, 4, 6)), TensorDesc(F32, (8, 2, 3)), 2, "input.sizes: dimension count must be in [4]"),
-])
+@pytest.mark.parametrize(
+    "inp,out,b,message",
+    [
+        (
+            TensorDesc(F32, (1, 2, 3, 6)),
+            TensorDesc(F32, (1, 8, 1, 3)),
+            2,
+            "input.sizes[2]: height (3) must be divisible by block_size (2)",
+        ),
+        (
+            TensorDesc(F32, (1, 2, 4, 5)),
+            TensorDesc(F32, (1, 8, 2, 2)),
+            2,
+            "input.sizes[3]: width (5) must be divisible by block_size (2)",
+        ),
+        # the documented (buggy) DepthToSpace-style output shape is refused with the real rule
+        (
+            TensorDesc(F32, (1, 8, 4, 6)),
+            TensorDesc(F32, (1, 2, 8, 12)),
+            2,
+            "output.sizes: must be [N, C*b*b, H/b, W/b] = [1, 32, 2, 3]",
+        ),
+        (
+            TensorDesc(F32, (1, 2, 4, 6)),
+            TensorDesc(DataType.INT32, (1, 8, 2, 3)),
+            2,
+            "output.data_type: must equal input.data_type",
+        ),
+        (TensorDesc(F32, (1, 2, 4, 6)), TensorDesc(F32, (1, 8, 2, 3)), -1, "block_size: must be an integer >= 1"),
+        (TensorDesc(F32, (2, 4, 6)), TensorDesc(F32, (8, 2, 3)), 2, "input.sizes: dimension count must be in [4]"),
+    ],
+)
 def test_validation(inp, out, b, message):
     with pytest.raises(DmlValidationError) as e:
         compile_space_to_depth(SpaceToDepthDesc(inp, out, b))
@@ -105,5 +173,7 @@ def test_whole_output_buffer_equals_strided_reference(device, rng):
         device.fill(buf, b"\xa5")
         op(dmlwgsl.GpuTensor(device, ind, device.upload(src).buffer, 0), dmlwgsl.GpuTensor(device, outd, buf, 0))
         got = np.frombuffer(device.read(buf, 0, outd.total_tensor_size_in_bytes), np.uint8)
-        want = space_to_depth_buffers(src, ind, np.full(outd.total_tensor_size_in_bytes, 0xA5, np.uint8), outd, 2, "DCR")
+        want = space_to_depth_buffers(
+            src, ind, np.full(outd.total_tensor_size_in_bytes, 0xA5, np.uint8), outd, 2, "DCR"
+        )
         assert_matches(got, want)

@@ -1,13 +1,32 @@
 """The tensor model (spec section 1): data types, DMLCalcBufferTensorSize, description rules."""
+
 import numpy as np
 import pytest
 
-from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc, calc_buffer_tensor_size, desc_for_array, packed_strides
+from dmlwgsl.tensor import (
+    DataType,
+    DmlValidationError,
+    TensorDesc,
+    calc_buffer_tensor_size,
+    desc_for_array,
+    packed_strides,
+)
 
 
 def test_data_type_values_and_sizes():
-    want = {"FLOAT32": (1, 4), "FLOAT16": (2, 2), "UINT32": (3, 4), "UINT16": (4, 2), "UINT8": (5, 1),
-            "INT32": (6, 4), "INT16": (7, 2), "INT8": (8, 1), "FLOAT64": (9, 8), "UINT64": (10, 8), "INT64": (11, 8)}
+    want = {
+        "FLOAT32": (1, 4),
+        "FLOAT16": (2, 2),
+        "UINT32": (3, 4),
+        "UINT16": (4, 2),
+        "UINT8": (5, 1),
+        "INT32": (6, 4),
+        "INT16": (7, 2),
+        "INT8": (8, 1),
+        "FLOAT64": (9, 8),
+        "UINT64": (10, 8),
+        "INT64": (11, 8),
+    }
     for name, (value, size) in want.items():
         dt = DataType[name]
         assert int(dt) == value and dt.size_in_bytes == size
@@ -20,10 +39,10 @@ def test_data_type_values_and_sizes():
 def test_calc_buffer_tensor_size_matches_spec_formula():
     # spec 1.3: roundup((dot(sizes-1, strides) + 1) * esize, 4); packed = prod(sizes) * esize
     assert calc_buffer_tensor_size(DataType.FLOAT32, (1, 8, 2, 3)) == 192
-    assert calc_buffer_tensor_size(DataType.UINT8, (1, 1, 3, 5)) == 16          # 15 bytes -> 16
+    assert calc_buffer_tensor_size(DataType.UINT8, (1, 1, 3, 5)) == 16  # 15 bytes -> 16
     assert calc_buffer_tensor_size(DataType.UINT8, (1, 1, 3, 5), (15, 1, 5, 1)) == 16
-    assert calc_buffer_tensor_size(DataType.FLOAT16, (2, 3), (0, 1)) == 8        # broadcast: 3 elements -> 6 -> 8
-    assert calc_buffer_tensor_size(DataType.INT4, (3,)) == 4                     # 12 bits -> 2 bytes -> 4
+    assert calc_buffer_tensor_size(DataType.FLOAT16, (2, 3), (0, 1)) == 8  # broadcast: 3 elements -> 6 -> 8
+    assert calc_buffer_tensor_size(DataType.INT4, (3,)) == 4  # 12 bits -> 2 bytes -> 4
     assert calc_buffer_tensor_size(DataType.UNKNOWN, (3,)) == 0
     assert TensorDesc(DataType.INT64, (2, 2), (4, 1)).total_tensor_size_in_bytes == 48
 
@@ -34,17 +53,29 @@ def test_packed_strides():
     assert not TensorDesc(DataType.FLOAT32, (2, 3), (1, 2)).is_packed
 
 
-@pytest.mark.parametrize("desc,message", [
-    (TensorDesc(DataType.FLOAT32, (2, 0)), "x.sizes[1]: a size of zero"),
-    (TensorDesc(DataType.FLOAT32, (2, 3), (3,)), "x.strides: must have one entry per dimension (2); got 1"),
-    (TensorDesc(DataType.FLOAT32, (2, 3), (3, -1)), "x.strides[1]: strides are unsigned"),
-    (TensorDesc(DataType.FLOAT32, (2, 3), total_tensor_size_in_bytes=20), "x.total_tensor_size_in_bytes: must be >= the implied size 24"),
-    (TensorDesc(DataType.FLOAT32, (2, 3), total_tensor_size_in_bytes=26), "x.total_tensor_size_in_bytes: must be a multiple of 4"),
-    (TensorDesc(DataType.UINT8, (2**16, 2**16)), "x.sizes: a buffer tensor may hold at most 2^32-1 elements"),
-    (TensorDesc(DataType.FLOAT32, (2, 3), guaranteed_base_offset_alignment=6), "x.guaranteed_base_offset_alignment: must be 0 or a power of two"),
-    (TensorDesc(DataType.UNKNOWN, (2, 3)), "x.data_type: UNKNOWN is never valid"),
-    (TensorDesc(DataType.FLOAT32, (1,) * 9), "x.sizes: dimension count must be 1 to 8"),
-])
+@pytest.mark.parametrize(
+    "desc,message",
+    [
+        (TensorDesc(DataType.FLOAT32, (2, 0)), "x.sizes[1]: a size of zero"),
+        (TensorDesc(DataType.FLOAT32, (2, 3), (3,)), "x.strides: must have one entry per dimension (2); got 1"),
+        (TensorDesc(DataType.FLOAT32, (2, 3), (3, -1)), "x.strides[1]: strides are unsigned"),
+        (
+            TensorDesc(DataType.FLOAT32, (2, 3), total_tensor_size_in_bytes=20),
+            "x.total_tensor_size_in_bytes: must be >= the implied size 24",
+        ),
+        (
+            TensorDesc(DataType.FLOAT32, (2, 3), total_tensor_size_in_bytes=26),
+            "x.total_tensor_size_in_bytes: must be a multiple of 4",
+        ),
+        (TensorDesc(DataType.UINT8, (2**16, 2**16)), "x.sizes: a buffer tensor may hold at most 2^32-1 elements"),
+        (
+            TensorDesc(DataType.FLOAT32, (2, 3), guaranteed_base_offset_alignment=6),
+            "x.guaranteed_base_offset_alignment: must be 0 or a power of two",
+        ),
+        (TensorDesc(DataType.UNKNOWN, (2, 3)), "x.data_type: UNKNOWN is never valid"),
+        (TensorDesc(DataType.FLOAT32, (1,) * 9), "x.sizes: dimension count must be 1 to 8"),
+    ],
+)
 def test_validation_messages(desc, message):
     with pytest.raises(DmlValidationError) as e:
         desc.validate("x")
@@ -62,8 +93,12 @@ def test_overlap_detection():
 
 def test_desc_for_array_keeps_views():
     a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
-    for view, strides in ((a, None), (a.transpose(0, 2, 1), (20, 1, 5)), (a[:, ::2, 1:], (20, 10, 1)),
-                          (np.broadcast_to(a[:1], (3, 4, 5)), (0, 5, 1))):
+    for view, strides in (
+        (a, None),
+        (a.transpose(0, 2, 1), (20, 1, 5)),
+        (a[:, ::2, 1:], (20, 10, 1)),
+        (np.broadcast_to(a[:1], (3, 4, 5)), (0, 5, 1)),
+    ):
         desc, span = desc_for_array(view)
         assert desc.strides == strides and desc.sizes == view.shape
         got = np.lib.stride_tricks.as_strided(span, view.shape, tuple(t * 4 for t in desc.element_strides))

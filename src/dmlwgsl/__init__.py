@@ -8,27 +8,68 @@ Two API levels:
   (e.g. :class:`DepthToSpaceDesc`), ``compile_*`` it once, then call it on :class:`GpuTensor`
   objects as often as needed, optionally inside ``device.batch()`` for one submission.
 """
-from .ops.depth_to_space import (DepthSpaceOrder, DepthToSpaceDesc, compile_depth_to_space,
-                                 depth_to_space)
+
+from .ops.convolution_integer import (
+    ConvolutionIntegerDesc,
+    ConvolutionIntegerOperator,
+    compile_convolution_integer,
+    convolution_integer,
+    convolution_integer_output_sizes,
+    dot4_available,
+)
+from .ops.depth_to_space import DepthSpaceOrder, DepthToSpaceDesc, compile_depth_to_space, depth_to_space
+from .ops.resample import (
+    AxisDirection,
+    InterpolationMode,
+    OnnxResizeParams,
+    OnnxResizeUnsupported,
+    Resample1Desc,
+    Resample2Desc,
+    ResampleDesc,
+    ResampleOperator,
+    compile_resample,
+    onnx_resize_to_resample,
+    resample,
+)
 from .ops.space_to_depth import SpaceToDepthDesc, compile_space_to_depth, space_to_depth
-from .ops.convolution_integer import (ConvolutionIntegerDesc, ConvolutionIntegerOperator,
-                                      compile_convolution_integer, convolution_integer,
-                                      convolution_integer_output_sizes, dot4_available)
-from .ops.resample import (AxisDirection, InterpolationMode, OnnxResizeParams, OnnxResizeUnsupported,
-                           Resample1Desc, Resample2Desc, ResampleDesc, ResampleOperator, compile_resample,
-                           onnx_resize_to_resample, resample)
 from .runtime import Device, GpuError, GpuTensor, Kernel, default_device, set_default_device
 from .tensor import DataType, DmlValidationError, TensorDesc, calc_buffer_tensor_size
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DataType", "TensorDesc", "DmlValidationError", "calc_buffer_tensor_size",
-    "Device", "GpuTensor", "GpuError", "Kernel", "default_device", "set_default_device",
-    "DepthSpaceOrder", "DepthToSpaceDesc", "compile_depth_to_space", "depth_to_space",
-    "SpaceToDepthDesc", "compile_space_to_depth", "space_to_depth",
-    "ConvolutionIntegerDesc", "ConvolutionIntegerOperator", "compile_convolution_integer", "convolution_integer",
-    "convolution_integer_output_sizes", "dot4_available",
-    "InterpolationMode", "AxisDirection", "ResampleDesc", "Resample1Desc", "Resample2Desc", "ResampleOperator",
-    "compile_resample", "resample", "onnx_resize_to_resample", "OnnxResizeParams", "OnnxResizeUnsupported",
+    "DataType",
+    "TensorDesc",
+    "DmlValidationError",
+    "calc_buffer_tensor_size",
+    "Device",
+    "GpuTensor",
+    "GpuError",
+    "Kernel",
+    "default_device",
+    "set_default_device",
+    "DepthSpaceOrder",
+    "DepthToSpaceDesc",
+    "compile_depth_to_space",
+    "depth_to_space",
+    "SpaceToDepthDesc",
+    "compile_space_to_depth",
+    "space_to_depth",
+    "ConvolutionIntegerDesc",
+    "ConvolutionIntegerOperator",
+    "compile_convolution_integer",
+    "convolution_integer",
+    "convolution_integer_output_sizes",
+    "dot4_available",
+    "InterpolationMode",
+    "AxisDirection",
+    "ResampleDesc",
+    "Resample1Desc",
+    "Resample2Desc",
+    "ResampleOperator",
+    "compile_resample",
+    "resample",
+    "onnx_resize_to_resample",
+    "OnnxResizeParams",
+    "OnnxResizeUnsupported",
 ]

@@ -5,6 +5,7 @@ the installed package. Times are medians over ``reps`` runs after ``warmup`` run
 on the GPU with timestamp queries around its compute passes (wall clock, marked as such, only
 where the adapter has no timestamps).
 """
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,7 @@ class Row:
     shape: str
     dtype: str
     ms: float
-    metric: float          # GB/s for data movement, TOPS for convolution
+    metric: float  # GB/s for data movement, TOPS for convolution
     metric_name: str
     vs_copy: float | None  # ratio to the in-run copy bandwidth (data movement)
     extra: dict = field(default_factory=dict)
@@ -46,9 +47,17 @@ class Row:
 def copy_kernel(device: Device, *, vpt: int = 1, workgroup_size: int = 256) -> Kernel:
     """The vec4 copy kernel (wgsl/common/copy_vec4.wgsl): bindings input and output, uniforms
     (vec4 count, thread count); ``vpt`` vectors per thread."""
-    return Kernel(device, op="copy", shader="common/copy_vec4.wgsl", entry_point="copy_vec4",
-                  bindings={"input": 0, "output": 1}, uniform_binding=2, workgroup_size=workgroup_size,
-                  constants={"VPT": vpt}, vec4_bindings=frozenset({"input", "output"}))
+    return Kernel(
+        device,
+        op="copy",
+        shader="common/copy_vec4.wgsl",
+        entry_point="copy_vec4",
+        bindings={"input": 0, "output": 1},
+        uniform_binding=2,
+        workgroup_size=workgroup_size,
+        constants={"VPT": vpt},
+        vec4_bindings=frozenset({"input", "output"}),
+    )
 
 
 class Bench:
@@ -98,7 +107,7 @@ class Bench:
             t = np.asarray(b.gpu_times_ns, dtype=np.float64)
             if t.size != n * dispatches:
                 raise RuntimeError(f"expected {n * dispatches} timed dispatches, got {t.size}")
-            per_run = t.reshape(n, dispatches).sum(axis=1)[self.warmup:]
+            per_run = t.reshape(n, dispatches).sum(axis=1)[self.warmup :]
             return float(np.median(per_run))
         times = []
         for i in range(n):
@@ -170,6 +179,7 @@ def torch_cuda():
 def torch_time_ns(fn: Callable[[], object], reps: int = 20, warmup: int = 3) -> float:
     """Median CUDA-event nanoseconds of ``fn`` (torch must have CUDA)."""
     import torch
+
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -187,17 +197,29 @@ def torch_time_ns(fn: Callable[[], object], reps: int = 20, warmup: int = 3) -> 
 def print_table(rows: list[Row], *, title: str, device: Device, clock: str, as_json: bool = False) -> None:
     """Print rows as a fixed-width table (or JSON), headed by the adapter and the clock used."""
     if as_json:
-        print(json.dumps({"title": title, "adapter": device.name, "clock": clock,
-                          "rows": [r.as_dict() for r in rows]}, indent=1))
+        print(
+            json.dumps(
+                {"title": title, "adapter": device.name, "clock": clock, "rows": [r.as_dict() for r in rows]}, indent=1
+            )
+        )
         return
     print(f"\n{title}\nadapter: {device.name}; clock: {clock}")
     extra_keys = sorted({k for r in rows for k in r.extra})
     head = ["op", "variant", "shape", "dtype", "ms", rows[0].metric_name if rows else "metric", "vs copy"] + extra_keys
     lines = [head]
     for r in rows:
-        lines.append([r.op, r.variant, r.shape, r.dtype, f"{r.ms:.4f}", f"{r.metric:.1f}",
-                      "" if r.vs_copy is None else f"{100 * r.vs_copy:.1f}%"]
-                     + [_fmt(r.extra.get(k)) for k in extra_keys])
+        lines.append(
+            [
+                r.op,
+                r.variant,
+                r.shape,
+                r.dtype,
+                f"{r.ms:.4f}",
+                f"{r.metric:.1f}",
+                "" if r.vs_copy is None else f"{100 * r.vs_copy:.1f}%",
+            ]
+            + [_fmt(r.extra.get(k)) for k in extra_keys]
+        )
     widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
     for line in lines:
         print("  ".join(str(c).ljust(w) for c, w in zip(line, widths)))
@@ -220,12 +242,16 @@ DEPTH_SPACE_DTYPES = ("float32", "float16", "uint8", "int64")
 def depth_space_parser(op: str):
     """Command-line options of the DepthToSpace/SpaceToDepth benchmarks."""
     import argparse
+
     p = argparse.ArgumentParser(prog=f"bench_{op}", description=f"Benchmark {op} on one adapter.")
     p.add_argument("--backend", help="vulkan, gl, metal or dx12")
     p.add_argument("--adapter", help="substring of the adapter name")
     p.add_argument("--dtype", action="append", help=f"data type (repeatable; default {', '.join(DEPTH_SPACE_DTYPES)})")
-    p.add_argument("--shape", help="input shape N,C,H,W (default 8,256,256,256; SpaceToDepth gets the same "
-                                   "element count as {N, C/4, 2H, 2W})")
+    p.add_argument(
+        "--shape",
+        help="input shape N,C,H,W (default 8,256,256,256; SpaceToDepth gets the same "
+        "element count as {N, C/4, 2H, 2W})",
+    )
     p.add_argument("--block-size", type=int, default=2)
     p.add_argument("--order", action="append", choices=["DCR", "CRD"], help="default both")
     p.add_argument("--reps", type=int, default=20)
@@ -288,21 +314,31 @@ def bench_depth_space(op: str, device: Device, args) -> list[Row]:
             gbps = 2 * nbytes / ns
             extra = {"exact": ok}
             if torch is not None:
-                tdt = {"float32": torch.float32, "float16": torch.float16, "uint8": torch.uint8,
-                       "int64": torch.int64}.get(dt.name.lower())
+                tdt = {
+                    "float32": torch.float32,
+                    "float16": torch.float16,
+                    "uint8": torch.uint8,
+                    "int64": torch.int64,
+                }.get(dt.name.lower())
                 if tdt is not None:
                     tx = torch.zeros(shape, dtype=tdt, device="cuda")
-                    f = (lambda: torch.nn.functional.pixel_shuffle(tx, b)) if op == "depth_to_space" else \
-                        (lambda: torch.nn.functional.pixel_unshuffle(tx, b))
+                    f = (
+                        (lambda: torch.nn.functional.pixel_shuffle(tx, b))
+                        if op == "depth_to_space"
+                        else (lambda: torch.nn.functional.pixel_unshuffle(tx, b))
+                    )
                     tns = torch_time_ns(f, reps=args.reps)
                     extra["torch_ms"] = tns / 1e6
                     extra["torch_vs_copy"] = f"{100 * (2 * nbytes / tns) / copy:.1f}%"
                     extra["speedup"] = tns / ns
                     del tx
-            rows.append(Row(op, order, "x".join(map(str, shape)), dt.name.lower(), ns / 1e6, gbps, "GB/s",
-                            gbps / copy, extra))
-            progress(f"{op} {order} {dt.name.lower()}: {ns / 1e6:.4f} ms, {100 * gbps / copy:.1f}% of copy, "
-                     f"{'exact' if ok else 'MISMATCH'}")
+            rows.append(
+                Row(op, order, "x".join(map(str, shape)), dt.name.lower(), ns / 1e6, gbps, "GB/s", gbps / copy, extra)
+            )
+            progress(
+                f"{op} {order} {dt.name.lower()}: {ns / 1e6:.4f} ms, {100 * gbps / copy:.1f}% of copy, "
+                f"{'exact' if ok else 'MISMATCH'}"
+            )
         x.buffer.destroy()
         y.buffer.destroy()
     # Host overhead per batched dispatch on cached pipelines and GPU-resident tensors: the same op
@@ -320,8 +356,19 @@ def bench_depth_space(op: str, device: Device, args) -> list[Row]:
 
     for name, fn, per in (("same op", first, 1), ("chain d2s->s2d", chain, 2)):
         us = bench.host_overhead_us(fn) / per
-        rows.append(Row(op, f"host overhead, {name}", "1x16x8x8", "float32", float("nan"), us, "us/dispatch", None,
-                        {"note": "batched, cached, GPU-resident"}))
+        rows.append(
+            Row(
+                op,
+                f"host overhead, {name}",
+                "1x16x8x8",
+                "float32",
+                float("nan"),
+                us,
+                "us/dispatch",
+                None,
+                {"note": "batched, cached, GPU-resident"},
+            )
+        )
     return rows
 
 
@@ -330,6 +377,7 @@ def depth_space_main(op: str, argv=None) -> int:
     args = depth_space_parser(op).parse_args(argv)
     device = Device(backend=args.backend, adapter=args.adapter)
     rows = bench_depth_space(op, device, args)
-    print_table(rows, title=f"{op} (block size {args.block_size})", device=device,
-                clock=Bench(device).clock, as_json=args.json)
+    print_table(
+        rows, title=f"{op} (block size {args.block_size})", device=device, clock=Bench(device).clock, as_json=args.json
+    )
     return 0 if all(r.extra.get("exact", True) for r in rows) else 1

@@ -2,6 +2,7 @@
 adapter, each run under poison and guard bands (:func:`dmlwgsl.testing.run_checked`) and compared
 with the numpy reference.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,20 +36,44 @@ def _depth_space_cases() -> Iterator[Case]:
         "depth_to_space": [((2, 8, 4, 32), 2, "packed", "packed"), ((1, 18, 3, 5), 3, "nhwc", "window")],
         "space_to_depth": [((2, 2, 8, 64), 2, "packed", "packed"), ((1, 2, 6, 9), 3, "padded", "nhwc")],
     }
-    for op, compile_fn, desc_cls, ref in (("depth_to_space", compile_depth_to_space, DepthToSpaceDesc, ref_d2s),
-                                          ("space_to_depth", compile_space_to_depth, SpaceToDepthDesc, ref_s2d)):
+    for op, compile_fn, desc_cls, ref in (
+        ("depth_to_space", compile_depth_to_space, DepthToSpaceDesc, ref_d2s),
+        ("space_to_depth", compile_space_to_depth, SpaceToDepthDesc, ref_s2d),
+    ):
         for dt in sorted(DEPTH_SPACE_TYPES, key=int):
             for shape, b, lin, lout in shapes[op]:
                 for order in ("DCR", "CRD"):
-                    def run(device, dt=dt, shape=shape, b=b, lin=lin, lout=lout, order=order, op=op,
-                            compile_fn=compile_fn, desc_cls=desc_cls, ref=ref):
+
+                    def run(
+                        device,
+                        dt=dt,
+                        shape=shape,
+                        b=b,
+                        lin=lin,
+                        lout=lout,
+                        order=order,
+                        op=op,
+                        compile_fn=compile_fn,
+                        desc_cls=desc_cls,
+                        ref=ref,
+                    ):
                         n, c, h, w = shape
-                        out_shape = (n, c // (b * b), h * b, w * b) if op == "depth_to_space" else (n, c * b * b, h // b, w // b)
+                        out_shape = (
+                            (n, c // (b * b), h * b, w * b)
+                            if op == "depth_to_space"
+                            else (n, c * b * b, h // b, w // b)
+                        )
                         ind, outd = strided_desc(dt, shape, lin), strided_desc(dt, out_shape, lout, output=True)
                         raw = random_bytes(ind, np.random.default_rng(1))
                         k = compile_fn(desc_cls(ind, outd, b, order), device=device)
-                        run_checked(device, lambda ins, out: k(ins["input"], out), {"input": (ind, raw)}, outd,
-                                    ref(read_tensor(raw, ind), b, order))
+                        run_checked(
+                            device,
+                            lambda ins, out: k(ins["input"], out),
+                            {"input": (ind, raw)},
+                            outd,
+                            ref(read_tensor(raw, ind), b, order),
+                        )
+
                     yield Case(op, dt.name.lower(), f"{'x'.join(map(str, shape))} b{b} {order} {lin}->{lout}", run)
 
 
@@ -64,8 +89,21 @@ def _convolution_cases() -> Iterator[Case]:
         for wt in (DataType.UINT8, DataType.INT8):
             for gi, (xs, ws, st, dil, sp, ep, g, per_ch) in enumerate(geoms):
                 for kernel in ("portable", "dot4"):
-                    def run(device, xt=xt, wt=wt, xs=xs, ws=ws, st=st, dil=dil, sp=sp, ep=ep, g=g, per_ch=per_ch,
-                            kernel=kernel):
+
+                    def run(
+                        device,
+                        xt=xt,
+                        wt=wt,
+                        xs=xs,
+                        ws=ws,
+                        st=st,
+                        dil=dil,
+                        sp=sp,
+                        ep=ep,
+                        g=g,
+                        per_ch=per_ch,
+                        kernel=kernel,
+                    ):
                         if kernel == "dot4" and not dot4_available(device):
                             return
                         rng = np.random.default_rng(2)
@@ -77,21 +115,43 @@ def _convolution_cases() -> Iterator[Case]:
                         wz = rng.integers(0, 100, size=m if per_ch else 1).astype(wt.numpy_dtype)
                         xzd = TensorDesc(xt, (1, 1, 1, 1))
                         wzd = TensorDesc(wt, (1, m, 1, 1) if per_ch else (1, 1, 1, 1))
-                        want = ref(x, w, xz, wz, strides=st, dilations=dil, start_padding=sp, end_padding=ep, group_count=g)
+                        want = ref(
+                            x, w, xz, wz, strides=st, dilations=dil, start_padding=sp, end_padding=ep, group_count=g
+                        )
                         outd = TensorDesc(DataType.INT32, want.shape)
                         desc = ConvolutionIntegerDesc(xd, wd, outd, xzd, wzd, st, dil, sp, ep, g)
                         k = compile_convolution_integer(desc, device=device, kernel=kernel)
-                        ins = {"input": (xd, xr), "filter": (wd, wr),
-                               "input_zero_point": (xzd, tensor_bytes(xzd, xz)), "filter_zero_point": (wzd, tensor_bytes(wzd, wz))}
-                        run_checked(device, lambda t, out: k(t["input"], t["filter"], out, t["input_zero_point"],
-                                                             t["filter_zero_point"]), ins, outd, want)
-                    yield Case("convolution_integer", f"{xt.name.lower()}x{wt.name.lower()}",
-                               f"geometry {gi} {kernel}", run)
+                        ins = {
+                            "input": (xd, xr),
+                            "filter": (wd, wr),
+                            "input_zero_point": (xzd, tensor_bytes(xzd, xz)),
+                            "filter_zero_point": (wzd, tensor_bytes(wzd, wz)),
+                        }
+                        run_checked(
+                            device,
+                            lambda t, out: k(
+                                t["input"], t["filter"], out, t["input_zero_point"], t["filter_zero_point"]
+                            ),
+                            ins,
+                            outd,
+                            want,
+                        )
+
+                    yield Case(
+                        "convolution_integer", f"{xt.name.lower()}x{wt.name.lower()}", f"geometry {gi} {kernel}", run
+                    )
 
 
 def _resample_cases() -> Iterator[Case]:
-    from .ops.resample import (LINEAR_TOLERANCE, AxisDirection, InterpolationMode, Resample1Desc, Resample2Desc,
-                               RESAMPLE_TYPES, compile_resample)
+    from .ops.resample import (
+        LINEAR_TOLERANCE,
+        RESAMPLE_TYPES,
+        AxisDirection,
+        InterpolationMode,
+        Resample1Desc,
+        Resample2Desc,
+        compile_resample,
+    )
     from .reference.resample import resample as ref
 
     configs = [  # (in shape, out shape, mode, rounding direction or None, layout)
@@ -102,6 +162,7 @@ def _resample_cases() -> Iterator[Case]:
     ]
     for dt in sorted(RESAMPLE_TYPES, key=int):
         for ci, (si, so, mode, rd, layout) in enumerate(configs):
+
             def run(device, dt=dt, si=si, so=so, mode=mode, rd=rd, layout=layout):
                 rng = np.random.default_rng(3)
                 ind = strided_desc(dt, si, layout)
@@ -109,7 +170,9 @@ def _resample_cases() -> Iterator[Case]:
                 if dt in (DataType.FLOAT32, DataType.FLOAT16):
                     x = rng.standard_normal(si).astype(dt.numpy_dtype)
                 else:
-                    x = rng.integers(np.iinfo(dt.numpy_dtype).min, np.iinfo(dt.numpy_dtype).max + 1, size=si).astype(dt.numpy_dtype)
+                    x = rng.integers(np.iinfo(dt.numpy_dtype).min, np.iinfo(dt.numpy_dtype).max + 1, size=si).astype(
+                        dt.numpy_dtype
+                    )
                 raw = tensor_bytes(ind, x)
                 scales = tuple(o / i for o, i in zip(so, si))
                 io, oo = (0.5,) * len(si), (-0.5,) * len(si)
@@ -126,8 +189,13 @@ def _resample_cases() -> Iterator[Case]:
                     atol, why = LINEAR_TOLERANCE[dt]
                     tol = dict(atol=atol, why=why)
                 run_checked(device, lambda ins, out: k(ins["input"], out), {"input": (ind, raw)}, outd, want, **tol)
-            yield Case("resample", dt.name.lower(), f"{'x'.join(map(str, si))}->{'x'.join(map(str, so))} {mode} "
-                       f"{rd or 'resample1'} {layout}", run)
+
+            yield Case(
+                "resample",
+                dt.name.lower(),
+                f"{'x'.join(map(str, si))}->{'x'.join(map(str, so))} {mode} {rd or 'resample1'} {layout}",
+                run,
+            )
 
 
 #: Operator name -> generator of its cases.
@@ -146,6 +214,9 @@ def supported_types() -> dict[str, list[str]]:
     from .ops.resample import RESAMPLE_TYPES
 
     names = lambda ts: [t.name for t in sorted(ts, key=int)]  # noqa: E731
-    return {"depth_to_space (v0, 1)": names(DEPTH_SPACE_TYPES), "space_to_depth (v0, 1)": names(DEPTH_SPACE_TYPES),
-            "convolution_integer": names(INTEGER_TYPES) + ["-> INT32"],
-            "resample (v0, 1, 2)": names(RESAMPLE_TYPES)}
+    return {
+        "depth_to_space (v0, 1)": names(DEPTH_SPACE_TYPES),
+        "space_to_depth (v0, 1)": names(DEPTH_SPACE_TYPES),
+        "convolution_integer": names(INTEGER_TYPES) + ["-> INT32"],
+        "resample (v0, 1, 2)": names(RESAMPLE_TYPES),
+    }

@@ -1,9 +1,11 @@
 """The ``dmlwgsl`` command: ``info``, ``check`` (the main job) and ``bench``.
 
-    dmlwgsl info  [--backend B] [--adapter NAME] [--json]
-    dmlwgsl check [--backend B] [--adapter NAME] [--op OP ...]    exit 1 on any mismatch
-    dmlwgsl bench OP [--backend B] [--adapter NAME] [--json] [bench options...]
+dmlwgsl info  [--backend B] [--adapter NAME] [--json]
+dmlwgsl check [--backend B] [--adapter NAME] [--op OP ...]    exit 1 on any mismatch
+dmlwgsl bench OP [--backend B] [--adapter NAME] [--json] [bench options...]
+dmlwgsl explain OP [op options] [--profile lavapipe|gl|h100] [--kernel NAME] [--json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +21,11 @@ BENCH_OPS = ("depth_to_space", "space_to_depth", "convolution_integer", "resampl
 
 def _device(args):
     from .runtime import Device
-    return Device(backend=args.backend or os.environ.get("DMLWGSL_BACKEND") or None,
-                  adapter=args.adapter or os.environ.get("DMLWGSL_ADAPTER") or None)
+
+    return Device(
+        backend=args.backend or os.environ.get("DMLWGSL_BACKEND") or None,
+        adapter=args.adapter or os.environ.get("DMLWGSL_ADAPTER") or None,
+    )
 
 
 def cmd_info(args) -> int:
@@ -30,10 +35,16 @@ def cmd_info(args) -> int:
 
     adapters = [dict(a.info) for a in list_adapters()]
     dev = _device(args)
-    keys = ("max-storage-buffer-binding-size", "max-buffer-size", "max-compute-workgroups-per-dimension",
-            "max-compute-invocations-per-workgroup", "max-compute-workgroup-storage-size",
-            "min-storage-buffer-offset-alignment")
+    keys = (
+        "max-storage-buffer-binding-size",
+        "max-buffer-size",
+        "max-compute-workgroups-per-dimension",
+        "max-compute-invocations-per-workgroup",
+        "max-compute-workgroup-storage-size",
+        "min-storage-buffer-offset-alignment",
+    )
     from .ops.convolution_integer import dot4_available
+
     info = {
         "adapters": [f"{a.get('device')} ({a.get('backend_type')}, {a.get('adapter_type')})" for a in adapters],
         "chosen": dev.name,
@@ -55,7 +66,8 @@ def cmd_info(args) -> int:
     for k, v in info["limits"].items():
         print(f"  {k}: {v}")
     print(f"GPU timestamps: {'yes' if info['timestamps'] else 'no'}")
-    print(f"ConvolutionInteger dot4I8Packed fast kernel: {'yes' if info['convolution_integer dot4I8Packed kernel'] else 'no (portable kernel)'}")
+    dot4 = info["convolution_integer dot4I8Packed kernel"]
+    print(f"ConvolutionInteger dot4I8Packed fast kernel: {'yes' if dot4 else 'no (portable kernel)'}")
     print("data types per operator (all on every adapter; 64-bit and 16-bit move as raw bits):")
     for op, types in info["data types"].items():
         print(f"  {op}: {', '.join(types)}")
@@ -91,7 +103,9 @@ def cmd_check(args) -> int:
                     traceback.print_exc()
         dt = time.perf_counter() - t0
         print(f"{op}: {passed} passed, {failed} failed, {len(types)} data types, {dt:.1f} s", flush=True)
-        summary.append((op, passed, failed, ", ".join(f"{k}{'' if v[1] == 0 else ' (FAILED)'}" for k, v in types.items())))
+        summary.append(
+            (op, passed, failed, ", ".join(f"{k}{'' if v[1] == 0 else ' (FAILED)'}" for k, v in types.items()))
+        )
     print()
     w = max(len(s[0]) for s in summary)
     print(f"{'operator'.ljust(w)}  passed  failed  data types")
@@ -107,6 +121,7 @@ def _bench_module(op: str):
         return importlib.import_module(f"dmlwgsl.bench.bench_{op}")  # installed wheel
     except ModuleNotFoundError:
         from pathlib import Path
+
         root = Path(__file__).resolve().parents[2] / "bench"  # source checkout
         sys.path.insert(0, str(root))
         return importlib.import_module(f"bench_{op}")
@@ -125,13 +140,75 @@ def cmd_bench(args, rest) -> int:
     return int(mod.main(argv) or 0)
 
 
+EXPLAIN_OPS = ("depth_to_space", "space_to_depth", "resample", "convolution_integer")
+
+
+def parse_ints(text: str) -> tuple[int, ...]:
+    """ "8,64,56,56" -> (8, 64, 56, 56)."""
+    try:
+        return tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers separated by commas; got {text!r}") from None
+
+
+def parse_floats(text: str) -> tuple[float, ...]:
+    """ "1,1,2,2" -> (1.0, 1.0, 2.0, 2.0); fractions such as 1/3 are accepted."""
+    from fractions import Fraction
+
+    try:
+        return tuple(float(Fraction(v.strip())) for v in text.split(",") if v.strip())
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas; got {text!r}") from None
+
+
+def explain_parser(op: str) -> argparse.ArgumentParser:
+    """The options of ``dmlwgsl explain OP``: the common ones here, the operator's own from its
+    module's ``add_explain_arguments``."""
+    p = argparse.ArgumentParser(
+        prog=f"dmlwgsl explain {op}", description=f"Print the execution plan of one {op} description."
+    )
+    p.add_argument(
+        "--profile",
+        help="plan for a kept capability record (lavapipe, gl, h100) without a GPU; default: the current adapter",
+    )
+    p.add_argument("--backend", help="vulkan, gl, metal or dx12 (without --profile)")
+    p.add_argument("--adapter", help="substring of the adapter name (without --profile)")
+    p.add_argument("--kernel", help="request this kernel path (an impossible request is an error)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument("--input", type=parse_ints, required=True, help="input sizes, e.g. 8,64,56,56")
+    p.add_argument("--dtype", default="float32", help="input data type (numpy or DML name)")
+    importlib.import_module(f"dmlwgsl.ops.{op}").add_explain_arguments(p)
+    return p
+
+
+def cmd_explain(op: str, argv) -> int:
+    """Print the plan one description compiles to (no GPU work; no GPU at all with --profile)."""
+    from .plan import Capabilities
+    from .tensor import DmlValidationError
+
+    args = explain_parser(op).parse_args(argv)
+    try:
+        if args.profile:
+            caps = Capabilities.profile(args.profile)
+        else:
+            caps = Capabilities.from_device(_device(args))
+        plan = importlib.import_module(f"dmlwgsl.ops.{op}").explain_plan(args, caps)
+    except DmlValidationError as e:
+        print(f"dmlwgsl explain {op}: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(plan.to_dict(), indent=1) if args.json else plan.explain())
+    return 0
+
+
 def main(argv=None) -> int:
     """Entry point of the ``dmlwgsl`` console script."""
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # quiets Mesa's warning on headless machines
     p = argparse.ArgumentParser(prog="dmlwgsl", description="DirectML operators as WGSL compute shaders.")
     sub = p.add_subparsers(dest="cmd", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--backend", help="vulkan, gl, metal or dx12 (default: DMLWGSL_BACKEND or the high-performance adapter)")
+    common.add_argument(
+        "--backend", help="vulkan, gl, metal or dx12 (default: DMLWGSL_BACKEND or the high-performance adapter)"
+    )
     common.add_argument("--adapter", help="substring of the adapter name (default: DMLWGSL_ADAPTER)")
     pi = sub.add_parser("info", parents=[common], help="adapters, features, limits, data types per op")
     pi.add_argument("--json", action="store_true")
@@ -141,7 +218,13 @@ def main(argv=None) -> int:
     pb = sub.add_parser("bench", parents=[common], help="benchmark one op (extra options go to its script)")
     pb.add_argument("op", choices=BENCH_OPS)
     pb.add_argument("--json", action="store_true")
+    pe = sub.add_parser(
+        "explain", help="print the execution plan of one description (options: explain OP --help)", add_help=False
+    )
+    pe.add_argument("op", choices=EXPLAIN_OPS)
     args, rest = p.parse_known_args(argv)
+    if args.cmd == "explain":
+        return cmd_explain(args.op, rest)
     if args.cmd == "bench":
         return cmd_bench(args, rest)
     if rest:

@@ -10,6 +10,7 @@ Environment variables:
   DMLWGSL_ADAPTER  substring of the adapter name for the default device
   DMLWGSL_DEBUG    when set, print every pipeline's cache key and WGSL source as it is compiled
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,12 +29,29 @@ import wgpu
 
 from .tensor import DmlValidationError, TensorDesc, desc_for_array
 
-__all__ = ["Device", "GpuTensor", "Kernel", "GpuError", "default_device", "set_default_device",
-           "load_wgsl", "dispatch_size", "list_adapters"]
+__all__ = [
+    "Device",
+    "GpuTensor",
+    "Kernel",
+    "GpuError",
+    "default_device",
+    "set_default_device",
+    "load_wgsl",
+    "dispatch_size",
+    "list_adapters",
+    "probe_wgsl_features",
+]
 
 #: Largest workgroup count per dimension guaranteed by WebGPU.
 MAX_GROUPS_PER_DIM = 65535
-_BACKENDS = {"vulkan": "Vulkan", "gl": "OpenGL", "opengl": "OpenGL", "metal": "Metal", "dx12": "D3D12", "d3d12": "D3D12"}
+_BACKENDS = {
+    "vulkan": "Vulkan",
+    "gl": "OpenGL",
+    "opengl": "OpenGL",
+    "metal": "Metal",
+    "dx12": "D3D12",
+    "d3d12": "D3D12",
+}
 _OPTIONAL_FEATURES = ("shader-f16", "timestamp-query", "timestamp-query-inside-passes", "subgroup")
 
 
@@ -146,7 +164,9 @@ def _pick_adapter(backend: str | None, adapter: str | None, power_preference: st
         if adapter is not None and adapter.lower() not in info["device"].lower():
             continue
         return a
-    raise RuntimeError(f"no adapter matches backend={backend!r} adapter={adapter!r}; available: {', '.join(found) or 'none'}")
+    raise RuntimeError(
+        f"no adapter matches backend={backend!r} adapter={adapter!r}; available: {', '.join(found) or 'none'}"
+    )
 
 
 class Device:
@@ -158,17 +178,24 @@ class Device:
     adapter's largest buffer limits.
     """
 
-    def __init__(self, *, backend: str | None = None, adapter: str | None = None,
-                 power_preference: str = "high-performance"):
+    def __init__(
+        self, *, backend: str | None = None, adapter: str | None = None, power_preference: str = "high-performance"
+    ):
         self.adapter = _pick_adapter(backend, adapter, power_preference)
         feats = [f for f in _OPTIONAL_FEATURES if f in self.adapter.features]
         lim = self.adapter.limits
-        limits = {k: lim[k] for k in ("max-storage-buffer-binding-size", "max-buffer-size",
-                                      "max-compute-workgroup-storage-size",
-                                      "max-compute-invocations-per-workgroup",
-                                      "max-compute-workgroup-size-x") if k in lim}
-        self.device = self.adapter.request_device_sync(required_features=feats, required_limits=limits,
-                                                       label="dmlwgsl")
+        limits = {
+            k: lim[k]
+            for k in (
+                "max-storage-buffer-binding-size",
+                "max-buffer-size",
+                "max-compute-workgroup-storage-size",
+                "max-compute-invocations-per-workgroup",
+                "max-compute-workgroup-size-x",
+            )
+            if k in lim
+        }
+        self.device = self.adapter.request_device_sync(required_features=feats, required_limits=limits, label="dmlwgsl")
         self.queue = self.device.queue
         self.info = dict(self.adapter.info)
         self.features = frozenset(self.device.features)
@@ -194,7 +221,8 @@ class Device:
         if nbytes > self.max_binding_size:
             raise DmlValidationError(
                 f"{op}: {name} is {nbytes} bytes, beyond this adapter's max-storage-buffer-binding-size "
-                f"{self.max_binding_size} ({self.name})")
+                f"{self.max_binding_size} ({self.name})"
+            )
 
     @property
     def binding_alignment(self) -> int:
@@ -215,7 +243,8 @@ class Device:
         size = max(16, (int(size) + 15) & ~15)
         if size > int(self.limits["max-buffer-size"]):
             raise DmlValidationError(
-                f"{label}: {size} bytes exceeds the adapter's max-buffer-size {self.limits['max-buffer-size']}")
+                f"{label}: {size} bytes exceeds the adapter's max-buffer-size {self.limits['max-buffer-size']}"
+            )
         if usage is None:
             usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         return self.device.create_buffer(size=size, usage=usage, label=label)
@@ -229,7 +258,7 @@ class Device:
         if lead or tail:
             start, end = offset - lead, offset + n + ((4 - tail) % 4)
             old = bytearray(self.read(buffer, start, end - start))
-            old[lead:lead + n] = mv
+            old[lead : lead + n] = mv
             self.queue.write_buffer(buffer, start, old)
         elif n:
             self.queue.write_buffer(buffer, offset, mv)
@@ -245,7 +274,8 @@ class Device:
         if self._staging is None or self._staging.size < n:
             cap = 1 << max(12, (n - 1).bit_length())
             self._staging = self.device.create_buffer(
-                size=cap, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST, label="dmlwgsl.staging")
+                size=cap, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST, label="dmlwgsl.staging"
+            )
         enc = self.device.create_command_encoder(label="dmlwgsl.readback")
         enc.copy_buffer_to_buffer(buffer, start, self._staging, 0, n)
         self.queue.submit([enc.finish()])
@@ -257,7 +287,7 @@ class Device:
         if self._staging.size > (256 << 20):  # do not keep a huge staging buffer alive
             self._staging.destroy()
             self._staging = None
-        return data[offset - start: offset - start + size]
+        return data[offset - start : offset - start + size]
 
     def fill(self, buffer, pattern: bytes, offset: int = 0, size: int | None = None) -> None:
         """Fill a byte range of ``buffer`` with a repeated pattern (used to poison outputs)."""
@@ -283,6 +313,7 @@ class Device:
     # -- pipelines -----------------------------------------------------------------------------
     def pipeline(self, key: str, shader: str, entry_point: str, constants: Mapping[str, float], op: str):
         """The compute pipeline for ``key`` from the cache, compiling it on a miss."""
+
         def build():
             code = load_wgsl(shader)
             if os.environ.get("DMLWGSL_DEBUG"):
@@ -292,17 +323,23 @@ class Device:
             try:
                 module = self.device.create_shader_module(code=code, label=key)
                 pipe = self.device.create_compute_pipeline(
-                    layout="auto", label=key,
-                    compute={"module": module, "entry_point": entry_point, "constants": dict(constants)})
+                    layout="auto",
+                    label=key,
+                    compute={"module": module, "entry_point": entry_point, "constants": dict(constants)},
+                )
             except Exception as e:
                 raise GpuError(f"{op}: building pipeline [{key}] failed: {e}") from e
             return pipe
+
         return self.pipelines.get(key, build)
 
     def uniform_buffer(self, data: bytes, label: str):
         """A uniform buffer holding ``data``."""
-        buf = self.device.create_buffer(size=max(16, (len(data) + 15) & ~15),
-                                        usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST, label=label)
+        buf = self.device.create_buffer(
+            size=max(16, (len(data) + 15) & ~15),
+            usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
+            label=label,
+        )
         self.queue.write_buffer(buf, 0, data)
         return buf
 
@@ -351,6 +388,33 @@ class Device:
         self.read(self._fence, 0, 4)
 
 
+#: WGSL language features a plan may need, each with a probe shader that uses it.
+_WGSL_PROBES = {
+    "packed_4x8_integer_dot_product": (
+        "@group(0) @binding(0) var<storage, read_write> o: array<i32>;\n"
+        "@compute @workgroup_size(1) fn main() { o[0] = dot4I8Packed(u32(o[1]), u32(o[2])) "
+        "+ i32(dot4U8Packed(u32(o[1]), u32(o[2]))); }"
+    ),
+}
+
+
+def probe_wgsl_features(device: Device) -> list[str]:
+    """The WGSL language features of :data:`_WGSL_PROBES` that ``device`` compiles (a pipeline is
+    built for each, once per device)."""
+    found = getattr(device, "_wgsl_features", None)
+    if found is None:
+        found = []
+        for name, code in _WGSL_PROBES.items():
+            try:
+                module = device.device.create_shader_module(code=code, label=f"dmlwgsl.probe.{name}")
+                device.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+                found.append(name)
+            except Exception:
+                pass
+        device._wgsl_features = found
+    return list(found)
+
+
 class _Batch:
     """Dispatches recorded together; see :meth:`Device.batch`."""
 
@@ -386,8 +450,14 @@ class _Batch:
         n = len(items)
         qs = dev.device.create_query_set(type=wgpu.QueryType.timestamp, count=2 * n)
         for i, (pipe, bg, g, label) in enumerate(items):
-            cp = enc.begin_compute_pass(label=label, timestamp_writes={
-                "query_set": qs, "beginning_of_pass_write_index": 2 * i, "end_of_pass_write_index": 2 * i + 1})
+            cp = enc.begin_compute_pass(
+                label=label,
+                timestamp_writes={
+                    "query_set": qs,
+                    "beginning_of_pass_write_index": 2 * i,
+                    "end_of_pass_write_index": 2 * i + 1,
+                },
+            )
             cp.set_pipeline(pipe)
             cp.set_bind_group(0, bg)
             cp.dispatch_workgroups(*g)
@@ -409,8 +479,9 @@ def default_device() -> Device:
     """The process-wide device used by the numpy one-liners (honours DMLWGSL_BACKEND/ADAPTER)."""
     global _default
     if _default is None:
-        _default = Device(backend=os.environ.get("DMLWGSL_BACKEND") or None,
-                          adapter=os.environ.get("DMLWGSL_ADAPTER") or None)
+        _default = Device(
+            backend=os.environ.get("DMLWGSL_BACKEND") or None, adapter=os.environ.get("DMLWGSL_ADAPTER") or None
+        )
     return _default
 
 
@@ -441,15 +512,20 @@ class GpuTensor:
         """Validate the binding: offset alignment and the range inside the buffer."""
         esize = max(1, self.desc.data_type.size_in_bits // 8)
         if self.offset < 0 or self.offset % esize:
-            raise DmlValidationError(f"{name}.offset: must be a non-negative multiple of the element size {esize}; got {self.offset}")
+            raise DmlValidationError(
+                f"{name}.offset: must be a non-negative multiple of the element size {esize}; got {self.offset}"
+            )
         a = self.desc.guaranteed_base_offset_alignment
         if a and self.offset % a:
-            raise DmlValidationError(f"{name}.offset: must be a multiple of guaranteed_base_offset_alignment {a}; got {self.offset}")
+            raise DmlValidationError(
+                f"{name}.offset: must be a multiple of guaranteed_base_offset_alignment {a}; got {self.offset}"
+            )
         end = self.offset + self.desc.total_tensor_size_in_bytes
         if end > self.buffer.size:
             raise DmlValidationError(
                 f"{name}: offset {self.offset} + total_tensor_size_in_bytes {self.desc.total_tensor_size_in_bytes} "
-                f"lies beyond the bound buffer ({self.buffer.size} bytes)")
+                f"lies beyond the bound buffer ({self.buffer.size} bytes)"
+            )
 
     def numpy(self) -> np.ndarray:
         """Read the tensor back as a new packed numpy array (strides honoured)."""
@@ -457,8 +533,9 @@ class GpuTensor:
         raw = self.device.read(self.buffer, self.offset, d.implied_size_in_bytes)
         dt = d.data_type.numpy_dtype
         flat = np.frombuffer(raw, dtype=np.uint8)[: (len(raw) // dt.itemsize) * dt.itemsize].view(dt)
-        view = np.lib.stride_tricks.as_strided(flat, shape=d.sizes,
-                                               strides=tuple(t * dt.itemsize for t in d.element_strides))
+        view = np.lib.stride_tricks.as_strided(
+            flat, shape=d.sizes, strides=tuple(t * dt.itemsize for t in d.element_strides)
+        )
         return np.array(view, copy=True)
 
 
@@ -472,14 +549,29 @@ class Kernel:
     the op's pack function returns. Structure (shader, entry point, constants) is the cache key.
     """
 
-    def __init__(self, device: Device, *, op: str, shader: str, entry_point: str,
-                 bindings: Mapping[str, int], uniform_binding: int,
-                 constants: Mapping[str, float] | None = None, workgroup_size: int = 256,
-                 vec4_bindings: frozenset = frozenset(), outputs: tuple[str, ...] = ("output",)):
+    def __init__(
+        self,
+        device: Device,
+        *,
+        op: str,
+        shader: str,
+        entry_point: str,
+        bindings: Mapping[str, int | str],
+        uniform_binding: int | str,
+        constants: Mapping[str, float] | None = None,
+        workgroup_size: int = 256,
+        vec4_bindings: frozenset = frozenset(),
+        outputs: tuple[str, ...] = ("output",),
+    ):
+        from .shader import interface
+
         self.device = device
         self.op = op
-        self.bindings = dict(bindings)
-        self.uniform_binding = uniform_binding
+        # A binding given by its WGSL variable name takes its number from the file's @binding.
+        iface = interface(shader)
+        self.bindings = {n: (iface.binding(b) if isinstance(b, str) else b) for n, b in bindings.items()}
+        self.uniform_layout = iface.uniform_layout(uniform_binding) if isinstance(uniform_binding, str) else None
+        self.uniform_binding = iface.binding(uniform_binding) if isinstance(uniform_binding, str) else uniform_binding
         self.workgroup_size = workgroup_size
         self.vec4_bindings = vec4_bindings
         self.outputs = outputs
@@ -505,8 +597,9 @@ class Kernel:
         self.device.check_binding_size(self.op, name, size)
         return start, size, residual
 
-    def dispatch(self, tensors: Mapping[str, GpuTensor], pack: Callable[[dict], bytes],
-                 invocations: int | Callable[[dict], int]) -> None:
+    def dispatch(
+        self, tensors: Mapping[str, GpuTensor], pack: Callable[[dict], bytes], invocations: int | Callable[[dict], int]
+    ) -> None:
         """Bind ``tensors`` (name -> GpuTensor), pack uniforms with the residual byte offsets
         (name -> bytes) and dispatch ``invocations`` threads (a number, or a function of the
         residual offsets). Bind groups are cached per binding, so a repeated call costs a few
@@ -521,7 +614,8 @@ class Kernel:
             if o in tensors and any(t.buffer is tensors[o].buffer for n, t in tensors.items() if n != o):
                 raise DmlValidationError(
                     f"{self.op}: {o} shares a wgpu buffer with another bound tensor; WebGPU forbids a buffer "
-                    f"that is both written and read in one dispatch, so use separate buffers")
+                    f"that is both written and read in one dispatch, so use separate buffers"
+                )
         places = {n: self.place(n, t) for n, t in tensors.items()}
         key = tuple((n, id(t.buffer), places[n]) for n, t in tensors.items()) + (id(pack),)
         hit = self._groups.get(key)
@@ -530,8 +624,9 @@ class Kernel:
             entries = [{"binding": self.uniform_binding, "resource": {"buffer": ubuf, "offset": 0, "size": ubuf.size}}]
             for n, t in tensors.items():
                 start, size, _ = places[n]
-                entries.append({"binding": self.bindings[n],
-                                "resource": {"buffer": t.buffer, "offset": start, "size": size}})
+                entries.append(
+                    {"binding": self.bindings[n], "resource": {"buffer": t.buffer, "offset": start, "size": size}}
+                )
             try:
                 bg = self.device.device.create_bind_group(layout=self._layout, entries=entries, label=self.key)
             except Exception as e:

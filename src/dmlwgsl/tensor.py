@@ -3,6 +3,7 @@
 Pure Python and numpy; nothing here touches the GPU, so the reference implementations and the
 validation code can use it on any machine.
 """
+
 from __future__ import annotations
 
 import enum
@@ -88,15 +89,33 @@ class DataType(enum.IntEnum):
 
 
 _BITS = {
-    DataType.UNKNOWN: 0, DataType.FLOAT32: 32, DataType.FLOAT16: 16, DataType.UINT32: 32,
-    DataType.UINT16: 16, DataType.UINT8: 8, DataType.INT32: 32, DataType.INT16: 16,
-    DataType.INT8: 8, DataType.FLOAT64: 64, DataType.UINT64: 64, DataType.INT64: 64,
-    DataType.UINT4: 4, DataType.INT4: 4,
+    DataType.UNKNOWN: 0,
+    DataType.FLOAT32: 32,
+    DataType.FLOAT16: 16,
+    DataType.UINT32: 32,
+    DataType.UINT16: 16,
+    DataType.UINT8: 8,
+    DataType.INT32: 32,
+    DataType.INT16: 16,
+    DataType.INT8: 8,
+    DataType.FLOAT64: 64,
+    DataType.UINT64: 64,
+    DataType.INT64: 64,
+    DataType.UINT4: 4,
+    DataType.INT4: 4,
 }
 _NUMPY = {
-    DataType.FLOAT32: "<f4", DataType.FLOAT16: "<f2", DataType.UINT32: "<u4",
-    DataType.UINT16: "<u2", DataType.UINT8: "u1", DataType.INT32: "<i4", DataType.INT16: "<i2",
-    DataType.INT8: "i1", DataType.FLOAT64: "<f8", DataType.UINT64: "<u8", DataType.INT64: "<i8",
+    DataType.FLOAT32: "<f4",
+    DataType.FLOAT16: "<f2",
+    DataType.UINT32: "<u4",
+    DataType.UINT16: "<u2",
+    DataType.UINT8: "u1",
+    DataType.INT32: "<i4",
+    DataType.INT16: "<i2",
+    DataType.INT8: "i1",
+    DataType.FLOAT64: "<f8",
+    DataType.UINT64: "<u8",
+    DataType.INT64: "<i8",
 }
 
 
@@ -131,7 +150,11 @@ class DmlEnum(enum.IntEnum):
             v = v.removeprefix(cls.dml_prefix()) if cls.dml_prefix() else v
             if v in cls.__members__:
                 return cls[v]
-        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) in cls._value2member_map_:
+        elif (
+            isinstance(value, (int, np.integer))
+            and not isinstance(value, bool)
+            and int(value) in cls._value2member_map_
+        ):
             return cls(int(value))
         field_name, noun, hint = cls.describe()
         raise DmlValidationError(f"{field_name}: unknown {noun} {value!r}; use {hint}")
@@ -227,10 +250,13 @@ class TensorDesc:
             raise DmlValidationError(f"{name}.data_type: UNKNOWN is never valid")
         if data_types is not None and self.data_type not in data_types:
             allowed = ", ".join(d.name for d in data_types)
-            raise DmlValidationError(f"{name}.data_type: {self.data_type.name} is not supported here (allowed: {allowed})")
+            raise DmlValidationError(
+                f"{name}.data_type: {self.data_type.name} is not supported here (allowed: {allowed})"
+            )
         if ranks is not None and self.rank not in ranks:
             raise DmlValidationError(
-                f"{name}.sizes: dimension count must be in {_fmt_ranks(ranks)}; got {self.rank} ({list(self.sizes)})")
+                f"{name}.sizes: dimension count must be in {_fmt_ranks(ranks)}; got {self.rank} ({list(self.sizes)})"
+            )
         if self.rank < 1 or self.rank > 8:
             raise DmlValidationError(f"{name}.sizes: dimension count must be 1 to 8; got {self.rank}")
         for d, s in enumerate(self.sizes):
@@ -239,25 +265,30 @@ class TensorDesc:
         if self.strides is not None:
             if len(self.strides) != self.rank:
                 raise DmlValidationError(
-                    f"{name}.strides: must have one entry per dimension ({self.rank}); got {len(self.strides)}")
+                    f"{name}.strides: must have one entry per dimension ({self.rank}); got {len(self.strides)}"
+                )
             for d, t in enumerate(self.strides):
                 if t < 0:
                     raise DmlValidationError(f"{name}.strides[{d}]: strides are unsigned element counts; got {t}")
         if self.element_count > MAX_ELEMENTS:
             raise DmlValidationError(
-                f"{name}.sizes: a buffer tensor may hold at most 2^32-1 elements; got {self.element_count}")
+                f"{name}.sizes: a buffer tensor may hold at most 2^32-1 elements; got {self.element_count}"
+            )
         implied = self.implied_size_in_bytes
         total = self.total_tensor_size_in_bytes
         if total < implied:
             raise DmlValidationError(
                 f"{name}.total_tensor_size_in_bytes: must be >= the implied size {implied} "
-                f"(DMLCalcBufferTensorSize of sizes {list(self.sizes)}, strides {list(self.element_strides)}); got {total}")
+                f"(DMLCalcBufferTensorSize of sizes {list(self.sizes)}, "
+                f"strides {list(self.element_strides)}); got {total}"
+            )
         if total % 4:
             raise DmlValidationError(f"{name}.total_tensor_size_in_bytes: must be a multiple of 4; got {total}")
         a = self.guaranteed_base_offset_alignment
         if a and (a & (a - 1) or a < self.data_type.size_in_bytes):
             raise DmlValidationError(
-                f"{name}.guaranteed_base_offset_alignment: must be 0 or a power of two >= the element size; got {a}")
+                f"{name}.guaranteed_base_offset_alignment: must be 0 or a power of two >= the element size; got {a}"
+            )
 
     def check_no_overlap(self, name: str) -> None:
         """Reject a description in which two elements share an address (needed for outputs)."""
@@ -278,7 +309,8 @@ class TensorDesc:
                 return
         raise DmlValidationError(
             f"{name}.strides: two elements of an output may not share an address; "
-            f"sizes {list(self.sizes)} with strides {list(self.element_strides)} overlap")
+            f"sizes {list(self.sizes)} with strides {list(self.element_strides)} overlap"
+        )
 
 
 def _fmt_ranks(ranks) -> str:

@@ -6,6 +6,7 @@ expected values, that no byte outside the output's elements changed (guards, gap
 elements), and so that no element was left unwritten (an unwritten element keeps the poison, and
 no value equals both poisons).
 """
+
 from __future__ import annotations
 
 from typing import Callable, Mapping
@@ -26,8 +27,15 @@ POISONS = (0xA5, 0x5A)
 STRIDE_PATTERNS = ("packed", "nhwc", "padded", "broadcast", "window")
 
 
-def assert_matches(actual: np.ndarray, expected: np.ndarray, *, atol: float = 0.0, rtol: float = 0.0,
-                   why: str | None = None, what: str = "output") -> None:
+def assert_matches(
+    actual: np.ndarray,
+    expected: np.ndarray,
+    *,
+    atol: float = 0.0,
+    rtol: float = 0.0,
+    why: str | None = None,
+    what: str = "output",
+) -> None:
     """Shape, then dtype, then values. Exact (bit patterns, so NaNs compare) unless a tolerance is
     given, and a tolerance must come with ``why`` it is justified."""
     actual = np.asarray(actual)
@@ -42,8 +50,10 @@ def assert_matches(actual: np.ndarray, expected: np.ndarray, *, atol: float = 0.
         bad = np.nonzero(np.any(a != e, axis=-1))[0] if actual.size else []
         if len(bad):
             i = np.unravel_index(bad[0], actual.shape)
-            raise AssertionError(f"{what}: {len(bad)} of {actual.size} elements differ; first at {i}: "
-                                 f"got {actual[i]!r}, expected {expected[i]!r}")
+            raise AssertionError(
+                f"{what}: {len(bad)} of {actual.size} elements differ; first at {i}: "
+                f"got {actual[i]!r}, expected {expected[i]!r}"
+            )
         return
     if not why:
         raise ValueError("assert_matches: a tolerance needs a stated reason (why=...)")
@@ -53,8 +63,10 @@ def assert_matches(actual: np.ndarray, expected: np.ndarray, *, atol: float = 0.
     if not ok.all():
         bad = np.argwhere(~ok)
         i = tuple(bad[0])
-        raise AssertionError(f"{what}: {len(bad)} of {actual.size} elements outside atol={atol} rtol={rtol} "
-                             f"({why}); first at {i}: got {actual[i]!r}, expected {expected[i]!r}")
+        raise AssertionError(
+            f"{what}: {len(bad)} of {actual.size} elements outside atol={atol} rtol={rtol} "
+            f"({why}); first at {i}: got {actual[i]!r}, expected {expected[i]!r}"
+        )
 
 
 def strided_desc(data_type, sizes, pattern: str, *, output: bool = False) -> TensorDesc:
@@ -106,10 +118,19 @@ def _element_byte_mask(desc: TensorDesc, region: int) -> np.ndarray:
     return mask
 
 
-def run_checked(device: Device, run: Callable[[Mapping[str, GpuTensor | None], GpuTensor], object],
-                inputs: Mapping[str, tuple[TensorDesc, np.ndarray] | None], output: TensorDesc,
-                expected: np.ndarray, *, atol: float = 0.0, rtol: float = 0.0, why: str | None = None,
-                input_offset: int = 16, output_offset: int = GUARD) -> np.ndarray:
+def run_checked(
+    device: Device,
+    run: Callable[[Mapping[str, GpuTensor | None], GpuTensor], object],
+    inputs: Mapping[str, tuple[TensorDesc, np.ndarray] | None],
+    output: TensorDesc,
+    expected: np.ndarray,
+    *,
+    atol: float = 0.0,
+    rtol: float = 0.0,
+    why: str | None = None,
+    input_offset: int = 16,
+    output_offset: int = GUARD,
+) -> np.ndarray:
     """Run ``run(gpu_inputs, gpu_output)`` under poison and guards; return the output read back.
 
     ``inputs`` maps names to (description, raw bytes) or None for an absent optional tensor.
@@ -135,15 +156,19 @@ def run_checked(device: Device, run: Callable[[Mapping[str, GpuTensor | None], G
         device.fill(obuf, bytes([poison]))
         run(gins, GpuTensor(device, output, obuf, output_offset))
         raw = np.frombuffer(device.read(obuf, 0, obuf.size), dtype=np.uint8)
-        before, after = raw[:output_offset], raw[output_offset + region:]
+        before, after = raw[:output_offset], raw[output_offset + region :]
         if (before != poison).any() or (after != poison).any():
             where = np.nonzero(np.concatenate([before, after]) != poison)[0][0]
-            raise AssertionError(f"guard bytes changed (poison 0x{poison:02X}): out-of-bounds write near guard byte {where}")
-        inside = raw[output_offset:output_offset + region]
+            raise AssertionError(
+                f"guard bytes changed (poison 0x{poison:02X}): out-of-bounds write near guard byte {where}"
+            )
+        inside = raw[output_offset : output_offset + region]
         gaps = inside[~mask]
         if (gaps != poison).any():
             first = int(np.nonzero(~mask)[0][np.nonzero(gaps != poison)[0][0]])
-            raise AssertionError(f"a byte between output elements changed (offset {first} in the output, poison 0x{poison:02X})")
+            raise AssertionError(
+                f"a byte between output elements changed (offset {first} in the output, poison 0x{poison:02X})"
+            )
         got = read_tensor(raw, output, output_offset)
         assert_matches(got, expected, atol=atol, rtol=rtol, why=why)
         result = got

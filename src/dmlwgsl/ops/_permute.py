@@ -4,6 +4,7 @@ An operator describes itself as an iteration space in output order: per dimensio
 input stride and an output stride, both in elements. This module merges the dimensions that stay
 contiguous on both sides, picks the entry point for the output layout, and packs the uniforms.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -68,9 +69,13 @@ class TiledSpace:
     def usable(self, esize: int) -> bool:
         """Whether the fast path's structural conditions hold for this element size."""
         v = 16 // esize
-        return (2 <= self.block <= 4 and self.in_w_stride == 1 and self.out_w_stride == 1
-                and self.row_len % v == 0
-                and all(s % v == 0 for s in self.in_strides + self.out_strides))
+        return (
+            2 <= self.block <= 4
+            and self.in_w_stride == 1
+            and self.out_w_stride == 1
+            and self.row_len % v == 0
+            and all(s % v == 0 for s in self.in_strides + self.out_strides)
+        )
 
 
 class PermuteOperator:
@@ -80,8 +85,16 @@ class PermuteOperator:
     device's cache by every op of the same structure) and the op's uniforms.
     """
 
-    def __init__(self, device: Device, op: str, shader: str, input: TensorDesc, output: TensorDesc,
-                 space: IterationSpace, tiled: TiledSpace | None = None):
+    def __init__(
+        self,
+        device: Device,
+        op: str,
+        shader: str,
+        input: TensorDesc,
+        output: TensorDesc,
+        space: IterationSpace,
+        tiled: TiledSpace | None = None,
+    ):
         self.device = device
         self.op = op
         self.input_desc = input
@@ -112,18 +125,27 @@ class PermuteOperator:
             if layout == "tiled":
                 zip_ = self.tiled.zip
                 self._kernels[layout] = Kernel(
-                    self.device, op=self.op, shader=self._shader,
+                    self.device,
+                    op=self.op,
+                    shader=self._shader,
                     entry_point=f"{self._entry}_{'zip' if zip_ else 'tiled'}",
-                    bindings={"input": 7 if zip_ else 5, "output": 2}, uniform_binding=6,
+                    bindings={"input": 7 if zip_ else 5, "output": 2},
+                    uniform_binding=6,
                     constants={"ELEM_BYTES": self.esize, "BLOCK": self.tiled.block},
-                    vec4_bindings=frozenset({"input", "output"}))
+                    vec4_bindings=frozenset({"input", "output"}),
+                )
             else:
                 binding = {"packed": 2, "strided": 1, "atomic": 3}[layout]
                 self._kernels[layout] = Kernel(
-                    self.device, op=self.op, shader=self._shader, entry_point=f"{self._entry}_{layout}",
-                    bindings={"input": 0, "output": binding}, uniform_binding=4,
+                    self.device,
+                    op=self.op,
+                    shader=self._shader,
+                    entry_point=f"{self._entry}_{layout}",
+                    bindings={"input": 0, "output": binding},
+                    uniform_binding=4,
                     constants={"ELEM_BYTES": self.esize},
-                    vec4_bindings=frozenset({"output"}) if layout == "packed" else frozenset())
+                    vec4_bindings=frozenset({"output"}) if layout == "packed" else frozenset(),
+                )
         return self._kernels[layout]
 
     def _tiled_threads(self) -> int:
@@ -175,8 +197,13 @@ class PermuteOperator:
             raise DmlValidationError(f"{self.op}: output description differs from the compiled one")
         input.check("input")
         output.check("output")
-        if self.tiled and input.offset % 16 == 0 and output.offset % 16 == 0 \
-                and input.buffer.size % 16 == 0 and output.buffer.size % 16 == 0:
+        if (
+            self.tiled
+            and input.offset % 16 == 0
+            and output.offset % 16 == 0
+            and input.buffer.size % 16 == 0
+            and output.buffer.size % 16 == 0
+        ):
             k, pack, n = self.kernel("tiled"), self._pack_tiled_fn, self._tiled_threads()
         else:
             layout = self._layout

@@ -2,6 +2,7 @@
 
 DepthToSpace1 with Order = DEPTH_COLUMN_ROW is DepthToSpace v0, so one description serves both.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,13 +13,30 @@ from ..runtime import Device, default_device
 from ..tensor import DataType, DmlEnum, DmlValidationError, TensorDesc, desc_for_array
 from ._permute import IterationSpace, PermuteOperator, TiledSpace
 
-__all__ = ["DepthSpaceOrder", "DepthToSpaceDesc", "compile_depth_to_space", "depth_to_space",
-           "depth_to_space_output_sizes"]
+__all__ = [
+    "DepthSpaceOrder",
+    "DepthToSpaceDesc",
+    "compile_depth_to_space",
+    "depth_to_space",
+    "depth_to_space_output_sizes",
+]
 
 #: Every data type the DepthToSpace/SpaceToDepth family takes at feature level 5.0 (spec 2.5).
-DEPTH_SPACE_TYPES = frozenset({
-    DataType.FLOAT32, DataType.FLOAT16, DataType.UINT32, DataType.UINT16, DataType.UINT8,
-    DataType.INT32, DataType.INT16, DataType.INT8, DataType.FLOAT64, DataType.UINT64, DataType.INT64})
+DEPTH_SPACE_TYPES = frozenset(
+    {
+        DataType.FLOAT32,
+        DataType.FLOAT16,
+        DataType.UINT32,
+        DataType.UINT16,
+        DataType.UINT8,
+        DataType.INT32,
+        DataType.INT16,
+        DataType.INT8,
+        DataType.FLOAT64,
+        DataType.UINT64,
+        DataType.INT64,
+    }
+)
 
 
 class DepthSpaceOrder(DmlEnum):
@@ -79,13 +97,16 @@ class DepthSpaceDesc:
         self.check_input(b)
         self.output.validate("output", ranks={4}, data_types=DEPTH_SPACE_TYPES)
         if self.output.data_type != self.input.data_type:
-            raise DmlValidationError(f"output.data_type: must equal input.data_type ({self.input.data_type.name}); "
-                                     f"got {self.output.data_type.name}")
+            raise DmlValidationError(
+                f"output.data_type: must equal input.data_type ({self.input.data_type.name}); "
+                f"got {self.output.data_type.name}"
+            )
         expected = self.output_sizes(self.input.sizes, b)
         if tuple(self.output.sizes) != tuple(expected):
             raise DmlValidationError(
                 f"output.sizes: must be {self.OUTPUT_RULE} = {list(expected)} for input {list(self.input.sizes)} "
-                f"and block_size {b}; got {list(self.output.sizes)}")
+                f"and block_size {b}; got {list(self.output.sizes)}"
+            )
         self.output.check_no_overlap("output")
 
     def check_input(self, b: int) -> None:
@@ -119,9 +140,9 @@ class DepthToSpaceDesc(DepthSpaceDesc):
         cq = c // (b * b)
         sn, sc, sh, sw = self.input.element_strides
         on, oc, oh, ow = self.output.element_strides
-        if self.order == DepthSpaceOrder.DEPTH_COLUMN_ROW:   # in_c = (i*b + j)*C' + c
+        if self.order == DepthSpaceOrder.DEPTH_COLUMN_ROW:  # in_c = (i*b + j)*C' + c
             src = (sn, sc, sh, b * cq * sc, sw, cq * sc)
-        else:                                                # in_c = c*b*b + i*b + j
+        else:  # in_c = c*b*b + i*b + j
             src = (sn, b * b * sc, sh, b * sc, sw, sc)
         dst = (on, oc, b * oh, oh, b * ow, ow)
         return IterationSpace((n, cq, h, b, w, b), src, dst)
@@ -141,8 +162,15 @@ def compile_depth_to_space(desc: DepthToSpaceDesc, *, device: Device | None = No
     """Validate ``desc`` and build the operator once; call the result with (input, output)
     GPU tensors as many times as needed."""
     desc.validate()
-    return PermuteOperator(device or default_device(), "depth_to_space", "depth_to_space.wgsl",
-                           desc.input, desc.output, desc.iteration_space(), desc.tiled_space())
+    return PermuteOperator(
+        device or default_device(),
+        "depth_to_space",
+        "depth_to_space.wgsl",
+        desc.input,
+        desc.output,
+        desc.iteration_space(),
+        desc.tiled_space(),
+    )
 
 
 def run_on_array(desc_cls, compile_fn, x, block_size, order, device: Device | None) -> np.ndarray:

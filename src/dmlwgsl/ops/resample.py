@@ -29,10 +29,10 @@ Indices equal the reference's on every adapter: the host computes per-axis table
 index pair and weights) with :mod:`dmlwgsl.reference.resample`'s own float32 arithmetic and the
 shader only adds table entries.
 """
+
 from __future__ import annotations
 
 import functools
-
 import math
 from dataclasses import dataclass
 
@@ -42,9 +42,21 @@ from ..reference import resample as ref
 from ..runtime import Device, GpuTensor, Kernel, default_device
 from ..tensor import DataType, DmlEnum, DmlValidationError, TensorDesc, desc_for_array
 
-__all__ = ["InterpolationMode", "AxisDirection", "ResampleDesc", "Resample1Desc", "Resample2Desc",
-           "ResampleOperator", "compile_resample", "resample", "OnnxResizeParams",
-           "OnnxResizeUnsupported", "onnx_resize_to_resample", "RESAMPLE_TYPES", "LINEAR_TOLERANCE"]
+__all__ = [
+    "InterpolationMode",
+    "AxisDirection",
+    "ResampleDesc",
+    "Resample1Desc",
+    "Resample2Desc",
+    "ResampleOperator",
+    "compile_resample",
+    "resample",
+    "OnnxResizeParams",
+    "OnnxResizeUnsupported",
+    "onnx_resize_to_resample",
+    "RESAMPLE_TYPES",
+    "LINEAR_TOLERANCE",
+]
 
 #: Data types of the Resample family at feature level 6.2 (spec 4.6).
 RESAMPLE_TYPES = frozenset({DataType.FLOAT32, DataType.FLOAT16, DataType.INT8, DataType.UINT8})
@@ -67,8 +79,14 @@ _PATTERN_TUNING: dict = {8: (64, 256), 12: (64, 256), 16: (64, 256)}
 #: Accuracy of LINEAR against :mod:`dmlwgsl.reference.resample`, by data type: (absolute
 #: tolerance, reason). For values of magnitude below 8; nearest is always bit-exact.
 LINEAR_TOLERANCE = {
-    DataType.FLOAT32: (1e-5, "float32 linear: a fused multiply-add on the GPU rounds once where the reference rounds twice"),
-    DataType.FLOAT16: (2 ** -8, "float16 linear: one float16 ulp at |v| < 8 (fused multiply-add, pack2x16float rounding)"),
+    DataType.FLOAT32: (
+        1e-5,
+        "float32 linear: a fused multiply-add on the GPU rounds once where the reference rounds twice",
+    ),
+    DataType.FLOAT16: (
+        2**-8,
+        "float16 linear: one float16 ulp at |v| < 8 (fused multiply-add, pack2x16float rounding)",
+    ),
     DataType.INT8: (1, "int8 linear: an f32 result within an ulp of .5 may round to either neighbour"),
     DataType.UINT8: (1, "uint8 linear: an f32 result within an ulp of .5 may round to either neighbour"),
 }
@@ -122,8 +140,7 @@ def _float_array(name: str, values, rank: int, *, positive: bool = False) -> tup
     except (TypeError, ValueError):
         raise DmlValidationError(f"{name}: must be a sequence of numbers; got {values!r}") from None
     if len(vals) != rank:
-        raise DmlValidationError(
-            f"{name}: must have one entry per dimension (dimension count {rank}); got {len(vals)}")
+        raise DmlValidationError(f"{name}: must have one entry per dimension (dimension count {rank}); got {len(vals)}")
     for d, v in enumerate(vals):
         with np.errstate(over="ignore"):
             f = np.float32(v)
@@ -139,10 +156,12 @@ def _validate_tensors(input: TensorDesc, output: TensorDesc) -> None:
     output.validate("output", ranks=RANKS, data_types=RESAMPLE_TYPES)
     if output.data_type != input.data_type:
         raise DmlValidationError(
-            f"output.data_type: must equal input.data_type ({input.data_type.name}); got {output.data_type.name}")
+            f"output.data_type: must equal input.data_type ({input.data_type.name}); got {output.data_type.name}"
+        )
     if output.rank != input.rank:
         raise DmlValidationError(
-            f"output.sizes: dimension count must equal the input's ({input.rank}); got {output.rank}")
+            f"output.sizes: dimension count must equal the input's ({input.rank}); got {output.rank}"
+        )
     output.check_no_overlap("output")
 
 
@@ -257,8 +276,15 @@ def _axis_tables(desc) -> tuple[np.ndarray, list[int], list[int]]:
             taps.append(1)
         else:
             i0, i1, w0, w1 = ref.linear_taps(x, in_sizes[d])
-            words = np.stack([(i0 * strides[d]).astype(np.uint32), (i1 * strides[d]).astype(np.uint32),
-                              w0.view(np.uint32), w1.view(np.uint32)], axis=1).reshape(-1)
+            words = np.stack(
+                [
+                    (i0 * strides[d]).astype(np.uint32),
+                    (i1 * strides[d]).astype(np.uint32),
+                    w0.view(np.uint32),
+                    w1.view(np.uint32),
+                ],
+                axis=1,
+            ).reshape(-1)
             taps.append(2 if np.any(w1 != 0) else 1)
         parts.append(words)
         starts.append(at if mode == InterpolationMode.NEAREST_NEIGHBOR else at // 4)
@@ -314,8 +340,10 @@ class ResampleOperator:
                 self._layout = "pattern"
         # Uniform packers by layout (each one bound object, so bind groups cache by its identity):
         # they differ only in the row-walk geometry they write.
-        self._packs = {lay: functools.partial(self._pack_uniforms, rows=self._rows.get(lay))
-                       for lay in ("rows", "pattern", "packed", "strided", "atomic")}
+        self._packs = {
+            lay: functools.partial(self._pack_uniforms, rows=self._rows.get(lay))
+            for lay in ("rows", "pattern", "packed", "strided", "atomic")
+        }
         self.kernel(self._layout)  # compile now: errors surface at compile time, not at first call
 
     def _row_walk_shape(self, v: int | None = None, band: int | None = None) -> tuple[int, int, int, int] | None:
@@ -327,8 +355,11 @@ class ResampleOperator:
         if band is None or not self.output_desc.is_packed:
             return None
         n, c, h, w = self._out_sizes
-        if (self.mode == InterpolationMode.NEAREST_NEIGHBOR and not _ROW_WALK_NEAREST_ANY_H
-                and h <= ((1,) * 4 + self.input_desc.sizes)[-2]):
+        if (
+            self.mode == InterpolationMode.NEAREST_NEIGHBOR
+            and not _ROW_WALK_NEAREST_ANY_H
+            and h <= ((1,) * 4 + self.input_desc.sizes)[-2]
+        ):
             return None
         v = v or (4 if self._half else 16 // self.esize)
         if w % v or (self.mode == InterpolationMode.LINEAR and self.taps[:2] != (1, 1)):
@@ -339,7 +370,7 @@ class ResampleOperator:
         band = min(h, band)
         bands = -(-h // band)
         threads = n * c * bands * blocks
-        if threads >= 2 ** 32:
+        if threads >= 2**32:
             return None
         return threads, blocks, bands, band
 
@@ -357,9 +388,12 @@ class ResampleOperator:
         if strides[3] != 1 or w_in % 2 or w_in < 4 or any(strides[d] % 2 for d in range(3) if in_sizes[d] > 1):
             return None
         d = self.desc
-        x = ref.input_coordinates(w_out, ((1.0,) * pad + tuple(d.scales))[3],
-                                  ((0.5,) * pad + tuple(d.input_pixel_offsets))[3],
-                                  ((-0.5,) * pad + tuple(d.output_pixel_offsets))[3])
+        x = ref.input_coordinates(
+            w_out,
+            ((1.0,) * pad + tuple(d.scales))[3],
+            ((0.5,) * pad + tuple(d.input_pixel_offsets))[3],
+            ((-0.5,) * pad + tuple(d.output_pixel_offsets))[3],
+        )
         i0, i1, _, _ = ref.linear_taps(x, w_in)
         if self.taps[3] == 1:
             i1 = i0  # not interpolated along W: tap 0 only
@@ -377,8 +411,12 @@ class ResampleOperator:
                 continue
             k = k_mid + step * (np.arange(groups) - mid)
             e0, e1 = 2 * k[:, None] + d0, 2 * k[:, None] + d1
-            if (k.min() >= -1 and (k + nw - 1).max() <= w_in // 2
-                    and np.array_equal(np.clip(e0, 0, w_in - 1), g0) and np.array_equal(np.clip(e1, 0, w_in - 1), g1)):
+            if (
+                k.min() >= -1
+                and (k + nw - 1).max() <= w_in // 2
+                and np.array_equal(np.clip(e0, 0, w_in - 1), g0)
+                and np.array_equal(np.clip(e1, 0, w_in - 1), g1)
+            ):
                 pack = lambda dj: sum(int(h) << (4 * j) for j, h in enumerate(dj))  # noqa: E731
                 return v, nw, pack(d0), pack(d1), step, int(k[0])
         return None
@@ -399,10 +437,16 @@ class ResampleOperator:
                 for t, dt in (("TAP0", d0), ("TAP1", d1)):
                     constants.update({f"{t}_{q}": (dt >> (16 * i)) & 0xFFFF for i, q in enumerate("ABCD")})
             self._kernels[layout] = Kernel(
-                self.device, op="resample", shader="resample.wgsl", entry_point=entry, workgroup_size=wg,
-                bindings={"input": 0, "output": binding, "table": 5, "table4": 6}, uniform_binding=4,
+                self.device,
+                op="resample",
+                shader="resample.wgsl",
+                entry_point=entry,
+                workgroup_size=wg,
+                bindings={"input": 0, "output": binding, "table": 5, "table4": 6},
+                uniform_binding=4,
                 constants=constants,
-                vec4_bindings=frozenset({"output"}) if layout in ("rows", "pattern", "packed") else frozenset())
+                vec4_bindings=frozenset({"output"}) if layout in ("rows", "pattern", "packed") else frozenset(),
+            )
         return self._kernels[layout]
 
     def _pack_uniforms(self, residual: dict, rows=None) -> bytes:
@@ -441,8 +485,11 @@ class ResampleOperator:
             layout = "strided" if self.esize == 4 else "atomic"  # a foreign buffer not padded to 16
         k = self.kernel(layout)
         tensors = {"input": input, "output": output, "table": self.table, "table4": self.table}
-        invocations = self._rows[layout][0] if layout in ("rows", "pattern") else (
-            self._blocks if layout == "packed" else self.count)
+        invocations = (
+            self._rows[layout][0]
+            if layout in ("rows", "pattern")
+            else (self._blocks if layout == "packed" else self.count)
+        )
         k.dispatch(tensors, self._packs[layout], invocations)
         return output
 
@@ -456,7 +503,9 @@ def compile_resample(desc: AnyResampleDesc, *, device: Device | None = None) -> 
     """Validate a :class:`ResampleDesc`, :class:`Resample1Desc` or :class:`Resample2Desc` and build
     the operator once; call the result with (input, output) GPU tensors as often as needed."""
     if not isinstance(desc, (ResampleDesc, Resample1Desc, Resample2Desc)):
-        raise DmlValidationError(f"desc: expected ResampleDesc, Resample1Desc or Resample2Desc; got {type(desc).__name__}")
+        raise DmlValidationError(
+            f"desc: expected ResampleDesc, Resample1Desc or Resample2Desc; got {type(desc).__name__}"
+        )
     desc.validate()
     return ResampleOperator(device or default_device(), desc)
 
@@ -470,8 +519,17 @@ def _per_axis(value, rank: int, default) -> tuple:
     return tuple(value)
 
 
-def resample(x, output_sizes, *, mode="nearest", scales=None, input_pixel_offsets=None,
-             output_pixel_offsets=None, rounding_direction=None, device: Device | None = None) -> np.ndarray:
+def resample(
+    x,
+    output_sizes,
+    *,
+    mode="nearest",
+    scales=None,
+    input_pixel_offsets=None,
+    output_pixel_offsets=None,
+    rounding_direction=None,
+    device: Device | None = None,
+) -> np.ndarray:
     """Resample a numpy array (rank 1-4; float32, float16, int8 or uint8) to ``output_sizes``.
 
     ``mode``: "nearest" / "linear" or :class:`InterpolationMode`. ``scales`` default to
@@ -532,21 +590,31 @@ class OnnxResizeParams:
         """The Resample2 description for ``input`` (output packed unless given)."""
         if output is None:
             output = TensorDesc(input.data_type, self.output_sizes)
-        return Resample2Desc(input, output, self.interpolation_mode, self.rounding_direction,
-                             self.scales, self.input_pixel_offsets, self.output_pixel_offsets)
+        return Resample2Desc(
+            input,
+            output,
+            self.interpolation_mode,
+            self.rounding_direction,
+            self.scales,
+            self.input_pixel_offsets,
+            self.output_pixel_offsets,
+        )
 
     def kwargs(self) -> dict:
         """Keyword arguments for :func:`resample` (after ``x, output_sizes``)."""
-        return {"mode": self.interpolation_mode, "scales": self.scales,
-                "input_pixel_offsets": self.input_pixel_offsets,
-                "output_pixel_offsets": self.output_pixel_offsets,
-                "rounding_direction": self.rounding_direction}
+        return {
+            "mode": self.interpolation_mode,
+            "scales": self.scales,
+            "input_pixel_offsets": self.input_pixel_offsets,
+            "output_pixel_offsets": self.output_pixel_offsets,
+            "rounding_direction": self.rounding_direction,
+        }
 
 
 _FLT_MAX = float(np.finfo(np.float32).max)
 _NEAREST_MODES = {  # ONNX nearest_mode -> (RoundingDirection, InputPixelOffset adjustment), spec 4.3
-    "round_prefer_floor": (AxisDirection.INCREASING, 0.5),   # ceil(x - 0.5): ties down
-    "round_prefer_ceil": (AxisDirection.DECREASING, -0.5),   # floor(x + 0.5): ties up
+    "round_prefer_floor": (AxisDirection.INCREASING, 0.5),  # ceil(x - 0.5): ties down
+    "round_prefer_ceil": (AxisDirection.DECREASING, -0.5),  # floor(x + 0.5): ties up
     "floor": (AxisDirection.DECREASING, 0.0),
     "ceil": (AxisDirection.INCREASING, 0.0),
 }
@@ -556,10 +624,22 @@ def _as_str(v) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def onnx_resize_to_resample(input_shape, *, scales=None, sizes=None, roi=None, mode="nearest",
-                            coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_floor",
-                            exclude_outside=0, extrapolation_value=0.0, antialias=0, axes=None,
-                            keep_aspect_ratio_policy="stretch", cubic_coeff_a=-0.75) -> OnnxResizeParams:
+def onnx_resize_to_resample(
+    input_shape,
+    *,
+    scales=None,
+    sizes=None,
+    roi=None,
+    mode="nearest",
+    coordinate_transformation_mode="half_pixel",
+    nearest_mode="round_prefer_floor",
+    exclude_outside=0,
+    extrapolation_value=0.0,
+    antialias=0,
+    axes=None,
+    keep_aspect_ratio_policy="stretch",
+    cubic_coeff_a=-0.75,
+) -> OnnxResizeParams:
     """Map ONNX Resize (opset 10-19) attributes and inputs to Resample2 parameters, as ORT's DML
     execution provider does (``ComputePixelOffsetsAndScales``, spec 4.7), with the output size
     ONNX's reference computes (floor(in * scale) for scales; keep_aspect_ratio_policy for sizes).
@@ -583,8 +663,9 @@ def onnx_resize_to_resample(input_shape, *, scales=None, sizes=None, roi=None, m
     if int(antialias):
         raise OnnxResizeUnsupported("antialias: needs DML_RESAMPLE3 (antialiased filter), not implemented")
     if int(exclude_outside):
-        raise OnnxResizeUnsupported("exclude_outside: DirectML always clamps to the edge; exclude_outside=1 "
-                                    "cannot be expressed")
+        raise OnnxResizeUnsupported(
+            "exclude_outside: DirectML always clamps to the edge; exclude_outside=1 cannot be expressed"
+        )
     if r < 1 or r > 4:
         raise OnnxResizeUnsupported(f"input rank: DirectML Resample takes 1 to 4 dimensions; got {r}")
     if nearest_mode not in _NEAREST_MODES:
@@ -664,7 +745,8 @@ def onnx_resize_to_resample(input_shape, *, scales=None, sizes=None, roi=None, m
             if any(x < 0 or x > i_dim - 1 for x in xs):
                 raise OnnxResizeUnsupported(
                     f"roi: tf_crop_and_resize samples outside the input on axis {d} (ONNX writes "
-                    f"extrapolation_value {float(extrapolation_value)} there; DirectML clamps to the edge)")
+                    f"extrapolation_value {float(extrapolation_value)} there; DirectML clamps to the edge)"
+                )
         else:
             raise OnnxResizeUnsupported(f"coordinate_transformation_mode: unknown {ctm!r}")
         if mode == "nearest":
@@ -675,6 +757,11 @@ def onnx_resize_to_resample(input_shape, *, scales=None, sizes=None, roi=None, m
         in_off.append(io)
         out_off.append(oo)
         dml_sc.append(s)
-    return OnnxResizeParams(tuple(out), InterpolationMode.LINEAR if mode == "linear" else InterpolationMode.NEAREST_NEIGHBOR,
-                            direction if mode == "nearest" else AxisDirection.DECREASING,
-                            tuple(dml_sc), tuple(in_off), tuple(out_off))
+    return OnnxResizeParams(
+        tuple(out),
+        InterpolationMode.LINEAR if mode == "linear" else InterpolationMode.NEAREST_NEIGHBOR,
+        direction if mode == "nearest" else AxisDirection.DECREASING,
+        tuple(dml_sc),
+        tuple(in_off),
+        tuple(out_off),
+    )

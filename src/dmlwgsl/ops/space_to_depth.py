@@ -3,6 +3,7 @@
 Mind the documentation bug (spec 2.4): the output is {N, C*b*b, H/b, W/b}, as the docs' own
 example and DirectMLX compute, not the {N, C/(b*b), H*b, W*b} that the pages state.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -72,8 +73,15 @@ def compile_space_to_depth(desc: SpaceToDepthDesc, *, device: Device | None = No
     """Validate ``desc`` and build the operator once; call the result with (input, output)
     GPU tensors as many times as needed."""
     desc.validate()
-    return PermuteOperator(device or default_device(), "space_to_depth", "space_to_depth.wgsl",
-                           desc.input, desc.output, desc.iteration_space(), desc.tiled_space())
+    return PermuteOperator(
+        device or default_device(),
+        "space_to_depth",
+        "space_to_depth.wgsl",
+        desc.input,
+        desc.output,
+        desc.iteration_space(),
+        desc.tiled_space(),
+    )
 
 
 def space_to_depth(x, block_size: int, order="DCR", *, device: Device | None = None) -> np.ndarray:

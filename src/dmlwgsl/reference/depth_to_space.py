@@ -1,4 +1,5 @@
 """DepthToSpace / DepthToSpace1 in numpy, straight from spec 2.3."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +25,8 @@ def depth_to_space(x: np.ndarray, block_size: int, order: str = "DCR") -> np.nda
     return x[on, in_c, oh // b, ow // b]
 
 
-def depth_to_space_buffers(src: np.ndarray, in_desc: TensorDesc, dst: np.ndarray, out_desc: TensorDesc, block_size: int,
-                           order: str = "DCR") -> np.ndarray:
+def depth_to_space_buffers(
+    src: np.ndarray, in_desc: TensorDesc, dst: np.ndarray, out_desc: TensorDesc, block_size: int, order: str = "DCR"
+) -> np.ndarray:
     """The same on byte buffers with DML strides on both sides (see :func:`.tensors.apply_strided`)."""
     return apply_strided(lambda x: depth_to_space(x, block_size, order), src, in_desc, dst, out_desc)

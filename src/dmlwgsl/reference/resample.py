@@ -10,6 +10,7 @@ separable product of the weights over the axes that are interpolated, in float32
 The host side of the operator builds its per-axis tables with :func:`nearest_indices` and
 :func:`linear_taps`, so the GPU's indices are these, bit for bit.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -21,8 +22,7 @@ __all__ = ["input_coordinates", "nearest_indices", "linear_taps", "resample"]
 NEAREST_RULES = ("half_up", "floor", "ceil")
 
 
-def input_coordinates(out_size: int, scale: float, input_pixel_offset: float,
-                      output_pixel_offset: float) -> np.ndarray:
+def input_coordinates(out_size: int, scale: float, input_pixel_offset: float, output_pixel_offset: float) -> np.ndarray:
     """Map output indices to source coordinates: (xo - OutputPixelOffset) / Scale - InputPixelOffset
     in float32, division (not multiplication by 1/Scale), as ORT's CPU kernel does (spec 4.3)."""
     xo = np.arange(out_size, dtype=np.float32)
@@ -79,8 +79,9 @@ def _store(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.clip(np.rint(values), info.min, info.max).astype(dtype)
 
 
-def resample(x: np.ndarray, output_sizes, mode: str, scales, input_pixel_offsets, output_pixel_offsets,
-             rule: str = "half_up") -> np.ndarray:
+def resample(
+    x: np.ndarray, output_sizes, mode: str, scales, input_pixel_offsets, output_pixel_offsets, rule: str = "half_up"
+) -> np.ndarray:
     """Resample ``x`` (float32/float16/int8/uint8, rank 1-4) to ``output_sizes``.
 
     ``mode`` is "nearest" or "linear"; ``rule`` is the nearest rounding ("half_up", "floor", "ceil").
@@ -92,8 +93,7 @@ def resample(x: np.ndarray, output_sizes, mode: str, scales, input_pixel_offsets
     x = np.asarray(x)
     r = x.ndim
     out = tuple(int(s) for s in output_sizes)
-    coords = [input_coordinates(out[d], scales[d], input_pixel_offsets[d], output_pixel_offsets[d])
-              for d in range(r)]
+    coords = [input_coordinates(out[d], scales[d], input_pixel_offsets[d], output_pixel_offsets[d]) for d in range(r)]
     if mode == "nearest":
         idx = [nearest_indices(coords[d], x.shape[d], rule) for d in range(r)]
         return x[np.ix_(*idx)]

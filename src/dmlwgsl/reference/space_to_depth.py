@@ -1,4 +1,5 @@
 """SpaceToDepth / SpaceToDepth1 in numpy, straight from spec 2.3 (output {N, C*b*b, H/b, W/b})."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,7 +27,8 @@ def space_to_depth(x: np.ndarray, block_size: int, order: str = "DCR") -> np.nda
     return out
 
 
-def space_to_depth_buffers(src: np.ndarray, in_desc: TensorDesc, dst: np.ndarray, out_desc: TensorDesc, block_size: int,
-                           order: str = "DCR") -> np.ndarray:
+def space_to_depth_buffers(
+    src: np.ndarray, in_desc: TensorDesc, dst: np.ndarray, out_desc: TensorDesc, block_size: int, order: str = "DCR"
+) -> np.ndarray:
     """The same on byte buffers with DML strides on both sides (see :func:`.tensors.apply_strided`)."""
     return apply_strided(lambda x: space_to_depth(x, block_size, order), src, in_desc, dst, out_desc)

@@ -1,4 +1,5 @@
 """Strided tensor access for the references: DML_BUFFER_TENSOR_DESC semantics on numpy bytes."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,8 +42,15 @@ def tensor_bytes(desc: TensorDesc, values) -> np.ndarray:
     return buf
 
 
-def apply_strided(op, src: np.ndarray, in_desc: TensorDesc, dst: np.ndarray, out_desc: TensorDesc,
-                  in_offset: int = 0, out_offset: int = 0) -> np.ndarray:
+def apply_strided(
+    op,
+    src: np.ndarray,
+    in_desc: TensorDesc,
+    dst: np.ndarray,
+    out_desc: TensorDesc,
+    in_offset: int = 0,
+    out_offset: int = 0,
+) -> np.ndarray:
     """Run a logical-array reference ``op`` between byte buffers laid out as DML descriptions say:
     read ``in_desc`` from ``src``, write ``op``'s result into ``dst`` (uint8, modified in place and
     returned) where ``out_desc`` puts it, leaving every other byte of ``dst`` as it was."""
