@@ -120,3 +120,39 @@ def test_operator_skeleton_rejects_wrong_arguments(device):
         op(device.tensor(desc))
     with pytest.raises(PlanError, match="kernel: no path 'fast'"):
         CopyOperator(device, CopyDesc(desc, desc), kernel="fast")
+
+
+class HalvesCopyOperator(Operator):
+    """The copy in two steps, each binding one half of each tensor (the binding-limit split)."""
+
+    op = "copy"
+
+    def make_plan(self, placements):
+        words = self.desc.input.total_tensor_size_in_bytes // 16
+        half = words // 2
+        steps = tuple(
+            step(
+                f"copy_vec4[{i}]",
+                "common/copy_vec4.wgsl",
+                "half of the tensor",
+                n,
+                entry_point="copy_vec4",
+                uniform_var="cp",
+                uniforms={"info": (n, n, 0, 0)},
+                bindings={"input": "input", "output": "output"},
+                windows=[("input", 16 * s, 16 * n), ("output", 16 * s, 16 * n)],
+            )
+            for i, (s, n) in enumerate(((0, half), (half, words - half)))
+        )
+        return Plan("copy", steps, "two windows", 2 * words * 16, self.capabilities.name)
+
+
+def test_operator_skeleton_binds_windows(device):
+    desc = TensorDesc(DataType.UINT32, (4096,))
+    op = HalvesCopyOperator(device, CopyDesc(desc, desc))
+    assert op.plan.dispatches == 2 and op.plan.steps[1].windows == (("input", 8192, 8192), ("output", 8192, 8192))
+    x = np.arange(4096, dtype=np.uint32)
+    a, b = device.upload(x), device.tensor(desc)
+    device.fill(b.buffer, b"\xee")
+    op(a, b)
+    np.testing.assert_array_equal(b.numpy(), x)

@@ -20,7 +20,7 @@ from typing import Mapping
 from .plan import Capabilities, KernelStep, Placement, Plan
 from .runtime import Device, GpuTensor, Kernel
 from .shader import interface
-from .tensor import DmlValidationError, TensorDesc
+from .tensor import DataType, DmlValidationError, TensorDesc
 
 __all__ = ["Operator"]
 
@@ -159,6 +159,9 @@ class Operator:
         calls = []
         for s in plan.steps:
             sub = {n: tensors[n] for n in s.bindings_dict}
+            for name, start, length in s.windows:
+                t = sub[name]
+                sub[name] = GpuTensor(self.device, TensorDesc(DataType.UINT8, (length,)), t.buffer, t.offset + start)
             calls.append((self._kernel(s), sub, self._packs[s], s.invocations))
         for k, sub, pack, n in calls:
             k.dispatch(sub, pack, n)

@@ -160,7 +160,10 @@ class KernelStep:
     ``name`` is the kernel's name as users see it (usually the entry point); ``uniforms`` the named
     values of the shader's uniform struct (``uniform_var``); ``bindings`` maps the operator's tensor
     names (and workspace or table names) to the shader's variable names; ``invocations`` threads
-    run in workgroups of ``workgroup_size``.
+    run in workgroups of ``workgroup_size``. ``windows`` lists (tensor name, byte start, byte
+    length) for tensors bound only in part (past the binding-size limit a plan splits its work
+    into steps that each bind a window); the start is relative to the tensor's own offset and
+    should keep the binding alignment, so the residual offsets the uniforms assume stay valid.
     """
 
     name: str
@@ -173,6 +176,7 @@ class KernelStep:
     uniforms: tuple = ()
     bindings: tuple = ()
     uniform_var: str = ""
+    windows: tuple = ()
 
     @property
     def grid(self) -> tuple[int, int, int]:
