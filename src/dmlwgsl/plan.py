@@ -234,6 +234,7 @@ def step(
     uniforms: Mapping | None = None,
     bindings: Mapping | None = None,
     uniform_var: str = "",
+    windows=(),
 ) -> KernelStep:
     """Build a :class:`KernelStep` from plain dicts (sorted into tuples, so the step is hashable)."""
 
@@ -253,6 +254,7 @@ def step(
         tup(uniforms),
         tup(bindings),
         uniform_var,
+        tuple(tuple(w) for w in windows),
     )
 
 
