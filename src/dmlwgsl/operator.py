@@ -33,11 +33,14 @@ class Operator:
     optional: frozenset = frozenset()
     outputs: tuple[str, ...] = ("output",)
 
-    def __init__(self, device: Device, desc, *, kernel: str | None = None):
+    def __init__(self, device: Device, desc, *, kernel: str | None = None, capabilities: Capabilities | None = None):
+        """Plan ``desc`` for ``device`` (``kernel``: request a path by name) and compile the plan's
+        kernels. ``capabilities`` replaces the device's record for planning; it may only be tighter
+        than the device (tests use a smaller binding limit to force the split past it)."""
         self.device = device
         self.desc = desc
         self.kernel_request = kernel
-        self.capabilities = Capabilities.from_device(device)
+        self.capabilities = capabilities or Capabilities.from_device(device)
         self._plans: dict = {}
         self._kernels: dict[KernelStep, Kernel] = {}
         self._packs: dict[KernelStep, object] = {}
