@@ -1,29 +1,43 @@
 """Benchmark ConvolutionInteger: the issue's layers (3x3, pad 1, stride 1; UINT8 input, INT8 filter,
-per-channel filter zero point), GPU time from timestamps (median), TOPS = 2*N*M*C/G*OH*OW*KH*KW / t.
+per-channel filter zero point), GPU time from timestamps (median), ops = 2*N*M*C/G*OH*OW*KH*KW.
 
-In the same run: the dot4I8Packed-from-registers ceiling kernel, and where torch has CUDA,
-torch._int_mm on the im2col GEMM (GEMM only) and F.conv2d in float16. Every dmlwgsl result is
-checked bit-exact (against float64 torch on CUDA, or the numpy reference in --quick mode).
+In the same run: the dot4I8Packed-from-registers ceiling kernel (the roofline is the larger of the
+ops at that ceiling and the in-run copy of the plan's bytes), and where they run, torch._int_mm on
+the im2col GEMM (GEMM only) and F.conv2d in float16 (CUDA), and ONNX Runtime's WebGPU EP
+(ConvInteger). Every result is checked bit-exact (against float64 torch on CUDA, else the numpy
+reference); an inexact one makes the benchmark exit 1. On a CPU adapter the batch is 1.
 
     python bench/bench_convolution_integer.py [--backend vulkan] [--adapter NAME] [--reps 20] [--quick] [--json]
 """
 
 from __future__ import annotations
 
-import argparse
+import sys
 
 import numpy as np
 
-from dmlwgsl.benchmark import Bench, Row, print_table, torch_cuda, torch_time_ns
-from dmlwgsl.ops.convolution_integer import (
-    ConvolutionIntegerDesc,
-    ConvolutionIntegerOperator,
-    ceiling_kernel,
-    compile_convolution_integer,
-    dot4_available,
+from dmlwgsl.benchmark import (
+    Bench,
+    OrtPeer,
+    Progress,
+    Row,
+    bench_parser,
+    compare,
+    finish,
+    fmt_rate,
+    fmt_time,
+    is_cpu_adapter,
+    onnx_model,
+    open_device,
+    ort_columns,
+    plan_facts,
+    roofline_ns,
+    torch_cuda,
+    torch_time_ns,
 )
+from dmlwgsl.ops.convolution_integer import ConvolutionIntegerDesc, compile_convolution_integer, dot4_available
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
-from dmlwgsl.runtime import Device, GpuTensor
+from dmlwgsl.runtime import Device
 from dmlwgsl.tensor import DataType, TensorDesc
 
 LAYERS = [(8, 64, 64, 56, 56), (8, 256, 256, 28, 28), (32, 128, 128, 28, 28), (8, 512, 512, 14, 14)]
@@ -31,13 +45,14 @@ QUICK_LAYERS = [(1, 16, 16, 8, 8), (2, 32, 24, 6, 6)]
 PORTABLE_MAX_OPS = 4e9  # the portable kernel is timed only on layers up to this size (it is slow)
 
 
-def layer_ops(n, c, m, h, w) -> float:
+def layer_ops(n, c, m, h, w) -> int:
     """2 * N * M * C * OH * OW * 9 (3x3, pad 1, stride 1: OH = H, OW = W)."""
-    return 2.0 * n * m * c * h * w * 9
+    return 2 * n * m * c * h * w * 9
 
 
 def exact_output(x, w, wz, torch):
-    """The exact int32 result: float64 convolution on CUDA (sums < 2^53), else the numpy reference."""
+    """The exact int32 result: float64 convolution on CUDA (every sum < 2^53, so exact), else the
+    numpy reference."""
     if torch is None:
         return reference(x, w, None, wz, start_padding=(1, 1), end_padding=(1, 1))
     xt = torch.from_numpy(x.astype(np.float64)).cuda()
@@ -46,33 +61,35 @@ def exact_output(x, w, wz, torch):
     return y.astype(np.int64).astype(np.int32)
 
 
-def ceiling_tops(device: Device, bench: Bench, quick: bool) -> float:
-    """TOPS of the dot4I8Packed-from-registers kernel (16 chains x steps dots x 8 ops per thread)."""
-    k = ceiling_kernel(device)
-    threads = 256 * (64 if quick else 132 * 16)
-    steps = 64 if quick else 2048
-    out = GpuTensor(device, TensorDesc(DataType.INT32, (threads,)), device.create_buffer(4 * threads, "ceiling"))
-    u = np.zeros((13, 4), np.uint32)
-    u[10] = [steps, 0x01FF7F80, 0, 0]
-    u[8] = [0, 0, 0, threads]
-    data = u.tobytes()
-
-    def pack(_res):
-        return data
-
-    ns = bench.time_ns(lambda: k.dispatch({"output": out}, pack, threads))
-    return threads * steps * 16 * 8 / ns / 1e3
+def parser():
+    """Command-line options."""
+    p = bench_parser("dmlwgsl bench convolution_integer", __doc__.splitlines()[0])
+    p.add_argument("--kernel", action="append", choices=["dot4", "portable"], help="default: every one that runs")
+    return p
 
 
-def run(device: Device, args) -> list[Row]:
-    """Time every layer; return the table rows (ceiling first)."""
-    bench = Bench(device, reps=args.reps, warmup=3)
-    torch = torch_cuda()
+def run(device: Device, args, bench: Bench | None = None, notes: list | None = None) -> list[Row]:
+    """Time every layer; return the table rows (the ceiling first where the adapter has one)."""
+    bench = bench or Bench(device, reps=args.reps, warmup=3)
+    notes = [] if notes is None else notes
+    torch = None if args.no_torch else torch_cuda()
+    ort = None if args.no_ort else OrtPeer.open(device)
+    if isinstance(ort, str):
+        notes.append(ort)
+        ort = None
+    if torch is None and not args.no_torch:
+        notes.append("torch: not timed (no torch with CUDA here)")
     rng = np.random.default_rng(0)
     rows: list[Row] = []
-    ceiling = ceiling_tops(device, bench, args.quick) if dot4_available(device) else None
-    kernels = ["dot4"] if dot4_available(device) else []
-    for n, c, m, h, w in QUICK_LAYERS if args.quick else LAYERS:
+    dot4 = dot4_available(device)
+    if not dot4:
+        notes.append("dot4: skipped: the adapter lacks WGSL packed_4x8_integer_dot_product (portable kernel only)")
+    kernels = args.kernel or (["dot4"] if dot4 else []) + ["portable"]
+    layers = QUICK_LAYERS if args.quick else LAYERS
+    if is_cpu_adapter(device) and not args.quick:
+        layers = [(1,) + layer[1:] for layer in layers]  # batch 1: seconds, not minutes, on a CPU
+    prog = Progress(len(layers), "convolution_integer", quiet=args.quiet)
+    for n, c, m, h, w in layers:
         ops = layer_ops(n, c, m, h, w)
         shape = f"{n}x{c}x{h}x{w}->{m}"
         x = rng.integers(0, 256, (n, c, h, w), dtype=np.uint8)
@@ -90,50 +107,67 @@ def run(device: Device, args) -> list[Row]:
         )
         xg, wg, zg = device.upload(x), device.upload(wt), device.upload(wz.reshape(1, m, 1, 1))
         out = device.tensor(desc.output)
-        variants = [(k, None) for k in kernels] + (
-            [("dot4", 4), ("dot4", 8)] if kernels and args.tiles else []
-        )  # pixels/thread
-        for kernel, rm in variants + ([("portable", None)] if ops <= PORTABLE_MAX_OPS else []):
+        for kernel in kernels:
+            if kernel == "dot4" and not dot4:
+                continue
+            if kernel == "portable" and ops > PORTABLE_MAX_OPS and not args.kernel:
+                continue
             op = compile_convolution_integer(desc, device=device, kernel=kernel)
-            if rm is not None:
-                op = ConvolutionIntegerOperator(device, desc, kernel, pixels_per_thread=rm, threads=256)
-            if kernel == "dot4":
-                kernel = dot4_label(op)
-            op(xg, wg, out, None, zg)
-            exact = bool(np.array_equal(out.numpy(), expected))
-            ns = bench.time_ns(lambda: op(xg, wg, out, None, zg), dispatches=op.dispatches)
-            tops = ops / ns / 1e3
+            name, moved, plan_ops = plan_facts(op, bytes_moved=x.nbytes + wt.nbytes + m + 4 * n * m * h * w, ops=ops)
+            ns = bench.time_ns(lambda: op(xg, wg, out, None, zg))
+            ok, note = compare(out.numpy(), expected)
             rows.append(
                 Row(
                     "convolution_integer",
-                    kernel,
+                    name,
                     shape,
                     "u8*i8",
                     ns / 1e6,
-                    tops,
-                    "TOPS",
-                    None,
-                    {"exact": exact, "vs_ceiling": None if ceiling is None else tops / ceiling},
+                    plan_ops / ns * 1e9,
+                    "OP/s",
+                    None,  # filled in below, once the ceiling has been measured again
+                    ok,
+                    {"check": note, "ops": plan_ops, "bytes_moved": moved, "ns": ns},
                 )
             )
+            prog.note(f"  {shape} {kernel}: {fmt_time(ns / 1e6)}, {fmt_rate(plan_ops / ns * 1e9, 'OP/s')}, {note}")
         if torch is not None:
             rows.extend(torch_rows(torch, n, c, m, h, w, ops, shape, args.reps))
-    if ceiling is not None:
-        # Measured again once the GPU is warm (the first measurement can run at idle clocks);
-        # the higher one is the ceiling, so the percentages are conservative.
-        ceiling = max(ceiling, ceiling_tops(device, bench, args.quick))
-        for r in rows:
-            if r.op == "convolution_integer":
-                r.extra["vs_ceiling"] = r.metric / ceiling
-        rows.insert(0, Row("dot4_ceiling", "registers", "-", "i8", 0.0, ceiling, "TOPS", None, {"vs_ceiling": 1.0}))
+        if ort is not None:
+            model = onnx_model(
+                "ConvInteger",
+                [("x", np.uint8, x.shape), ("w", np.int8, wt.shape), "", ("wz", np.int8, (m,))],
+                ("y", np.int32, expected.shape),
+                {"pads": [1, 1, 1, 1]},
+                opset=10,
+                initializers=[("w", wt), ("wz", wz)],
+            )
+            m_ = ort.measure(model, {"x": x}, reps=args.reps)
+            rows.append(
+                Row(
+                    "ort-webgpu",
+                    "ConvInteger",
+                    shape,
+                    "u8*i8",
+                    m_.get("ort_ms", float("nan")),
+                    float("nan"),
+                    "OP/s",
+                    extra=ort_columns(m_, expected),
+                )
+            )
+        prog.step(shape)
+        for t in (xg, wg, zg, out):
+            t.buffer.destroy()
+    ceiling = bench.dp4a_tops(refresh=True)  # again once the GPU is warm: the higher figure stays
+    for r in rows:
+        if r.op == "convolution_integer":
+            ns = r.extra.pop("ns")
+            r.roofline = roofline_ns(bench, r.extra["bytes_moved"], r.extra["ops"]) / ns
+            if ceiling:
+                r.extra["vs_ceiling"] = f"{100 * r.rate / (ceiling * 1e12):.1f}%"
+    if ceiling:
+        rows.insert(0, Row("dot4_ceiling", "registers", "-", "i8", float("nan"), ceiling * 1e12, "OP/s"))
     return rows
-
-
-def dot4_label(op: ConvolutionIntegerOperator) -> str:
-    """The dot4 configuration: outputs a thread, tile, k steps a workgroup out of a tile's."""
-    tp, tm = op.tile
-    split = "" if op.slices == 1 else f", split {op.slice_steps}/{op.k_steps} steps"
-    return f"dot4 {op.rp}x4/thread, {tp}x{tm} tile{split}"
 
 
 def torch_rows(torch, n, c, m, h, w, ops, shape, reps) -> list[Row]:
@@ -143,37 +177,34 @@ def torch_rows(torch, n, c, m, h, w, ops, shape, reps) -> list[Row]:
     b = torch.randint(-128, 128, (c * 9, m), dtype=torch.int8, device="cuda")
     try:
         ns = torch_time_ns(lambda: torch._int_mm(a, b), reps=reps)
-        rows.append(Row("torch", "_int_mm (im2col GEMM)", shape, "i8*i8", ns / 1e6, ops / ns / 1e3, "TOPS", None))
+        rows.append(Row("torch", "_int_mm (im2col GEMM)", shape, "i8*i8", ns / 1e6, ops / ns * 1e9, "OP/s"))
     except RuntimeError as e:
-        rows.append(Row("torch", f"_int_mm failed: {e}"[:60], shape, "i8*i8", 0.0, 0.0, "TOPS", None))
+        rows.append(
+            Row("torch", "_int_mm", shape, "i8*i8", float("nan"), float("nan"), "OP/s", extra={"check": str(e)[:60]})
+        )
     xf = torch.randn((n, c, h, w), dtype=torch.float16, device="cuda")
     wf = torch.randn((m, c, 3, 3), dtype=torch.float16, device="cuda")
     ns = torch_time_ns(lambda: torch.nn.functional.conv2d(xf, wf, padding=1), reps=reps)
-    rows.append(Row("torch", "F.conv2d fp16", shape, "f16", ns / 1e6, ops / ns / 1e3, "TOPS", None))
+    rows.append(Row("torch", "F.conv2d fp16", shape, "f16", ns / 1e6, ops / ns * 1e9, "OP/s"))
     return rows
 
 
-def main(argv=None) -> None:
-    """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--backend", default=None, help="vulkan, gl, metal or dx12")
-    p.add_argument("--adapter", default=None, help="substring of the adapter name")
-    p.add_argument("--reps", type=int, default=20, help="timed runs per measurement (median)")
-    p.add_argument("--quick", action="store_true", help="tiny shapes (seconds on a CPU adapter)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("--tiles", action="store_true", help="also time both dot4 tile shapes")
-    args = p.parse_args(argv)
-    device = Device(backend=args.backend, adapter=args.adapter)
-    rows = run(device, args)
-    bench = Bench(device)
-    print_table(
+def main(argv=None) -> int:
+    """Command-line entry point; exit 1 on an inexact result."""
+    args = parser().parse_args(argv)
+    device = open_device(args)
+    bench = Bench(device, reps=args.reps, warmup=3)
+    notes: list = []
+    rows = run(device, args, bench, notes)
+    return finish(
         rows,
         title="ConvolutionInteger (3x3, pad 1, stride 1; u8 input, i8 filter, per-channel filter zp)",
         device=device,
-        clock=bench.clock,
-        as_json=args.json,
+        bench=bench,
+        args=args,
+        notes=notes,
     )
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,23 +1,40 @@
 """Benchmark Resample: nearest x2 up / x0.5 down and linear x2 / x1.5 up on (8, 64, 256, 256).
 
 Spatial axes only, default offsets (Resample v0: 0.5 / -0.5), float32 and float16. Each
-configuration is checked against the numpy reference on its first batch item's first channels
-before timing (exact for nearest; linear within the float32 tolerance the tests use), then timed
-with GPU timestamps (median), reported as GB/s of input + output bytes and as a ratio to the
-in-run vec4 copy kernel moving the same traffic; with torch + CUDA, F.interpolate (nearest;
-bilinear, align_corners=False) is timed on the same GPU in the same run.
+configuration is checked against the numpy reference on its first batch item (bit-exact for
+nearest; linear within the tests' LINEAR_TOLERANCE), then timed with GPU timestamps (median),
+reported as bytes per second of input read + output written and as a ratio to the in-run vec4 copy
+moving the same bytes; with torch + CUDA, F.interpolate (nearest; bilinear, align_corners=False)
+and, where it runs, ONNX Runtime's WebGPU EP (Resize) are timed in the same run. The batch shrinks
+to fit the adapter (its binding limit, and 16 MiB tensors on a CPU adapter).
 
-    python bench/bench_resample.py [--adapter NAME] [--backend vulkan] [--json] [--reps N] [--quick]
+    python bench/bench_resample.py [--adapter NAME] [--backend vulkan] [--json] [--reps N] [--quick] [--plot PATH]
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
 
-from dmlwgsl.benchmark import Bench, Row, print_table, torch_cuda, torch_time_ns
+from dmlwgsl.benchmark import (
+    Bench,
+    OrtPeer,
+    Progress,
+    Row,
+    _fit_batch,
+    bench_parser,
+    compare,
+    finish,
+    fmt_time,
+    onnx_model,
+    open_device,
+    ort_columns,
+    plan_facts,
+    size_budget,
+    torch_cuda,
+    torch_time_ns,
+)
 from dmlwgsl.ops.resample import InterpolationMode, ResampleDesc, compile_resample
 from dmlwgsl.reference import resample as ref
 from dmlwgsl.runtime import Device
@@ -32,68 +49,64 @@ CONFIGS = (
 )
 FULL_SHAPE = (8, 64, 256, 256)
 QUICK_SHAPE = (2, 3, 16, 24)
-#: Channels of batch item 0 compared with the reference (N and C map exactly, so a slice suffices).
-CHECK_CHANNELS = 2
 
 
-def parse_args(argv=None) -> argparse.Namespace:
+def parser():
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--adapter", help="substring of the adapter name")
-    p.add_argument("--backend", help="vulkan | gl | metal | dx12")
-    p.add_argument("--json", action="store_true", help="print the table as JSON")
-    p.add_argument("--reps", type=int, default=20, help="timed runs per configuration (median)")
-    p.add_argument("--quick", action="store_true", help=f"tiny shape {QUICK_SHAPE} (smoke test)")
-    p.add_argument("--no-torch", action="store_true", help="skip torch even where it has CUDA")
-    return p.parse_args(argv)
+    p = bench_parser("dmlwgsl bench resample", __doc__.splitlines()[0])
+    p.add_argument(
+        "--shape",
+        type=lambda s: tuple(int(v) for v in s.split(",")),
+        help=f"input N,C,H,W (default {FULL_SHAPE}, batch shrunk to fit the adapter)",
+    )
+    p.add_argument("--dtype", action="append", help="float32 / float16 (repeatable; default both)")
+    return p
 
 
-def _check(device: Device, x: np.ndarray, y_tensor, out_sizes, mode: str, f: float) -> str:
-    """Compare the first channels of batch item 0 with the reference; return 'exact' or the error."""
-    n, c = out_sizes[:2]
-    cc = min(c, CHECK_CHANNELS)
-    part = x[:1, :cc]
-    sizes = (1, cc) + tuple(out_sizes[2:])
-    expected = ref.resample(part, sizes, mode, (1.0, 1.0, f, f), (0.5,) * 4, (-0.5,) * 4)
-    nbytes = int(np.prod(sizes)) * x.dtype.itemsize
-    got = np.frombuffer(device.read(y_tensor.buffer, y_tensor.offset, nbytes), dtype=x.dtype).reshape(sizes)
-    if mode == "nearest" or np.array_equal(got, expected):
-        if not np.array_equal(got.view(np.uint8), expected.view(np.uint8)):
-            raise AssertionError(f"resample {mode} x{f} {x.dtype}: result differs from the reference")
-        return "exact"
-    err = float(np.max(np.abs(got.astype(np.float64) - expected.astype(np.float64))))
-    # Same bound as the tests: float32 rounding (fused multiply-adds) -> a few ulp; float16 -> 1 ulp.
-    tol = 1e-5 if x.dtype == np.float32 else 2e-3
-    if err > tol * max(1.0, float(np.max(np.abs(expected.astype(np.float64))))):
-        raise AssertionError(f"resample {mode} x{f} {x.dtype}: max error {err} beyond {tol}")
-    return f"err {err:.1e}"
-
-
-def run(device: Device, args) -> list[Row]:
+def run(device: Device, args, bench: Bench | None = None, notes: list | None = None) -> list[Row]:
     """Time every configuration on ``device``; returns the table rows."""
-    shape = QUICK_SHAPE if args.quick else FULL_SHAPE
-    bench = Bench(device, reps=args.reps)
-    torch = None if getattr(args, "no_torch", False) else torch_cuda()
+    bench = bench or Bench(device, reps=args.reps)
+    notes = [] if notes is None else notes
+    torch = None if args.no_torch else torch_cuda()
+    ort = None if args.no_ort else OrtPeer.open(device)
+    if isinstance(ort, str):
+        notes.append(ort)
+        ort = None
+    if torch is None and not args.no_torch:
+        notes.append("torch: not timed (no torch with CUDA here)")
+    dtypes = [DataType.parse(d) for d in (args.dtype or ("float32", "float16"))]
+    if args.shape:
+        shape = args.shape
+    elif args.quick:
+        shape = QUICK_SHAPE
+    else:
+        # The largest tensor is the x2 output (4x the input): shrink the batch until it fits.
+        big = _fit_batch(FULL_SHAPE[:2] + (FULL_SHAPE[2] * 2, FULL_SHAPE[3] * 2), 4, size_budget(device))
+        shape = big[:2] + FULL_SHAPE[2:]
     rng = np.random.default_rng(0)
-    rows: list[Row] = []
     base = rng.standard_normal(shape, dtype=np.float32)
-    for dt in (DataType.FLOAT32, DataType.FLOAT16):
+    prog = Progress(len(dtypes) * len(CONFIGS), "resample", quiet=args.quiet)
+    rows: list[Row] = []
+    for dt in dtypes:
         x = base.astype(dt.numpy_dtype)
         xt = device.upload(x)
         tx = torch.from_numpy(x).cuda() if torch is not None else None
         for mode, variant, f in CONFIGS:
             out_sizes = shape[:2] + tuple(int(s * f) for s in shape[2:])
             out_desc = TensorDesc(dt, out_sizes)
+            device.check_binding_size("resample", "output", out_desc.total_tensor_size_in_bytes)
             desc = ResampleDesc(xt.desc, out_desc, InterpolationMode.parse(mode), (1.0, 1.0, f, f))
             op = compile_resample(desc, device=device)
+            kernel, moved, _ = plan_facts(
+                op, bytes_moved=xt.desc.implied_size_in_bytes + out_desc.implied_size_in_bytes
+            )
             yt = device.tensor(out_desc, label="output")
-            op(xt, yt)
-            check = _check(device, x, yt, out_sizes, mode, f)
             ns = bench.time_ns(lambda: op(xt, yt))
-            nbytes = xt.desc.implied_size_in_bytes + out_desc.implied_size_in_bytes
-            gbps = nbytes / ns
-            copy = bench.copy_gbps(nbytes // 2)
-            extra = {"check": check}
+            got = yt.numpy()
+            # N and C map exactly: the first batch item's reference checks the kernel's whole logic.
+            want = ref.resample(x[:1], (1,) + out_sizes[1:], mode, (1.0, 1.0, f, f), (0.5,) * 4, (-0.5,) * 4)
+            ok, note = compare(got[:1], want, linear=mode == "linear")
+            extra = {"kernel": kernel, "check": note}
             if tx is not None:
                 tmode = "nearest" if mode == "nearest" else "bilinear"
                 kw = {} if mode == "nearest" else {"align_corners": False}
@@ -101,6 +114,8 @@ def run(device: Device, args) -> list[Row]:
                 tns = torch_time_ns(lambda: tf(tx, size=out_sizes[2:], mode=tmode, **kw), reps=args.reps)
                 extra["torch_ms"] = tns / 1e6
                 extra["vs_torch"] = tns / ns
+            if ort is not None:
+                extra.update(ort_resize(ort, x, got, mode, (1.0, 1.0, f, f), args.reps))
             rows.append(
                 Row(
                     "resample",
@@ -108,31 +123,52 @@ def run(device: Device, args) -> list[Row]:
                     "x".join(map(str, shape)),
                     dt.name.lower(),
                     ns / 1e6,
-                    gbps,
-                    "GB/s",
-                    gbps / copy,
+                    moved / ns * 1e9,
+                    "B/s",
+                    bench.copy_ns(moved) / ns,
+                    ok,
                     extra,
                 )
             )
+            prog.step(f"{mode} {variant} {dt.name.lower()}: {fmt_time(ns / 1e6)}, {note}")
             yt.buffer.destroy()
         xt.buffer.destroy()
         tx = None  # free the GPU copy before the next data type
     return rows
 
 
+def ort_resize(ort: OrtPeer, x: np.ndarray, ours: np.ndarray, mode: str, scales, reps: int) -> dict:
+    """ONNX Resize-19 with the coordinates of DML's default offsets: half_pixel; nearest rounds
+    halves up (round_prefer_ceil), as Resample1's floor(x + 0.5)."""
+    attrs = {"mode": mode, "coordinate_transformation_mode": "half_pixel"}
+    if mode == "nearest":
+        attrs["nearest_mode"] = "round_prefer_ceil"
+    sc = np.asarray(scales, np.float32)
+    model = onnx_model(
+        "Resize",
+        [("x", x.dtype, x.shape), "", ("scales", np.float32, sc.shape)],
+        ("y", x.dtype, ours.shape),
+        attrs,
+        initializers=[("scales", sc)],
+    )
+    return ort_columns(ort.measure(model, {"x": np.ascontiguousarray(x)}, reps=reps), ours, linear=mode == "linear")
+
+
 def main(argv=None) -> int:
-    """Entry point: parse options, run, print the table."""
-    args = parse_args(argv)
-    device = Device(backend=args.backend, adapter=args.adapter)
-    rows = run(device, args)
-    print_table(
+    """Entry point: parse options, run, print the table; exit 1 on an inexact row."""
+    args = parser().parse_args(argv)
+    device = open_device(args)
+    bench = Bench(device, reps=args.reps)
+    notes: list = []
+    rows = run(device, args, bench, notes)
+    return finish(
         rows,
         title="Resample (DML_OPERATOR_RESAMPLE, default offsets)",
         device=device,
-        clock=Bench(device).clock,
-        as_json=args.json,
+        bench=bench,
+        args=args,
+        notes=notes,
     )
-    return 0
 
 
 if __name__ == "__main__":

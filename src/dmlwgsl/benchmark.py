@@ -1,49 +1,232 @@
-"""Benchmark harness: GPU time from timestamp queries, the in-run vec4 copy ceiling, torch peers.
+"""The one benchmark harness: every script in bench/ (and ``dmlwgsl bench``) uses it.
 
-Every benchmark script in bench/ uses this module, and ``dmlwgsl bench`` runs those scripts from
-the installed package. Times are medians over ``reps`` runs after ``warmup`` runs, each run timed
-on the GPU with timestamp queries around its compute passes (wall clock, marked as such, only
-where the adapter has no timestamps).
+* Times are GPU timestamps around each compute pass, median of ``reps`` runs after ``warmup`` runs
+  (wall clock, marked as such, only where the adapter has no timestamps): :class:`Bench`.
+* Rooflines are measured in the same run: the vec4 copy kernel moving the same bytes
+  (:meth:`Bench.copy_ns`) and, for ConvolutionInteger, the dot4I8Packed-from-registers ceiling
+  (:meth:`Bench.dp4a_tops`). The bytes and operations come from the operator's plan
+  (:func:`plan_facts`), so the roofline and ``dmlwgsl explain`` cannot drift apart.
+* Exactness uses the tests' tolerances, defined once (:data:`dmlwgsl.ops.resample.LINEAR_TOLERANCE`
+  for linear resampling, bit-exact for everything else): :func:`compare`. A benchmark with an
+  inexact row exits 1 (:func:`finish`).
+* Peers on the same GPU: torch with CUDA (:func:`torch_cuda`, :func:`torch_time_ns`) and ONNX
+  Runtime's WebGPU execution provider (:class:`OrtPeer`), each where it can run, else one line
+  saying why.
+* Output: a table with units fitted to the figures (:func:`fmt_time`, :func:`fmt_rate`), ``--json``,
+  ``--plot PATH`` (matplotlib, the ``plot`` extra), progress lines on stderr (:class:`Progress`).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
+import os
 import statistics
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .runtime import Device, GpuTensor, Kernel
 from .tensor import DataType, TensorDesc
 
-__all__ = ["Bench", "Row", "copy_kernel", "print_table", "torch_cuda"]
+__all__ = [
+    "Bench",
+    "OrtPeer",
+    "Progress",
+    "Row",
+    "bench_parser",
+    "compare",
+    "copy_kernel",
+    "finish",
+    "fmt_rate",
+    "fmt_time",
+    "open_device",
+    "plan_facts",
+    "plot_rows",
+    "print_table",
+    "size_budget",
+    "torch_cuda",
+    "torch_time_ns",
+]
 
 
+# ------------------------------------------------------------------------------------------------
+# Rows, units, tables, plots
+# ------------------------------------------------------------------------------------------------
 @dataclass
 class Row:
-    """One line of a benchmark table."""
+    """One line of a benchmark table.
+
+    ``rate`` is in base units per second (``unit`` "B/s" for data movement, "OP/s" for
+    ConvolutionInteger); ``roofline`` is the fraction of the in-run roofline (None where there is
+    none); ``exact`` is None for rows that produce no result of ours (peers, ceilings)."""
 
     op: str
     variant: str
     shape: str
     dtype: str
     ms: float
-    metric: float  # GB/s for data movement, TOPS for convolution
-    metric_name: str
-    vs_copy: float | None  # ratio to the in-run copy bandwidth (data movement)
+    rate: float
+    unit: str
+    roofline: float | None = None
+    exact: bool | None = None
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         """The row as a JSON-ready dict."""
-        d = {k: getattr(self, k) for k in ("op", "variant", "shape", "dtype", "ms", "metric", "metric_name", "vs_copy")}
+        d = {
+            k: getattr(self, k) for k in ("op", "variant", "shape", "dtype", "ms", "rate", "unit", "roofline", "exact")
+        }
         d.update(self.extra)
         return d
 
 
+_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+
+
+def fmt_rate(value: float, unit: str) -> str:
+    """A rate with the SI prefix that fits it: 1.2e12 OP/s -> '1.20 TOP/s', 3.1e6 B/s -> '3.10 MB/s'."""
+    if value is None or not math.isfinite(value):
+        return ""
+    for scale, p in _PREFIXES:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {p}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def fmt_time(ms: float) -> str:
+    """A duration in the unit that fits it: 0.0123 ms -> '12.3 us', 1234 ms -> '1.23 s'."""
+    if ms is None or not math.isfinite(ms):
+        return ""
+    if ms >= 1000:
+        return f"{ms / 1000:.3g} s"
+    if ms >= 1:
+        return f"{ms:.3g} ms"
+    return f"{ms * 1000:.3g} us"
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "yes" if v else "NO"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def print_table(rows: Sequence[Row], *, title: str, device: Device, clock: str, as_json: bool = False) -> None:
+    """Print rows as a fixed-width table (or JSON), headed by the adapter and the clock used."""
+    if as_json:
+        doc = {"title": title, "adapter": device.name, "clock": clock, "rows": [r.as_dict() for r in rows]}
+        print(json.dumps(doc, indent=1, default=str))
+        return
+    print(f"\n{title}\nadapter: {device.name}; clock: {clock}")
+    extra_keys = list(dict.fromkeys(k for r in rows for k in r.extra))
+    head = ["op", "variant", "shape", "dtype", "time", "rate", "% roofline", "exact"] + extra_keys
+    lines = [head]
+    for r in rows:
+        lines.append(
+            [
+                r.op,
+                r.variant,
+                r.shape,
+                r.dtype,
+                fmt_time(r.ms),
+                fmt_rate(r.rate, r.unit),
+                "" if r.roofline is None else f"{100 * r.roofline:.1f}%",
+                _fmt(r.exact),
+            ]
+            + [_fmt(r.extra.get(k)) for k in extra_keys]
+        )
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
+    for line in lines:
+        print("  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip())
+
+
+def matplotlib_or_reason():
+    """``matplotlib.pyplot`` (headless backend), or the one-line reason it cannot be used."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception as e:  # ImportError, or a broken install
+        return f"--plot needs matplotlib (pip install 'dmlwgsl[plot]'): {e}"
+    return plt
+
+
+def plot_rows(
+    labels: Sequence[str], percents: Sequence[float], groups: Sequence[str], path: str, *, title: str
+) -> None:
+    """A horizontal bar per row: % of roofline, coloured and ordered by group (the op)."""
+    plt = matplotlib_or_reason()
+    if isinstance(plt, str):
+        raise RuntimeError(plt)
+    order = sorted(range(len(labels)), key=lambda i: (groups[i], i))
+    names = list(dict.fromkeys(groups[i] for i in order))
+    colours = {g: plt.get_cmap("tab10")(k % 10) for k, g in enumerate(names)}
+    height = max(3.0, 0.18 * len(order) + 1.2)
+    fig, ax = plt.subplots(figsize=(10, height))
+    ys = range(len(order))
+    ax.barh(ys, [percents[i] for i in order], color=[colours[groups[i]] for i in order])
+    ax.set_yticks(list(ys))
+    ax.set_yticklabels([labels[i] for i in order], fontsize=6)
+    ax.invert_yaxis()
+    ax.axvline(100, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xlabel("% of the in-run roofline")
+    ax.set_title(title, fontsize=9)
+    for g in names:
+        ax.barh([], [], color=colours[g], label=g)
+    ax.legend(loc="lower right", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# ------------------------------------------------------------------------------------------------
+# Progress
+# ------------------------------------------------------------------------------------------------
+class Progress:
+    """A progress line on stderr: ``[i/n] elapsed  text``; redrawn in place on a terminal, one
+    line per step otherwise (logs). Silent with ``quiet``."""
+
+    def __init__(self, total: int, label: str, *, quiet: bool = False):
+        self.total, self.label, self.quiet = total, label, quiet
+        self.done = 0
+        self.t0 = time.perf_counter()
+        self.tty = sys.stderr.isatty()
+
+    def step(self, text: str) -> None:
+        """One unit done; ``text`` describes it."""
+        self.done += 1
+        if self.quiet:
+            return
+        line = f"{self.label} [{self.done}/{self.total}] {time.perf_counter() - self.t0:6.1f} s  {text}"
+        if self.tty:
+            end = "\n" if self.done >= self.total else ""
+            print("\r" + line[:150].ljust(150), end=end, file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def note(self, text: str) -> None:
+        """A message that stays (a skipped row, a peer that cannot run)."""
+        if not self.quiet:
+            print(("\n" if self.tty and 0 < self.done < self.total else "") + text, file=sys.stderr, flush=True)
+
+
+def progress(line: str) -> None:
+    """One progress line on stderr (the table goes to stdout at the end)."""
+    print(f"  .. {line}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# Timing and rooflines
+# ------------------------------------------------------------------------------------------------
 def copy_kernel(device: Device, *, vpt: int = 1, workgroup_size: int = 256) -> Kernel:
     """The vec4 copy kernel (wgsl/common/copy_vec4.wgsl): bindings input and output, uniforms
     (vec4 count, thread count); ``vpt`` vectors per thread."""
@@ -60,6 +243,18 @@ def copy_kernel(device: Device, *, vpt: int = 1, workgroup_size: int = 256) -> K
     )
 
 
+def is_cpu_adapter(device: Device) -> bool:
+    """Whether the adapter is a CPU rasteriser (lavapipe, llvmpipe): benchmarks shrink their sizes."""
+    return str(device.info.get("adapter_type", "")).lower() == "cpu" or "llvmpipe" in device.name.lower()
+
+
+def size_budget(device: Device, *, gpu_bytes: int = 1 << 30, cpu_bytes: int = 16 << 20) -> int:
+    """The largest tensor a benchmark should make on ``device``: ``cpu_bytes`` on a CPU adapter (so a
+    default run takes seconds, not minutes), ``gpu_bytes`` otherwise; never past the binding limit."""
+    want = cpu_bytes if is_cpu_adapter(device) else gpu_bytes
+    return int(min(want, device.max_binding_size))
+
+
 class Bench:
     """Times GPU work on one device."""
 
@@ -69,6 +264,7 @@ class Bench:
         self.warmup = warmup
         self.clock = "gpu-timestamps" if device.has_timestamps else "wall-clock"
         self._copy_cache: dict[int, float] = {}
+        self._dp4a: float | None = None
         self._warm = False
 
     def warm_up(self, seconds: float = 0.5) -> None:
@@ -78,7 +274,8 @@ class Bench:
             return
         self._warm = True
         dev = self.device
-        nbytes = min(64 << 20, dev.max_binding_size // 2)
+        nbytes = min(64 << 20, dev.max_binding_size // 2, size_budget(dev))
+        nbytes -= nbytes % 16
         desc = TensorDesc(DataType.UINT32, (nbytes // 4,))
         a = GpuTensor(dev, desc, dev.create_buffer(nbytes, "warm.in"))
         b = GpuTensor(dev, desc, dev.create_buffer(nbytes, "warm.out"))
@@ -95,9 +292,10 @@ class Bench:
         a.buffer.destroy()
         b.buffer.destroy()
 
-    def time_ns(self, record: Callable[[], object], dispatches: int = 1) -> float:
-        """Median GPU nanoseconds of one run; ``record()`` issues the ``dispatches`` dispatches of one
-        run (an op call). All runs go into one submission, one timed pass per dispatch."""
+    def time_ns(self, record: Callable[[], object], dispatches: int | None = None) -> float:
+        """Median GPU nanoseconds of one run; ``record()`` issues one run (an op call, whatever its
+        number of dispatches). All runs go into one submission, one timed pass per dispatch; the
+        dispatches per run are counted from the timestamps (``dispatches`` checks the count)."""
         n = self.warmup + self.reps
         self.warm_up()
         if self.device.has_timestamps:
@@ -105,9 +303,9 @@ class Bench:
                 for _ in range(n):
                     record()
             t = np.asarray(b.gpu_times_ns, dtype=np.float64)
-            if t.size != n * dispatches:
-                raise RuntimeError(f"expected {n * dispatches} timed dispatches, got {t.size}")
-            per_run = t.reshape(n, dispatches).sum(axis=1)[self.warmup :]
+            if t.size % n or (dispatches is not None and t.size != n * dispatches):
+                raise RuntimeError(f"expected {n} runs of {dispatches or '?'} timed dispatches, got {t.size}")
+            per_run = t.reshape(n, t.size // n).sum(axis=1)[self.warmup :]
             return float(np.median(per_run))
         times = []
         for i in range(n):
@@ -120,17 +318,22 @@ class Bench:
         return float(statistics.median(times))
 
     def copy_gbps(self, nbytes: int) -> float:
-        """Bandwidth (GB/s, read + write counted) of the vec4 copy kernel moving ``nbytes``: the
+        """Bandwidth (GB/s, read + write counted) of the vec4 copy kernel copying ``nbytes``: the
         best of a few vectors-per-thread settings, so the ceiling is the best copy we can write."""
-        nbytes = (int(nbytes) + 15) & ~15
+        nbytes = max(16, (int(nbytes) + 15) & ~15)
         if nbytes not in self._copy_cache:
             self._copy_cache[nbytes] = max(self.copy_variants(nbytes).values())
         return self._copy_cache[nbytes]
 
+    def copy_ns(self, bytes_moved: int) -> float:
+        """Nanoseconds the in-run copy takes to move ``bytes_moved`` bytes (read + written), the
+        data-movement roofline of a row with that many bytes."""
+        return bytes_moved / self.copy_gbps(bytes_moved // 2)
+
     def copy_variants(self, nbytes: int, vpts=(1, 2, 4), wgs=(256,)) -> dict:
         """GB/s of the vec4 copy for each (vectors per thread, workgroup size)."""
         dev = self.device
-        nbytes = (int(nbytes) + 15) & ~15
+        nbytes = max(16, (int(nbytes) + 15) & ~15)
         desc = TensorDesc(DataType.UINT32, (nbytes // 4,))
         a = GpuTensor(dev, desc, dev.create_buffer(nbytes, "copy.in"))
         b = GpuTensor(dev, desc, dev.create_buffer(nbytes, "copy.out"))
@@ -148,6 +351,32 @@ class Bench:
         b.buffer.destroy()
         return out
 
+    def dp4a_tops(self, *, refresh: bool = False) -> float | None:
+        """TOPS of the dot4I8Packed-from-registers ceiling kernel (16 chains of dot products a thread,
+        8 ops each), measured once per run (again with ``refresh``: the higher figure stays, so the
+        percentages are conservative); None where the adapter has no packed dot product."""
+        from .ops.convolution_integer import ceiling_kernel, dot4_available
+
+        if not dot4_available(self.device):
+            return None
+        if self._dp4a is not None and not refresh:
+            return self._dp4a
+        dev = self.device
+        small = is_cpu_adapter(dev)
+        threads = 256 * (64 if small else 132 * 16)
+        steps = 64 if small else 2048
+        k = ceiling_kernel(dev)
+        out = GpuTensor(dev, TensorDesc(DataType.INT32, (threads,)), dev.create_buffer(4 * threads, "ceiling"))
+        u = np.zeros((13, 4), np.uint32)
+        u[10] = [steps, 0x01FF7F80, 0, 0]  # steps, packed operands
+        u[8] = [0, 0, 0, threads]  # threads that store (all: the compiler must keep every chain)
+        data = u.tobytes()
+        ns = self.time_ns(lambda: k.dispatch({"output": out}, lambda _res: data, threads))
+        out.buffer.destroy()
+        tops = threads * steps * 16 * 8 / ns / 1e3
+        self._dp4a = max(tops, self._dp4a or 0.0)
+        return self._dp4a
+
     def host_overhead_us(self, record: Callable[[], object], n: int = 2000) -> float:
         """Host microseconds per dispatch when ``n`` calls of ``record`` are batched into one
         submission on cached pipelines and GPU-resident tensors (recording + encoding + submit)."""
@@ -162,18 +391,76 @@ class Bench:
         return (t1 - t0) * 1e6 / n
 
 
-def progress(line: str) -> None:
-    """One progress line on stderr (the table goes to stdout at the end)."""
-    print(f"  .. {line}", file=sys.stderr, flush=True)
+def plan_facts(op, *, bytes_moved: int, ops: int | None = None) -> tuple[str, int, int | None]:
+    """(kernel names joined by '+', bytes that must move, operations) from the compiled operator's
+    plan; an operator without a plan yet gives kernel '?' and the figures computed by the caller
+    from the descriptions (``bytes_moved``, ``ops``)."""
+    plan = getattr(op, "plan", None)
+    if plan is None:
+        name = getattr(op, "kernel", None)
+        return ("?" if not isinstance(name, str) else f"{name}?"), int(bytes_moved), ops
+    return "+".join(plan.kernels), int(plan.bytes_moved), plan.ops if plan.ops is not None else ops
 
 
+def roofline_ns(bench: Bench, bytes_moved: int, ops: int | None = None) -> float:
+    """Roofline time of a row: the in-run copy of its bytes; for ConvolutionInteger the larger of
+    that and its operations at the in-run dp4a ceiling (where the adapter has one)."""
+    t = bench.copy_ns(bytes_moved)
+    if ops:
+        tops = bench.dp4a_tops()
+        if tops:
+            t = max(t, ops / (tops * 1e3))
+    return t
+
+
+# ------------------------------------------------------------------------------------------------
+# Exactness: the tests' tolerances
+# ------------------------------------------------------------------------------------------------
+def tolerance(data_type, *, linear: bool) -> tuple[float, str | None]:
+    """(absolute tolerance, reason) the tests apply: LINEAR_TOLERANCE for linear resampling, exact
+    (0, None) for everything else."""
+    if not linear:
+        return 0.0, None
+    from .ops.resample import LINEAR_TOLERANCE
+
+    return LINEAR_TOLERANCE[DataType.parse(data_type)]
+
+
+def compare(got: np.ndarray, want: np.ndarray, *, linear: bool = False) -> tuple[bool, str]:
+    """(passes, note) of a result against the reference under the tests' tolerance: 'exact' for
+    bit-equal, 'within tolerance (max err E)' for linear results inside LINEAR_TOLERANCE, else the
+    first mismatch."""
+    from .testing import assert_matches
+
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape == want.shape and got.dtype == want.dtype:
+        if np.array_equal(got.reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8)):
+            return True, "exact"
+    atol, why = tolerance(DataType.from_numpy(want.dtype), linear=linear) if linear else (0.0, None)
+    try:
+        assert_matches(got, want, atol=atol, why=why)
+    except AssertionError as e:
+        return False, str(e)
+    err = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) if got.size else 0.0
+    return True, f"within tolerance (max err {err:.2g})"
+
+
+# ------------------------------------------------------------------------------------------------
+# Peers: torch (CUDA) and ONNX Runtime's WebGPU execution provider
+# ------------------------------------------------------------------------------------------------
 def torch_cuda():
     """The torch module when it has CUDA, else None."""
     try:
         import torch
     except Exception:
         return None
-    return torch if torch.cuda.is_available() else None
+    if not torch.cuda.is_available():
+        return None
+    # Create the CUDA context now: seen on the H100, Vulkan work timed while torch's context was
+    # still unborn ran up to 2x slower, which would skew the first rows.
+    torch.zeros(1, device="cuda")
+    torch.cuda.synchronize()
+    return torch
 
 
 def torch_time_ns(fn: Callable[[], object], reps: int = 20, warmup: int = 3) -> float:
@@ -194,43 +481,212 @@ def torch_time_ns(fn: Callable[[], object], reps: int = 20, warmup: int = 3) -> 
     return float(statistics.median(times))
 
 
-def print_table(rows: list[Row], *, title: str, device: Device, clock: str, as_json: bool = False) -> None:
-    """Print rows as a fixed-width table (or JSON), headed by the adapter and the clock used."""
-    if as_json:
-        print(
-            json.dumps(
-                {"title": title, "adapter": device.name, "clock": clock, "rows": [r.as_dict() for r in rows]}, indent=1
-            )
-        )
-        return
-    print(f"\n{title}\nadapter: {device.name}; clock: {clock}")
-    extra_keys = sorted({k for r in rows for k in r.extra})
-    head = ["op", "variant", "shape", "dtype", "ms", rows[0].metric_name if rows else "metric", "vs copy"] + extra_keys
-    lines = [head]
-    for r in rows:
-        lines.append(
-            [
-                r.op,
-                r.variant,
-                r.shape,
-                r.dtype,
-                f"{r.ms:.4f}",
-                f"{r.metric:.1f}",
-                "" if r.vs_copy is None else f"{100 * r.vs_copy:.1f}%",
-            ]
-            + [_fmt(r.extra.get(k)) for k in extra_keys]
-        )
-    widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
-    for line in lines:
-        print("  ".join(str(c).ljust(w) for c, w in zip(line, widths)))
+def wall_ms(fn: Callable[[], object], reps: int = 3) -> float:
+    """Median wall-clock milliseconds of ``fn`` (end to end, e.g. a numpy one-liner)."""
+    times = []
+    for _ in range(max(1, reps)):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return float(statistics.median(times))
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
+def onnx_model(op_type: str, inputs, output, attrs: dict | None = None, *, opset: int = 19, initializers=()) -> bytes:
+    """A one-node ONNX model. ``inputs``: (name, numpy dtype, shape) or '' for an absent optional
+    input; ``output``: (name, numpy dtype, shape); ``initializers``: (name, array) constants."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    def vi(name, dt, shape):
+        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dt)), list(shape))
+
+    init_names = {n for n, _ in initializers}
+    graph_inputs = [vi(*i) for i in inputs if i and i[0] not in init_names]
+    names = [i[0] if i else "" for i in inputs]
+    node = helper.make_node(op_type, names, [output[0]], **(attrs or {}))
+    graph = helper.make_graph(
+        [node],
+        op_type.lower(),
+        graph_inputs,
+        [vi(*output)],
+        initializer=[numpy_helper.from_array(np.asarray(a), n) for n, a in initializers],
+    )
+    del TensorProto
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 9
+    return model.SerializeToString()
+
+
+class OrtPeer:
+    """ONNX Runtime with its WebGPU execution provider (PyPI ``onnxruntime`` +
+    ``onnxruntime-ep-webgpu``), preferred layout NCHW.
+
+    :meth:`open` returns the peer or the one-line reason it cannot run. :meth:`measure` runs one
+    model and reports its time (kernel against kernel: data bound on the device, a stream of runs
+    ended by a readback, the readback's own time taken off), its end-to-end time from numpy, the
+    execution provider each node really ran on (from ORT's profile: it falls back to the CPU
+    silently for kernels it lacks), and its output for the agreement check."""
+
+    def __init__(self, ort, ep_device, software: bool):
+        self.ort = ort
+        self.ep_device = ep_device
+        self.software = software
+
+    @classmethod
+    def open(cls, device: Device) -> "OrtPeer | str":
+        """The peer, or why it cannot run here (one line)."""
+        try:
+            import onnxruntime as ort
+            import onnxruntime_ep_webgpu as webgpu_ep
+        except Exception as e:
+            return f"ORT WebGPU: not installed (pip install onnxruntime onnxruntime-ep-webgpu): {e}"
+        software = is_cpu_adapter(device)
+        if software:
+            # Dawn refuses CPU adapters unless told otherwise (and needs Mesa newer than 22.3.6).
+            os.environ.setdefault("ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER", "1")
+        try:
+            try:
+                ort.register_execution_provider_library("webgpu", webgpu_ep.get_library_path())
+            except Exception as e:
+                if "already" not in str(e).lower():
+                    raise
+            name = webgpu_ep.get_ep_name()
+            devs = [d for d in ort.get_ep_devices() if d.ep_name == name]
+        except Exception as e:
+            return f"ORT WebGPU: cannot register the execution provider: {str(e).splitlines()[0]}"
+        if not devs:
+            return "ORT WebGPU: the execution provider found no WebGPU device (Vulkan loader or adapter missing)"
+        return cls(ort, devs[0], software)
+
+    def session(self, model: bytes, *, profile: bool = False):
+        """An inference session on the WebGPU EP (NCHW preferred: with NHWC ORT wraps DepthToSpace
+        in two Transposes)."""
+        so = self.ort.SessionOptions()
+        so.add_provider_for_devices([self.ep_device], {"preferredLayout": "NCHW"})
+        so.log_severity_level = 3
+        if profile:
+            so.enable_profiling = True
+            so.profile_file_prefix = os.path.join(os.environ.get("TMPDIR", "/tmp"), "dmlwgsl-ort")
+        return self.ort.InferenceSession(model, sess_options=so)
+
+    def placement(self, model: bytes, feeds: dict) -> str:
+        """'OpType:provider' for each node that ran, from one profiled run, e.g.
+        'DepthToSpace:WebGpu' or 'ConvInteger:CPU'."""
+        sess = self.session(model, profile=True)
+        sess.run(None, feeds)
+        path = sess.end_profiling()
+        try:
+            with open(path) as f:
+                events = json.load(f)
+        finally:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+        seen = {}
+        for e in events:
+            a = e.get("args") or {}
+            if e.get("cat") == "Node" and "provider" in a and str(e.get("name", "")).endswith("_kernel_time"):
+                prov = a["provider"].replace("ExecutionProvider", "")
+                seen[f"{a.get('op_name', '?')}:{prov}"] = True
+        return ",".join(seen) or "?"
+
+    def measure(self, model: bytes, feeds: dict, *, reps: int = 20) -> dict:
+        """Time, end-to-end time, node placement and output of one model (see the class docstring).
+        Failures come back as {'ort_note': reason}."""
+        out: dict = {}
+        try:
+            sess = self.session(model)
+            result = sess.run(None, feeds)[0]
+            out["ort_result"] = result
+            out["ort_nodes"] = self.placement(model, feeds)
+            out["ort_e2e_ms"] = wall_ms(lambda: sess.run(None, feeds), reps=max(3, reps // 4))
+        except Exception as e:
+            return {"ort_note": f"ORT WebGPU failed: {str(e).splitlines()[0][:160]}"}
+        try:
+            out["ort_ms"] = self._device_time_ms(sess, feeds, result, reps)
+        except Exception as e:
+            out["ort_note"] = f"device-resident timing failed ({str(e).splitlines()[0][:120]}); e2e only"
+        return out
+
+    def _device_time_ms(self, sess, feeds: dict, result: np.ndarray, reps: int) -> float:
+        ort = self.ort
+        mem = self.ep_device.memory_info(ort.OrtDeviceMemoryType.DEFAULT)
+        io = sess.io_binding()
+        keep = []
+        for name, arr in feeds.items():
+            v = ort.OrtValue.ortvalue_from_shape_and_type(arr.shape, arr.dtype, memory_info=mem)
+            v.update_inplace(np.ascontiguousarray(arr))
+            io.bind_ortvalue_input(name, v)
+            keep.append(v)
+        y = ort.OrtValue.ortvalue_from_shape_and_type(result.shape, result.dtype, memory_info=mem)
+        io.bind_ortvalue_output(sess.get_outputs()[0].name, y)
+
+        def stream(n: int) -> float:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                sess.run_with_iobinding(io)
+            y.numpy()  # run_with_iobinding returns before the GPU finishes: the readback waits
+            return time.perf_counter() - t0
+
+        stream(3)  # warm up
+        n = max(4, reps)
+        many = statistics.median(stream(n) for _ in range(3))
+        one = statistics.median(stream(1) for _ in range(3))
+        return max(0.0, (many - one) / (n - 1)) * 1e3
+
+
+# ------------------------------------------------------------------------------------------------
+# Command line shared by the bench scripts
+# ------------------------------------------------------------------------------------------------
+def bench_parser(prog: str, description: str, *, reps: int = 20) -> argparse.ArgumentParser:
+    """The options every benchmark has; a script adds its own."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("--backend", help="vulkan, gl, metal or dx12")
+    p.add_argument("--adapter", help="substring of the adapter name")
+    p.add_argument("--reps", type=int, default=reps, help=f"timed runs per measurement, median (default {reps})")
+    p.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+    p.add_argument("--json", action="store_true", help="print the table as JSON")
+    p.add_argument("--plot", metavar="PATH", help="draw %% of roofline per row into PATH (needs matplotlib)")
+    p.add_argument("--no-torch", action="store_true", help="leave torch out even where it has CUDA")
+    p.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime's WebGPU EP out")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    return p
+
+
+def open_device(args) -> Device:
+    """The device a benchmark runs on (``--backend``/``--adapter``, else the environment's choice);
+    checks ``--plot``'s dependency before any GPU work."""
+    if getattr(args, "plot", None):
+        plt = matplotlib_or_reason()
+        if isinstance(plt, str):
+            raise SystemExit(f"dmlwgsl bench: {plt}")
+    return Device(
+        backend=args.backend or os.environ.get("DMLWGSL_BACKEND") or None,
+        adapter=args.adapter or os.environ.get("DMLWGSL_ADAPTER") or None,
+    )
+
+
+def finish(rows: Sequence[Row], *, title: str, device: Device, bench: Bench, args, notes: Sequence[str] = ()) -> int:
+    """Print the table (or JSON), draw ``--plot``, print the notes; return the exit status: 1 when
+    any row of ours is not exact under the tests' tolerance, else 0."""
+    print_table(rows, title=title, device=device, clock=bench.clock, as_json=args.json)
+    out = sys.stderr if args.json else sys.stdout
+    for n in notes:
+        print(n, file=out)
+    if getattr(args, "plot", None):
+        mine = [r for r in rows if r.roofline is not None]
+        plot_rows(
+            [f"{r.variant} {r.shape} {r.dtype}" for r in mine],
+            [100 * r.roofline for r in mine],
+            [r.op for r in mine],
+            args.plot,
+            title=f"{title}\n{device.name}",
+        )
+        print(f"plot: {args.plot}", file=out)
+    bad = [r for r in rows if r.exact is False]
+    for r in bad:
+        print(f"INEXACT: {r.op} {r.variant} {r.shape} {r.dtype}: {r.extra.get('check', '')}", file=sys.stderr)
+    return 1 if bad else 0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -239,105 +695,110 @@ def _fmt(v) -> str:
 DEPTH_SPACE_DTYPES = ("float32", "float16", "uint8", "int64")
 
 
-def depth_space_parser(op: str):
+def depth_space_parser(op: str) -> argparse.ArgumentParser:
     """Command-line options of the DepthToSpace/SpaceToDepth benchmarks."""
-    import argparse
-
-    p = argparse.ArgumentParser(prog=f"bench_{op}", description=f"Benchmark {op} on one adapter.")
-    p.add_argument("--backend", help="vulkan, gl, metal or dx12")
-    p.add_argument("--adapter", help="substring of the adapter name")
+    p = bench_parser(f"dmlwgsl bench {op}", f"Benchmark {op} on one adapter.")
     p.add_argument("--dtype", action="append", help=f"data type (repeatable; default {', '.join(DEPTH_SPACE_DTYPES)})")
     p.add_argument(
         "--shape",
-        help="input shape N,C,H,W (default 8,256,256,256; SpaceToDepth gets the same "
-        "element count as {N, C/4, 2H, 2W})",
+        type=lambda s: tuple(int(v) for v in s.split(",")),
+        help="input shape N,C,H,W (default: 134M elements on a GPU, N shrunk to fit the adapter's binding "
+        "limit and, on a CPU adapter, 16 MiB; SpaceToDepth gets the same element count as {N, C/b^2, bH, bW})",
     )
     p.add_argument("--block-size", type=int, default=2)
     p.add_argument("--order", action="append", choices=["DCR", "CRD"], help="default both")
-    p.add_argument("--reps", type=int, default=20)
-    p.add_argument("--quick", action="store_true", help="tiny shapes, for a smoke test")
-    p.add_argument("--json", action="store_true")
     return p
 
 
-def bench_depth_space(op: str, device: Device, args) -> list[Row]:
+def _fit_batch(shape: tuple, itemsize: int, budget: int) -> tuple:
+    """``shape`` with N (then C, then H) halved until a tensor of it fits ``budget`` bytes."""
+    s = list(shape)
+    for d in (0, 1, 2):
+        while math.prod(s) * itemsize > budget and s[d] > 1:
+            s[d] = max(1, s[d] // 2)
+    return tuple(s)
+
+
+def bench_depth_space(op: str, device: Device, args, bench: Bench | None = None) -> list[Row]:
     """Time ``op`` ("depth_to_space" or "space_to_depth") for each dtype and order; compare with
-    the in-run vec4 copy of the same bytes and, where torch has CUDA, pixel_shuffle/unshuffle."""
+    the in-run vec4 copy of the same bytes, torch's pixel_shuffle/unshuffle (CUDA) and ONNX Runtime's
+    WebGPU EP where they run. Every dtype is timed: a default shape that does not fit the adapter
+    is shrunk (batch first), never skipped."""
     from .ops.depth_to_space import DepthToSpaceDesc, compile_depth_to_space, depth_to_space_output_sizes
     from .ops.space_to_depth import SpaceToDepthDesc, compile_space_to_depth, space_to_depth_output_sizes
     from .reference.depth_to_space import depth_to_space as ref_d2s
     from .reference.space_to_depth import space_to_depth as ref_s2d
 
     b = args.block_size
-    if args.shape:
-        shape = tuple(int(s) for s in args.shape.split(","))
-    else:
-        shape = (1, 16, 8, 8) if args.quick else (8, 256, 256, 256)
-    if op == "space_to_depth" and not args.shape:
-        shape = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
-    bench = Bench(device, reps=args.reps)
-    torch = torch_cuda()
-    if torch is not None:
-        # Create the CUDA context now: seen on the H100, Vulkan work timed while torch's context
-        # was still unborn ran up to 2x slower, which would skew the first rows.
-        torch.zeros(1, device="cuda")
-        torch.cuda.synchronize()
+    bench = bench or Bench(device, reps=args.reps)
+    torch = None if args.no_torch else torch_cuda()
+    ort = None if args.no_ort else OrtPeer.open(device)
+    notes = getattr(args, "notes", None)
+    if isinstance(ort, str):
+        if notes is not None:
+            notes.append(ort)
+        ort = None
+    if torch is None and notes is not None and not args.no_torch:
+        notes.append("torch: not timed (no torch with CUDA here)")
+    dtypes = args.dtype or DEPTH_SPACE_DTYPES
+    orders = args.order or ("DCR", "CRD")
+    prog = Progress(len(dtypes) * len(orders), op, quiet=args.quiet)
     rows: list[Row] = []
-    for dt_name in args.dtype or DEPTH_SPACE_DTYPES:
+    for dt_name in dtypes:
         dt = DataType.parse(dt_name)
+        if args.shape:
+            shape = args.shape
+        else:
+            base = (1, 16, 8, 8) if args.quick else (8, 256, 256, 256)
+            shape = _fit_batch(base, dt.size_in_bytes, size_budget(device))
+            if op == "space_to_depth":
+                shape = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
         in_desc = TensorDesc(dt, shape)
         if op == "depth_to_space":
             out_desc = TensorDesc(dt, depth_to_space_output_sizes(shape, b))
         else:
             out_desc = TensorDesc(dt, space_to_depth_output_sizes(shape, b))
         nbytes = in_desc.total_tensor_size_in_bytes
-        if nbytes > device.max_binding_size:
-            print(f"skip {op} {dt_name} {shape}: {nbytes} bytes > max binding {device.max_binding_size}")
-            continue
-        copy = bench.copy_gbps(nbytes)  # before the op's buffers exist, like a clean copy test
+        device.check_binding_size(op, "input", nbytes)  # an explicit --shape past the limit: a clear error
+        bench.copy_gbps(nbytes)  # before the op's buffers exist, like a clean copy test
         rng = np.random.default_rng(0)
         host = rng.integers(0, 256, size=nbytes, dtype=np.uint8)
         x = GpuTensor(device, in_desc, device.create_buffer(nbytes, "bench.in"))
         device.write(x.buffer, 0, host)
         y = device.tensor(out_desc, label="bench.out")
-        for order in args.order or ("DCR", "CRD"):
+        xs = host.view(dt.numpy_dtype).reshape(shape)
+        for order in orders:
             if op == "depth_to_space":
                 k = compile_depth_to_space(DepthToSpaceDesc(in_desc, out_desc, b, order), device=device)
             else:
                 k = compile_space_to_depth(SpaceToDepthDesc(in_desc, out_desc, b, order), device=device)
+            kernel, moved, _ = plan_facts(k, bytes_moved=2 * nbytes)
             ns = bench.time_ns(lambda: k(x, y))
-            # Spot-check the last run against the numpy reference on a slice of the batch.
-            got = y.numpy()[:1]
-            xs = host.view(dt.numpy_dtype).reshape(shape)[:1]
-            want = ref_d2s(xs, b, order) if op == "depth_to_space" else ref_s2d(xs, b, order)
-            ok = bool(np.array_equal(got.view(np.uint8), want.view(np.uint8)))
-            gbps = 2 * nbytes / ns
-            extra = {"exact": ok}
+            # Check the last timed run against the numpy reference (first batch item: N maps exactly).
+            got = y.numpy()
+            want = ref_d2s(xs[:1], b, order) if op == "depth_to_space" else ref_s2d(xs[:1], b, order)
+            ok, note = compare(got[:1], want)
+            extra = {"kernel": kernel, "check": note}
             if torch is not None:
-                tdt = {
-                    "float32": torch.float32,
-                    "float16": torch.float16,
-                    "uint8": torch.uint8,
-                    "int64": torch.int64,
-                }.get(dt.name.lower())
-                if tdt is not None:
-                    tx = torch.zeros(shape, dtype=tdt, device="cuda")
-                    f = (
-                        (lambda: torch.nn.functional.pixel_shuffle(tx, b))
-                        if op == "depth_to_space"
-                        else (lambda: torch.nn.functional.pixel_unshuffle(tx, b))
-                    )
-                    tns = torch_time_ns(f, reps=args.reps)
-                    extra["torch_ms"] = tns / 1e6
-                    extra["torch_vs_copy"] = f"{100 * (2 * nbytes / tns) / copy:.1f}%"
-                    extra["speedup"] = tns / ns
-                    del tx
+                extra.update(_torch_depth_space(torch, op, dt, shape, b, order, ns, args.reps))
+            if ort is not None:
+                extra.update(_ort_depth_space(ort, op, xs, b, order, got, args.reps))
             rows.append(
-                Row(op, order, "x".join(map(str, shape)), dt.name.lower(), ns / 1e6, gbps, "GB/s", gbps / copy, extra)
+                Row(
+                    op,
+                    order,
+                    "x".join(map(str, shape)),
+                    dt.name.lower(),
+                    ns / 1e6,
+                    moved / ns * 1e9,
+                    "B/s",
+                    bench.copy_ns(moved) / ns,
+                    ok,
+                    extra,
+                )
             )
-            progress(
-                f"{op} {order} {dt.name.lower()}: {ns / 1e6:.4f} ms, {100 * gbps / copy:.1f}% of copy, "
-                f"{'exact' if ok else 'MISMATCH'}"
+            prog.step(
+                f"{order} {dt.name.lower()}: {fmt_time(ns / 1e6)}, {100 * rows[-1].roofline:.1f}% of copy, {note}"
             )
         x.buffer.destroy()
         y.buffer.destroy()
@@ -355,29 +816,77 @@ def bench_depth_space(op: str, device: Device, args) -> list[Row]:
         s2d(tb, tc)
 
     for name, fn, per in (("same op", first, 1), ("chain d2s->s2d", chain, 2)):
-        us = bench.host_overhead_us(fn) / per
+        us = bench.host_overhead_us(fn, n=200 if args.quick else 2000) / per
         rows.append(
             Row(
                 op,
                 f"host overhead, {name}",
                 "1x16x8x8",
                 "float32",
-                float("nan"),
-                us,
-                "us/dispatch",
-                None,
-                {"note": "batched, cached, GPU-resident"},
+                us / 1e3,
+                1e6 / us,
+                "dispatch/s",
+                extra={"check": "host time per dispatch: batched, cached, GPU-resident"},
             )
         )
     return rows
 
 
+def _torch_depth_space(torch, op, dt: DataType, shape, b, order, ns, reps) -> dict:
+    """pixel_shuffle / pixel_unshuffle (CRD) or view+permute+contiguous (DCR) on CUDA."""
+    tdt = getattr(torch, dt.numpy_dtype.name, None)
+    if tdt is None:
+        return {"torch": f"no torch type for {dt.name.lower()}"}
+    tx = torch.zeros(shape, dtype=tdt, device="cuda")
+    f = torch_depth_space_fn(torch, op, tx, b, order)
+    tns = torch_time_ns(f, reps=reps)
+    del tx
+    return {"torch_ms": tns / 1e6, "vs_torch": tns / ns}
+
+
+def torch_depth_space_fn(torch, op: str, tx, b: int, order: str) -> Callable[[], object]:
+    """torch's fastest equivalent of DepthToSpace/SpaceToDepth on ``tx``: pixel_shuffle /
+    pixel_unshuffle for CRD; view + permute + contiguous for DCR (pixel_shuffle is CRD only)."""
+    n, c, h, w = tx.shape
+    F = torch.nn.functional
+    if op == "depth_to_space":
+        if order == "CRD":
+            return lambda: F.pixel_shuffle(tx, b)
+        co = c // (b * b)
+        return lambda: tx.view(n, b, b, co, h, w).permute(0, 3, 4, 1, 5, 2).contiguous()
+    if order == "CRD":
+        return lambda: F.pixel_unshuffle(tx, b)
+    return lambda: tx.view(n, c, h // b, b, w // b, b).permute(0, 3, 5, 1, 2, 4).contiguous()
+
+
+def _ort_depth_space(ort: OrtPeer, op, xs: np.ndarray, b, order, ours: np.ndarray, reps) -> dict:
+    onnx_op = "DepthToSpace" if op == "depth_to_space" else "SpaceToDepth"
+    attrs = {"blocksize": b}
+    if onnx_op == "DepthToSpace":
+        attrs["mode"] = order
+    elif order != "DCR":
+        return {"ort_note": "ONNX SpaceToDepth has DCR only"}
+    x = np.ascontiguousarray(xs)
+    model = onnx_model(onnx_op, [("x", x.dtype, x.shape)], ("y", x.dtype, ours.shape), attrs, opset=13)
+    return ort_columns(ort.measure(model, {"x": x}, reps=reps), ours)
+
+
+def ort_columns(m: dict, ours: np.ndarray, *, linear: bool = False) -> dict:
+    """The ORT peer's table columns from :meth:`OrtPeer.measure`: times, nodes, agreement with ours."""
+    res = m.pop("ort_result", None)
+    if res is not None:
+        ok, note = compare(res, ours, linear=linear)
+        m["ort_agrees"] = note if ok else "NO: " + note[:80]
+    return m
+
+
 def depth_space_main(op: str, argv=None) -> int:
     """Entry point of the DepthToSpace/SpaceToDepth benchmark scripts."""
     args = depth_space_parser(op).parse_args(argv)
-    device = Device(backend=args.backend, adapter=args.adapter)
-    rows = bench_depth_space(op, device, args)
-    print_table(
-        rows, title=f"{op} (block size {args.block_size})", device=device, clock=Bench(device).clock, as_json=args.json
+    device = open_device(args)
+    bench = Bench(device, reps=args.reps)
+    args.notes = []
+    rows = bench_depth_space(op, device, args, bench)
+    return finish(
+        rows, title=f"{op} (block size {args.block_size})", device=device, bench=bench, args=args, notes=args.notes
     )
-    return 0 if all(r.extra.get("exact", True) for r in rows) else 1
