@@ -180,9 +180,9 @@ def plot_rows(
     ax.axvline(100, color="grey", linewidth=0.8, linestyle="--")
     ax.set_xlabel("% of the in-run roofline")
     ax.set_title(title, fontsize=9)
-    for g in names:
-        ax.barh([], [], color=colours[g], label=g)
-    ax.legend(loc="lower right", fontsize=7)
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(color=colours[g], label=g) for g in names], loc="lower right", fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -638,19 +638,27 @@ class OrtPeer:
 # ------------------------------------------------------------------------------------------------
 # Command line shared by the bench scripts
 # ------------------------------------------------------------------------------------------------
-def bench_parser(prog: str, description: str, *, reps: int = 20) -> argparse.ArgumentParser:
-    """The options every benchmark has; a script adds its own."""
+def bench_parser(prog: str, description: str, *, reps: int = 20, json_path: bool = False) -> argparse.ArgumentParser:
+    """The options every benchmark has; a script adds its own. ``json_path``: ``--json PATH`` writes
+    the rows to a file ('-': stdout) instead of ``--json`` printing them in place of the table."""
     p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("--backend", help="vulkan, gl, metal or dx12")
     p.add_argument("--adapter", help="substring of the adapter name")
     p.add_argument("--reps", type=int, default=reps, help=f"timed runs per measurement, median (default {reps})")
     p.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
-    p.add_argument("--json", action="store_true", help="print the table as JSON")
+    if json_path:
+        p.add_argument("--json", metavar="PATH", help="write the rows as a JSON list to PATH ('-': stdout)")
+    else:
+        p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.add_argument("--plot", metavar="PATH", help="draw %% of roofline per row into PATH (needs matplotlib)")
     p.add_argument("--no-torch", action="store_true", help="leave torch out even where it has CUDA")
     p.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime's WebGPU EP out")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     return p
+
+
+class BenchError(Exception):
+    """A benchmark that cannot start (a missing optional dependency); ``dmlwgsl`` prints it in one line."""
 
 
 def open_device(args) -> Device:
@@ -659,7 +667,7 @@ def open_device(args) -> Device:
     if getattr(args, "plot", None):
         plt = matplotlib_or_reason()
         if isinstance(plt, str):
-            raise SystemExit(f"dmlwgsl bench: {plt}")
+            raise BenchError(plt)
     return Device(
         backend=args.backend or os.environ.get("DMLWGSL_BACKEND") or None,
         adapter=args.adapter or os.environ.get("DMLWGSL_ADAPTER") or None,

@@ -16,14 +16,23 @@ from .tensor import DataType, TensorDesc
 from .testing import random_bytes, run_checked, strided_desc
 
 
+class Skipped(Exception):
+    """A case this adapter cannot run; the message is the reason (``dmlwgsl check`` counts it apart)."""
+
+
 @dataclass
 class Case:
-    """One check: ``run(device)`` raises AssertionError on a mismatch."""
+    """One check: ``run(device)`` raises AssertionError on a mismatch, :class:`Skipped` (with the
+    reason) where the adapter cannot run the case."""
 
     op: str
     dtype: str
     name: str
     run: Callable[[Device], None]
+
+
+#: The WGSL language feature the ConvolutionInteger dot4 kernel needs.
+DOT4_FEATURE = "packed_4x8_integer_dot_product"
 
 
 def _depth_space_cases() -> Iterator[Case]:
@@ -78,7 +87,8 @@ def _depth_space_cases() -> Iterator[Case]:
 
 
 def _convolution_cases() -> Iterator[Case]:
-    from .ops.convolution_integer import ConvolutionIntegerDesc, compile_convolution_integer, dot4_available
+    from .ops.convolution_integer import ConvolutionIntegerDesc, compile_convolution_integer
+    from .plan import Capabilities
     from .reference.convolution_integer import convolution_integer as ref
 
     geoms = [  # (x shape, w shape, strides, dilations, start pad, end pad, groups, per-channel filter zp)
@@ -104,8 +114,8 @@ def _convolution_cases() -> Iterator[Case]:
                         per_ch=per_ch,
                         kernel=kernel,
                     ):
-                        if kernel == "dot4" and not dot4_available(device):
-                            return
+                        if kernel == "dot4" and not Capabilities.from_device(device).has(DOT4_FEATURE):
+                            raise Skipped(f"dot4 kernel: the adapter lacks the WGSL feature {DOT4_FEATURE}")
                         rng = np.random.default_rng(2)
                         xd, wd = TensorDesc(xt, xs), TensorDesc(wt, ws)
                         xr, wr = random_bytes(xd, rng), random_bytes(wd, rng)

@@ -1,9 +1,12 @@
-"""The ``dmlwgsl`` command: ``info``, ``check`` (the main job) and ``bench``.
+"""The ``dmlwgsl`` command: ``info``, ``check`` (the main job), ``bench`` and ``explain``.
 
 dmlwgsl info  [--backend B] [--adapter NAME] [--json]
 dmlwgsl check [--backend B] [--adapter NAME] [--op OP ...]    exit 1 on any mismatch
-dmlwgsl bench OP [--backend B] [--adapter NAME] [--json] [bench options...]
+dmlwgsl bench OP [bench options...]     OP: an operator or sweep; options: dmlwgsl bench OP --help
 dmlwgsl explain OP [op options] [--profile lavapipe|gl|h100] [--kernel NAME] [--json]
+
+An error of dmlwgsl's (no adapter, an invalid description, ...) prints one line, ``dmlwgsl: ...``,
+and exits 2; a mismatch in ``check`` or an inexact benchmark row exits 1.
 """
 
 from __future__ import annotations
@@ -16,16 +19,44 @@ import sys
 import time
 import traceback
 
-BENCH_OPS = ("depth_to_space", "space_to_depth", "convolution_integer", "resample")
+BENCH_OPS = ("depth_to_space", "space_to_depth", "convolution_integer", "resample", "sweep")
+
+#: What to install when no adapter is found (Mesa's software adapters run everywhere).
+ADAPTER_HINT = (
+    "install Mesa's drivers (Debian/Ubuntu: apt-get install mesa-vulkan-drivers libegl-mesa0 libgl1-mesa-dri)"
+)
+
+
+class CliError(Exception):
+    """An error the command reports in one line (``dmlwgsl: <message>``, exit 2)."""
 
 
 def _device(args):
     from .runtime import Device
 
-    return Device(
-        backend=args.backend or os.environ.get("DMLWGSL_BACKEND") or None,
-        adapter=args.adapter or os.environ.get("DMLWGSL_ADAPTER") or None,
-    )
+    backend = args.backend or os.environ.get("DMLWGSL_BACKEND") or None
+    adapter = args.adapter or os.environ.get("DMLWGSL_ADAPTER") or None
+    try:
+        return Device(backend=backend, adapter=adapter)
+    except Exception as e:
+        if _is_dmlwgsl_error(e):
+            raise
+        # wgpu's own errors (no adapter at all, a backend missing): one line, with the hint.
+        looked = f"backend={backend or 'any'}, adapter={adapter or 'any'}"
+        try:
+            from .runtime import list_adapters
+
+            found = len(list_adapters())
+        except Exception:
+            found = 0
+        hint = "" if found else f"; {ADAPTER_HINT}"
+        raise CliError(f"no usable GPU adapter ({looked}): {str(e).splitlines()[0]}{hint}") from e
+
+
+def _is_dmlwgsl_error(e: BaseException) -> bool:
+    """An exception raised by dmlwgsl on purpose (its own classes: DmlValidationError, GpuError,
+    the runtime's adapter errors, PlanError, ...)."""
+    return any(c.__module__.startswith("dmlwgsl") for c in type(e).__mro__ if c is not CliError)
 
 
 def cmd_info(args) -> int:
@@ -33,8 +64,8 @@ def cmd_info(args) -> int:
     from .checks import supported_types
     from .runtime import list_adapters
 
-    adapters = [dict(a.info) for a in list_adapters()]
     dev = _device(args)
+    adapters = [dict(a.info) for a in list_adapters()]
     keys = (
         "max-storage-buffer-binding-size",
         "max-buffer-size",
@@ -61,6 +92,11 @@ def cmd_info(args) -> int:
     for a in info["adapters"]:
         print(f"  {a}")
     print(f"chosen adapter: {info['chosen']}")
+    if not any("(Vulkan," in a for a in info["adapters"]) and "(OpenGL)" in dev.name:
+        print(
+            "note: no Vulkan adapter found, so the GL one is used (slower, fewer features); "
+            "for lavapipe: apt-get install mesa-vulkan-drivers"
+        )
     print(f"features: {', '.join(info['features']) or '(none)'}")
     print("limits:")
     for k, v in info["limits"].items():
@@ -75,44 +111,60 @@ def cmd_info(args) -> int:
 
 
 def cmd_check(args) -> int:
-    """Every implemented op x data type x a few shapes against the reference; exit 1 on a mismatch."""
-    from .checks import OPERATORS
+    """Every implemented op x data type x a few shapes against the reference; exit 1 on a mismatch.
+    A case the adapter cannot run (e.g. the dot4 kernel without packed dot products) is skipped
+    with its reason and counted apart, never as passed."""
+    from .checks import OPERATORS, Skipped
 
     dev = _device(args)
     print(f"dmlwgsl check on {dev.name}", flush=True)
     ops = args.op or list(OPERATORS)
     unknown = [o for o in ops if o not in OPERATORS]
     if unknown:
-        print(f"unknown op(s): {', '.join(unknown)}; choose from {', '.join(OPERATORS)}", file=sys.stderr)
-        return 2
+        raise CliError(f"unknown op(s): {', '.join(unknown)}; choose from {', '.join(OPERATORS)}")
     summary = []
     for op in ops:
         t0 = time.perf_counter()
-        passed = failed = 0
+        passed = failed = skipped = 0
+        reasons: dict[str, int] = {}
         types: dict[str, list[int]] = {}
         for case in OPERATORS[op]():
             try:
                 case.run(dev)
                 passed += 1
                 types.setdefault(case.dtype, [0, 0])[0] += 1
+            except Skipped as e:
+                skipped += 1
+                reasons[str(e)] = reasons.get(str(e), 0) + 1
             except Exception as e:  # a mismatch or a GPU error: report and go on
                 failed += 1
                 types.setdefault(case.dtype, [0, 0])[1] += 1
                 print(f"  FAIL {op} {case.dtype} {case.name}: {e}", flush=True)
                 if args.verbose:
                     traceback.print_exc()
+        for why, n in reasons.items():
+            print(f"  SKIP {op}: {n} case(s): {why}", flush=True)
         dt = time.perf_counter() - t0
-        print(f"{op}: {passed} passed, {failed} failed, {len(types)} data types, {dt:.1f} s", flush=True)
+        print(
+            f"{op}: {passed} passed, {failed} failed, {skipped} skipped, {len(types)} data types, {dt:.1f} s",
+            flush=True,
+        )
         summary.append(
-            (op, passed, failed, ", ".join(f"{k}{'' if v[1] == 0 else ' (FAILED)'}" for k, v in types.items()))
+            (
+                op,
+                passed,
+                failed,
+                skipped,
+                ", ".join(f"{k}{'' if v[1] == 0 else ' (FAILED)'}" for k, v in types.items()),
+            )
         )
     print()
     w = max(len(s[0]) for s in summary)
-    print(f"{'operator'.ljust(w)}  passed  failed  data types")
-    for op, p, f, types in summary:
-        print(f"{op.ljust(w)}  {str(p).rjust(6)}  {str(f).rjust(6)}  {types}")
-    total_p, total_f = sum(s[1] for s in summary), sum(s[2] for s in summary)
-    print(f"\n{total_p} passed, {total_f} failed")
+    print(f"{'operator'.ljust(w)}  passed  failed  skipped  data types")
+    for op, p, f, sk, types in summary:
+        print(f"{op.ljust(w)}  {str(p).rjust(6)}  {str(f).rjust(6)}  {str(sk).rjust(7)}  {types}")
+    total_p, total_f, total_s = (sum(s[i] for s in summary) for i in (1, 2, 3))
+    print(f"\n{total_p} passed, {total_f} failed, {total_s} skipped")
     return 1 if total_f else 0
 
 
@@ -127,17 +179,15 @@ def _bench_module(op: str):
         return importlib.import_module(f"bench_{op}")
 
 
-def cmd_bench(args, rest) -> int:
-    """Run bench/bench_<op>.py's main with the remaining options."""
-    mod = _bench_module(args.op)
-    argv = list(rest)
-    if args.backend:
-        argv += ["--backend", args.backend]
-    if args.adapter:
-        argv += ["--adapter", args.adapter]
-    if args.json:
-        argv += ["--json"]
-    return int(mod.main(argv) or 0)
+def cmd_bench(op: str | None, rest) -> int:
+    """Run bench/bench_<op>.py's main with the remaining options (its own --help included)."""
+    if op is None or op in ("-h", "--help"):
+        print("usage: dmlwgsl bench OP [options]   (options: dmlwgsl bench OP --help)")
+        print(f"OP: {', '.join(BENCH_OPS)}")
+        return 0 if op else 2
+    if op not in BENCH_OPS:
+        raise CliError(f"bench: unknown benchmark {op!r}; choose from {', '.join(BENCH_OPS)}")
+    return int(_bench_module(op).main(list(rest)) or 0)
 
 
 EXPLAIN_OPS = ("depth_to_space", "space_to_depth", "resample", "convolution_integer")
@@ -203,6 +253,19 @@ def cmd_explain(op: str, argv) -> int:
 def main(argv=None) -> int:
     """Entry point of the ``dmlwgsl`` console script."""
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # quiets Mesa's warning on headless machines
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("dmlwgsl: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        if not (isinstance(e, CliError) or _is_dmlwgsl_error(e)):
+            raise  # a bug: keep the traceback
+        print(f"dmlwgsl: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv) -> int:
     p = argparse.ArgumentParser(prog="dmlwgsl", description="DirectML operators as WGSL compute shaders.")
     sub = p.add_subparsers(dest="cmd", required=True)
     common = argparse.ArgumentParser(add_help=False)
@@ -215,9 +278,12 @@ def main(argv=None) -> int:
     pc = sub.add_parser("check", parents=[common], help="check every op x data type against the reference")
     pc.add_argument("--op", action="append", help="only this op (repeatable)")
     pc.add_argument("-v", "--verbose", action="store_true", help="tracebacks for failures")
-    pb = sub.add_parser("bench", parents=[common], help="benchmark one op (extra options go to its script)")
-    pb.add_argument("op", choices=BENCH_OPS)
-    pb.add_argument("--json", action="store_true")
+    pb = sub.add_parser(
+        "bench",
+        help=f"benchmark one op or the sweep ({', '.join(BENCH_OPS)}; options: bench OP --help)",
+        add_help=False,
+    )
+    pb.add_argument("op", nargs="?")
     pe = sub.add_parser(
         "explain", help="print the execution plan of one description (options: explain OP --help)", add_help=False
     )
@@ -226,7 +292,7 @@ def main(argv=None) -> int:
     if args.cmd == "explain":
         return cmd_explain(args.op, rest)
     if args.cmd == "bench":
-        return cmd_bench(args, rest)
+        return cmd_bench(args.op, rest)
     if rest:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     return cmd_info(args) if args.cmd == "info" else cmd_check(args)

@@ -1,0 +1,789 @@
+"""The sweep: every operator across its configuration space, one seeded grid, one table.
+
+Each row is one description: timed with GPU timestamps (median of ``--reps`` runs), checked against
+the numpy reference under the tests' tolerance (bit-exact except linear resampling), and set
+against its roofline measured in the same run: the vec4 copy moving the plan's ``bytes_moved``,
+and for ConvolutionInteger the larger of that and the plan's ``ops`` at the in-run dp4a ceiling.
+Where they run, torch's fastest equivalent on CUDA and ONNX Runtime's WebGPU EP are timed beside
+it, and the numpy one-liner (``dmlwgsl.depth_to_space(x, ...)`` etc., upload to readback) end to end.
+The sweep exits 1 when any row is inexact.
+
+    dmlwgsl bench sweep [--quick] [--op OP] [--json PATH] [--plot PATH] [--max-rows N] [--filter TEXT]
+
+``--quick`` is the small grid (every dimension of the grid, sizes shrunk: minutes on lavapipe);
+the full grid is for a GPU. ``--smoke`` is a handful of quick rows, one per kind (CI).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+import dmlwgsl
+from dmlwgsl.benchmark import (
+    Bench,
+    OrtPeer,
+    Progress,
+    bench_parser,
+    compare,
+    fmt_time,
+    onnx_model,
+    open_device,
+    ort_columns,
+    plan_facts,
+    plot_rows,
+    roofline_ns,
+    torch_cuda,
+    torch_depth_space_fn,
+    torch_time_ns,
+    wall_ms,
+)
+from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
+from dmlwgsl.runtime import GpuTensor
+from dmlwgsl.tensor import DataType, TensorDesc
+from dmlwgsl.testing import random_bytes, strided_desc
+
+OPS = ("depth_to_space", "space_to_depth", "resample", "convolution_integer")
+MAIN_TYPES = ("float32", "float16", "uint8", "int64")
+OTHER_TYPES = ("uint32", "uint16", "int32", "int16", "int8", "float64", "uint64")
+
+
+@dataclass
+class Case:
+    """One grid row: the operator and its configuration (the JSON ``config``)."""
+
+    op: str
+    config: dict
+    marks: tuple = ()
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """A short human label for tables, progress and plots."""
+        c = self.config
+        shape = "x".join(map(str, c["input_shape"]))
+        if self.op in ("depth_to_space", "space_to_depth"):
+            lay = (
+                ""
+                if (c["input_layout"], c["output_layout"]) == ("packed", "packed")
+                else (f" {c['input_layout']}->{c['output_layout']}")
+            )
+            return f"b{c['block_size']} {c['order']} {c['dtype']} {shape}{lay}"
+        if self.op == "resample":
+            sc = ",".join(_fmt_scale(s) for s in c["scales"])
+            aa = " antialias" if c.get("antialias") else ""
+            lay = "" if c["input_layout"] == "packed" else f" {c['input_layout']}"
+            return f"{c['mode']}{aa} x[{sc}] {c['dtype']} {shape}{lay}"
+        f = "x".join(map(str, c["filter_shape"]))
+        return (
+            f"{c['name']} {c['dtype'][0]}{c['dtype'][-1]}x{c['filter_dtype'][0]}{c['filter_dtype'][-1]} "
+            f"{shape} * {f} G{c['group_count']} zp:{c['zero_points']}"
+        )
+
+
+def _fmt_scale(s: float) -> str:
+    f = Fraction(s).limit_denominator(16)
+    return str(f) if abs(float(f) - s) < 1e-9 else f"{s:g}"
+
+
+# ------------------------------------------------------------------------------------------------
+# The grid
+# ------------------------------------------------------------------------------------------------
+def _depth_space_cases(op: str, quick: bool) -> list[Case]:
+    """Block 2/3/4/8 x DCR/CRD x the main types on large aligned tensors; the other types; odd/prime
+    and small sizes; NHWC-strided and broadcast inputs; an output window inside a larger buffer."""
+    target = (1 << 20) if quick else (32 << 20)  # input bytes of a "large aligned" row
+    hw = 8 if quick else 64
+
+    def large(b: int, dtype: str) -> tuple:
+        k = 4 if quick else 16
+        per_item = b * b * k * hw * hw * DataType.parse(dtype).size_in_bytes
+        return (max(1, round(target / per_item)), b * b * k, hw, hw)
+
+    cases = []
+
+    def add(shape_d2s, dtype, b, order, lin="packed", lout="packed", kind="large aligned"):
+        n, c, h, w = shape_d2s  # the DepthToSpace input; SpaceToDepth's is its output shape
+        in_shape = shape_d2s if op == "depth_to_space" else (n, c // (b * b), h * b, w * b)
+        out_shape = (n, c // (b * b), h * b, w * b) if op == "depth_to_space" else shape_d2s
+        cfg = dict(
+            input_shape=list(in_shape),
+            output_shape=list(out_shape),
+            dtype=dtype,
+            input_layout=lin,
+            output_layout=lout,
+            block_size=b,
+            order=order,
+            shape_kind=kind,
+        )
+        cases.append(Case(op, cfg))
+
+    for b in (2, 3, 4, 8):
+        for order in ("DCR", "CRD"):
+            for dt in MAIN_TYPES:
+                add(large(b, dt), dt, b, order)
+    for dt in OTHER_TYPES[:2] if quick else OTHER_TYPES:
+        add(large(2, dt), dt, 2, "DCR")
+    for b in (2, 3):
+        for dt in ("float32", "uint8"):
+            n = 1 if quick else 8
+            add(
+                (n, b * b * (3 if quick else 7), 13 if quick else 37, 17 if quick else 41),
+                dt,
+                b,
+                "DCR",
+                kind="odd/prime",
+            )
+    for b in (2, 4):
+        for dt in ("float32", "float16"):
+            add((1, 16, 32, 32) if b == 2 else (1, 16, 16, 16), dt, b, "CRD", kind="small")
+    for lin, lout in (("nhwc", "packed"), ("broadcast", "packed"), ("packed", "window")):
+        for b in (2, 3):
+            for dt in ("float32", "float16"):
+                add(large(b, dt), dt, b, "DCR", lin, lout)
+    return cases
+
+
+def _resample_cases(quick: bool) -> list[Case]:
+    """Nearest and linear; scales 1/2, 1/3, 5/4, 3/2, 2, 3 and mixed per axis; resampled axes W,
+    H+W, C+H+W, all four; ranks 1-4; float32/float16/int8/uint8; odd sizes; strided input;
+    antialias rows at scales 1/2, 1/3, 1/4 (Resample3, where the package has it)."""
+    base = (1, 8, 48, 64) if quick else (2, 32, 256, 256)
+    odd = (1, 3, 13, 29) if quick else (3, 17, 135, 241)
+    cases = []
+
+    def add(shape, scales, mode, dtype="float32", layout="packed", kind="base", antialias=False):
+        out = [int(math.floor(s * f)) for s, f in zip(shape, scales)]
+        axes = [d for d, f in enumerate(scales) if f != 1.0]
+        cfg = dict(
+            input_shape=list(shape),
+            output_shape=out,
+            dtype=dtype,
+            input_layout=layout,
+            mode=mode,
+            scales=[float(f) for f in scales],
+            axes=axes,
+            antialias=antialias,
+            shape_kind=kind,
+        )
+        cases.append(Case("resample", cfg, ("antialias",) if antialias else ()))
+
+    spatial = lambda f, g=None: (1.0, 1.0, f, f if g is None else g)  # noqa: E731
+    for mode in ("nearest", "linear"):
+        for f in (0.5, 1 / 3, 1.25, 1.5, 2.0, 3.0):
+            add(base, spatial(f), mode)
+        add(base, spatial(2.0, 1.5), mode, kind="mixed")
+        add(base, spatial(0.5, 3.0), mode, kind="mixed")
+        add(base, (1.0, 1.0, 1.0, 2.0), mode, kind="axes W")
+        add(base, (1.0, 2.0, 2.0, 2.0), mode, kind="axes C,H,W")
+        add(base if quick else (2, 16, 128, 128), (2.0, 2.0, 2.0, 2.0), mode, kind="axes N,C,H,W")
+        r1 = (4096,) if quick else (1 << 23,)
+        r2 = (48, 64) if quick else (2048, 2048)
+        r3 = (4, 24, 32) if quick else (32, 256, 256)
+        add(r1, (2.0,), mode, kind="rank 1")
+        add(r2, (2.0, 2.0), mode, kind="rank 2")
+        add(r3, (1.0, 2.0, 2.0), mode, kind="rank 3")
+        for dt in ("float16", "int8", "uint8"):
+            for f in (2.0, 0.5):
+                add(base, spatial(f), mode, dt)
+        for dt in ("float32", "float16"):
+            add(odd, spatial(2.0), mode, dt, kind="odd")
+        add(base, spatial(2.0), mode, layout="nhwc", kind="strided")
+        add(base, spatial(2.0), mode, layout="padded", kind="strided")
+    for f in (0.5, 1 / 3, 0.25):
+        for dt in ("float32",) if quick else ("float32", "float16"):
+            add(base, spatial(f), "linear", dt, kind="antialias", antialias=True)
+    return cases
+
+
+def _conv_cases(quick: bool) -> list[Case]:
+    """The ConvolutionInteger issue's layers: the four of bench/, a 7x7 stride-2 stem (C=3), depthwise
+    3x3, grouped G=32 and G=2, 1x1, 3x3 u8 x u8 C=96, 1-D k3, dilation 2, i8 x i8 per-tensor, 3x3
+    stride 2, 5x5, C=24, all four sign mixes, per-tensor / per-channel / no zero points."""
+    rows = [
+        # name, (N, C, H, W) or (N, C, W), M, (KH, KW) or (K,), G, strides, dilations, pads (begin), x, w, zp
+        ("layer1", (8, 64, 56, 56), 64, (3, 3), 1, (1, 1), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
+        ("layer2", (8, 256, 28, 28), 256, (3, 3), 1, (1, 1), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
+        ("layer3", (32, 128, 28, 28), 128, (3, 3), 1, (1, 1), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
+        ("layer4", (8, 512, 14, 14), 512, (3, 3), 1, (1, 1), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
+        ("stem7x7s2", (8, 3, 224, 224), 64, (7, 7), 1, (2, 2), (1, 1), (3, 3), "uint8", "int8", "per-channel"),
+        ("depthwise", (8, 256, 56, 56), 256, (3, 3), 256, (1, 1), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
+        ("grouped32", (8, 256, 28, 28), 256, (3, 3), 32, (1, 1), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
+        ("grouped2", (8, 128, 28, 28), 128, (3, 3), 2, (1, 1), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
+        ("1x1", (8, 256, 28, 28), 512, (1, 1), 1, (1, 1), (1, 1), (0, 0), "uint8", "int8", "per-channel"),
+        ("u8u8-C96", (8, 96, 56, 56), 96, (3, 3), 1, (1, 1), (1, 1), (1, 1), "uint8", "uint8", "per-channel"),
+        ("1d-k3", (8, 256, 4096), 256, (3,), 1, (1,), (1,), (1,), "uint8", "int8", "per-channel"),
+        ("dilation2", (8, 256, 28, 28), 256, (3, 3), 1, (1, 1), (2, 2), (2, 2), "uint8", "int8", "per-channel"),
+        ("i8i8-per-tensor", (8, 256, 28, 28), 256, (3, 3), 1, (1, 1), (1, 1), (1, 1), "int8", "int8", "per-tensor"),
+        ("i8u8", (8, 256, 28, 28), 256, (3, 3), 1, (1, 1), (1, 1), (1, 1), "int8", "uint8", "per-channel"),
+        ("no-zp", (8, 256, 28, 28), 256, (3, 3), 1, (1, 1), (1, 1), (1, 1), "uint8", "int8", "none"),
+        ("3x3s2", (8, 128, 56, 56), 256, (3, 3), 1, (2, 2), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
+        ("5x5", (8, 64, 56, 56), 64, (5, 5), 1, (1, 1), (1, 1), (2, 2), "uint8", "int8", "per-channel"),
+        ("C24", (8, 24, 56, 56), 64, (3, 3), 1, (1, 1), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
+    ]
+    cases = []
+    for name, xs, m, k, g, st, dil, pad, xt, wt, zp in rows:
+        if quick:
+            # Same structure, shrunk: batch 1, spatial sizes /7 (at least the kernel's reach), channels
+            # capped at 64 (kept where they define the row: C=3, C=24, depthwise = C).
+            c = xs[1] if xs[1] in (3, 24) else min(xs[1], 64)
+            m = c if g == xs[1] else min(m, 64)
+            g = c if g == xs[1] else min(g, c)
+            sp = tuple(max(2 * kk + 1, s // 7) for s, kk in zip(xs[2:], k))
+            if name == "1d-k3":
+                sp = (64,)
+            xs = (1, c) + sp
+        cfg = _conv_config(name, xs, m, k, g, st, dil, pad, xt, wt, zp)
+        cases.append(Case("convolution_integer", cfg))
+    return cases
+
+
+def _conv_config(name, xs, m, k, g, st, dil, pad, xt, wt, zp) -> dict:
+    outs = [(s + 2 * p - dd * (kk - 1) - 1) // ss + 1 for s, p, dd, kk, ss in zip(xs[2:], pad, dil, k, st)]
+    return dict(
+        name=name,
+        input_shape=list(xs),
+        output_shape=[xs[0], m] + outs,
+        dtype=xt,
+        input_layout="packed",
+        filter_shape=[m, xs[1] // g] + list(k),
+        filter_dtype=wt,
+        group_count=g,
+        strides=list(st),
+        dilations=list(dil),
+        pads=list(pad) * 2,
+        zero_points=zp,
+    )
+
+
+def grid(quick: bool, ops=OPS) -> list[Case]:
+    """The seeded grid (deterministic: the same rows in the same order on every run)."""
+    cases = []
+    for op in ops:
+        if op in ("depth_to_space", "space_to_depth"):
+            cases += _depth_space_cases(op, quick)
+        elif op == "resample":
+            cases += _resample_cases(quick)
+        else:
+            cases += _conv_cases(quick)
+    return cases
+
+
+def smoke_grid() -> list[Case]:
+    """A few quick rows, one of each kind (CI: seconds on lavapipe)."""
+    q = grid(True)
+    pick = []
+    for op in OPS:
+        rows = [c for c in q if c.op == op]
+        pick += rows[:1]
+        pick += [c for c in rows if c.config.get("input_layout") not in (None, "packed")][:1]
+    pick += [c for c in q if c.op == "resample" and c.config["mode"] == "linear"][:1]
+    pick += [c for c in q if "antialias" in c.marks][:1]
+    return pick
+
+
+# ------------------------------------------------------------------------------------------------
+# Measuring one row
+# ------------------------------------------------------------------------------------------------
+class Ctx:
+    """What every row's measurement shares: device, bench, peers, options, a seeded generator."""
+
+    def __init__(self, device, bench, torch, ort, args):
+        self.device, self.bench, self.torch, self.ort, self.args = device, bench, torch, ort, args
+        self.rng = np.random.default_rng(2026)
+        self.e2e_reps = 1 if (args.quick or args.smoke) else 3
+
+
+def _values(dt: DataType, shape, rng) -> np.ndarray:
+    if dt.numpy_dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dt.numpy_dtype)
+    info = np.iinfo(dt.numpy_dtype)
+    return rng.integers(max(info.min, -(1 << 30)), min(info.max, 1 << 30), size=shape, endpoint=True).astype(
+        dt.numpy_dtype
+    )
+
+
+def _upload(device, desc: TensorDesc, raw: np.ndarray) -> GpuTensor:
+    buf = device.create_buffer(max(16, len(raw)), "sweep.in")
+    device.write(buf, 0, np.ascontiguousarray(raw, dtype=np.uint8))
+    return GpuTensor(device, desc, buf, 0)
+
+
+def _in_bytes(desc: TensorDesc) -> int:
+    """Distinct input bytes (a broadcast input reads fewer than its logical size)."""
+    return min(desc.total_tensor_size_in_bytes, desc.implied_size_in_bytes)
+
+
+def measure(case: Case, ctx: Ctx) -> dict:
+    """Run, time and check one row; returns the JSON row."""
+    fn = {
+        "depth_to_space": _measure_depth_space,
+        "space_to_depth": _measure_depth_space,
+        "resample": _measure_resample,
+        "convolution_integer": _measure_conv,
+    }[case.op]
+    return fn(case, ctx)
+
+
+def _finish_row(case, ctx, op, run, got, want, *, linear=False, fallback_bytes, fallback_ops=None) -> dict:
+    """Time ``run``, compare ``got()`` with ``want``, fill the roofline columns."""
+    kernel, moved, ops = plan_facts(op, bytes_moved=fallback_bytes, ops=fallback_ops)
+    ns = ctx.bench.time_ns(run)
+    ok, note = compare(got(), want, linear=linear)
+    roof = roofline_ns(ctx.bench, moved, ops)
+    row = dict(
+        op=case.op,
+        config=case.config,
+        kernel=kernel,
+        gpu_ms=ns / 1e6,
+        bytes_moved=moved,
+        pct_of_roofline=100 * roof / ns,
+        exact=ok,
+        check=note,
+    )
+    if ops is not None:
+        row["ops"] = ops
+        tops = ctx.bench.dp4a_tops()
+        row["roofline"] = "dp4a" if tops and ops / (tops * 1e3) >= ctx.bench.copy_ns(moved) else "copy"
+    if case.marks:
+        row["marks"] = list(case.marks)
+    return row
+
+
+def _torch_cols(ctx, row, fn, peer: str) -> None:
+    if ctx.torch is None or fn is None:
+        return
+    try:
+        tns = torch_time_ns(fn, reps=ctx.args.reps)
+    except Exception as e:  # a dtype or shape torch cannot run: say so in the row
+        row["torch_peer"] = f"{peer}: failed ({str(e).splitlines()[0][:80]})"
+        return
+    row["torch_peer"] = peer
+    row["torch_ms"] = tns / 1e6
+    row["vs_torch"] = tns / 1e6 / row["gpu_ms"]
+
+
+def _ort_cols(ctx, row, model_fn, feeds, ours, *, linear=False) -> None:
+    if ctx.ort is None or model_fn is None:
+        return
+    try:
+        model = model_fn()
+    except Exception as e:
+        row["ort_note"] = f"no ONNX model: {e}"
+        return
+    row.update(ort_columns(ctx.ort.measure(model, feeds, reps=ctx.args.reps), ours, linear=linear))
+
+
+def _measure_depth_space(case: Case, ctx: Ctx) -> dict:
+    from dmlwgsl.ops.depth_to_space import DepthToSpaceDesc, compile_depth_to_space
+    from dmlwgsl.ops.space_to_depth import SpaceToDepthDesc, compile_space_to_depth
+    from dmlwgsl.reference.depth_to_space import depth_to_space as ref_d2s
+    from dmlwgsl.reference.space_to_depth import space_to_depth as ref_s2d
+
+    c, dev = case.config, ctx.device
+    dt = DataType.parse(c["dtype"])
+    b, order = c["block_size"], c["order"]
+    ind = strided_desc(dt, c["input_shape"], c["input_layout"])
+    outd = strided_desc(dt, c["output_shape"], c["output_layout"], output=True)
+    raw = random_bytes(ind, ctx.rng)
+    x = read_tensor(raw, ind)
+    d2s = case.op == "depth_to_space"
+    want = ref_d2s(x, b, order) if d2s else ref_s2d(x, b, order)
+    ctx.bench.copy_gbps((_in_bytes(ind) + outd.implied_size_in_bytes) // 2)  # before the op's buffers exist
+    xt = _upload(dev, ind, raw)
+    yt = dev.tensor(outd, label="sweep.out")
+    desc = (DepthToSpaceDesc if d2s else SpaceToDepthDesc)(ind, outd, b, order)
+    op = (compile_depth_to_space if d2s else compile_space_to_depth)(desc, device=dev)
+    row = _finish_row(
+        case,
+        ctx,
+        op,
+        lambda: op(xt, yt),
+        yt.numpy,
+        want,
+        fallback_bytes=_in_bytes(ind) + outd.implied_size_in_bytes,
+    )
+    xt.buffer.destroy()
+    yt.buffer.destroy()
+    one_liner = dmlwgsl.depth_to_space if d2s else dmlwgsl.space_to_depth
+    row["numpy_e2e_ms"] = wall_ms(lambda: one_liner(x, b, order=order, device=dev), reps=ctx.e2e_reps)
+    if ctx.torch is not None and dt.numpy_dtype.kind in "fiu" and hasattr(ctx.torch, dt.numpy_dtype.name):
+        tx = ctx.torch.zeros(tuple(c["input_shape"]), dtype=getattr(ctx.torch, dt.numpy_dtype.name), device="cuda")
+        peer = ("pixel_shuffle" if d2s else "pixel_unshuffle") if order == "CRD" else "view+permute+contiguous"
+        _torch_cols(ctx, row, torch_depth_space_fn(ctx.torch, case.op, tx, b, order), peer)
+        del tx
+    if (c["input_layout"], c["output_layout"]) == ("packed", "packed") and (d2s or order == "DCR"):
+        attrs = {"blocksize": b, **({"mode": order} if d2s else {})}
+        onnx_op = "DepthToSpace" if d2s else "SpaceToDepth"
+        model_fn = lambda: onnx_model(  # noqa: E731
+            onnx_op, [("x", x.dtype, x.shape)], ("y", x.dtype, want.shape), attrs, opset=13
+        )
+        _ort_cols(ctx, row, model_fn, {"x": np.ascontiguousarray(x)}, want)
+    return row
+
+
+def _measure_resample(case: Case, ctx: Ctx) -> dict:
+    from dmlwgsl.ops import resample as rs
+    from dmlwgsl.reference import resample as ref
+
+    c, dev = case.config, ctx.device
+    dt = DataType.parse(c["dtype"])
+    shape, out_shape, scales = tuple(c["input_shape"]), tuple(c["output_shape"]), tuple(c["scales"])
+    r = len(shape)
+    io, oo = (0.5,) * r, (-0.5,) * r
+    ind = strided_desc(dt, shape, c["input_layout"])
+    outd = TensorDesc(dt, out_shape)
+    x = _values(dt, shape, ctx.rng)
+    mode = rs.InterpolationMode.parse(c["mode"])
+    if c.get("antialias"):
+        desc3 = getattr(rs, "Resample3Desc", None)
+        ref_aa = getattr(ref, "resample_antialias", None)
+        if desc3 is None or ref_aa is None:
+            raise _Unavailable("Resample3 (antialias) is not in this build of dmlwgsl")
+        desc = desc3(ind, outd, mode, rs.AxisDirection.DECREASING, scales, io, oo, True)
+        want = ref_aa(x, out_shape, scales, io, oo)
+    else:
+        desc = rs.Resample1Desc(ind, outd, mode, scales, io, oo)
+        want = ref.resample(x, out_shape, c["mode"], scales, io, oo, "half_up")
+    raw = tensor_bytes(ind, x)
+    ctx.bench.copy_gbps((ind.implied_size_in_bytes + outd.implied_size_in_bytes) // 2)
+    xt = _upload(dev, ind, raw)
+    yt = dev.tensor(outd, label="sweep.out")
+    op = rs.compile_resample(desc, device=dev)
+    row = _finish_row(
+        case,
+        ctx,
+        op,
+        lambda: op(xt, yt),
+        yt.numpy,
+        want,
+        linear=c["mode"] == "linear",
+        fallback_bytes=ind.implied_size_in_bytes + outd.implied_size_in_bytes,
+    )
+    xt.buffer.destroy()
+    yt.buffer.destroy()
+    kw = {"antialias": True} if c.get("antialias") else {}
+    row["numpy_e2e_ms"] = wall_ms(
+        lambda: dmlwgsl.resample(x, out_shape, mode=c["mode"], scales=scales, device=dev, **kw), reps=ctx.e2e_reps
+    )
+    _torch_cols(ctx, row, *_torch_resample(ctx.torch, x, c))
+    aa = {"antialias": 1} if c.get("antialias") else {}
+    attrs = {"mode": c["mode"], "coordinate_transformation_mode": "half_pixel", **aa}
+    if c["mode"] == "nearest":
+        attrs["nearest_mode"] = "round_prefer_ceil"  # Resample1's floor(x + 0.5)
+    sc = np.asarray(scales, np.float32)
+    model_fn = lambda: onnx_model(  # noqa: E731
+        "Resize",
+        [("x", x.dtype, x.shape), "", ("scales", np.float32, sc.shape)],
+        ("y", x.dtype, out_shape),
+        attrs,
+        initializers=[("scales", sc)],
+    )
+    _ort_cols(ctx, row, model_fn, {"x": np.ascontiguousarray(x)}, want, linear=c["mode"] == "linear")
+    return row
+
+
+def _torch_resample(torch, x: np.ndarray, c: dict):
+    """(fn, peer name) of F.interpolate with the same coordinates (half-pixel; nearest-exact is
+    floor(x + 0.5)), on a view whose trailing 1-3 spatial axes are the resampled ones; (None, ..)
+    where torch cannot express the row."""
+    if torch is None:
+        return None, ""
+    axes, r = c["axes"], x.ndim
+    k = len(axes)
+    if k == 0 or k > 3 or axes != list(range(r - k, r)):
+        return None, ""
+    F = torch.nn.functional
+    # (leading axes collapsed, 1 channel, the k resampled axes): torch's (N, C, *spatial).
+    shape = (int(np.prod(x.shape[: r - k])) if r > k else 1, 1) + x.shape[r - k :]
+    tx = torch.from_numpy(np.ascontiguousarray(x)).cuda().reshape(shape)
+    sf = tuple(c["scales"][d] for d in axes)
+    if c["mode"] == "nearest":
+        mode = "nearest-exact"
+    else:
+        mode = {1: "linear", 2: "bilinear", 3: "trilinear"}[k]
+    kw = {} if c["mode"] == "nearest" else {"align_corners": False}
+    if c.get("antialias"):
+        if k != 2:
+            return None, ""
+        kw["antialias"] = True
+    name = f"F.interpolate({mode}{', antialias' if c.get('antialias') else ''})"
+    return (lambda: F.interpolate(tx, scale_factor=sf, mode=mode, recompute_scale_factor=False, **kw)), name
+
+
+def _measure_conv(case: Case, ctx: Ctx) -> dict:
+    from dmlwgsl.ops.convolution_integer import ConvolutionIntegerDesc, compile_convolution_integer
+    from dmlwgsl.reference.convolution_integer import convolution_integer as reference
+
+    c, dev, rng = case.config, ctx.device, ctx.rng
+    xt_, wt_ = DataType.parse(c["dtype"]), DataType.parse(c["filter_dtype"])
+    xs, ws, m, g = tuple(c["input_shape"]), tuple(c["filter_shape"]), c["filter_shape"][0], c["group_count"]
+    nd = len(xs) - 2
+    x = _values(xt_, xs, rng)
+    w = _values(wt_, ws, rng)
+    pads = tuple(c["pads"][:nd])
+    xz = wz = None
+    if c["zero_points"] != "none":
+        xz = np.array(7 if xt_ == DataType.UINT8 else -3, dtype=xt_.numpy_dtype)
+        wz = _values(wt_, (m,) if c["zero_points"] == "per-channel" else (1,), rng)
+    kw = dict(strides=tuple(c["strides"]), dilations=tuple(c["dilations"]), start_padding=pads, end_padding=pads)
+    want = _exact_conv(ctx.torch, x, w, xz, wz, g, kw) if ctx.torch is not None else None
+    if want is None:
+        want = reference(x, w, xz, wz, group_count=g, **kw)
+    one = (1,) * len(xs)
+    zshape = list(one)
+    zshape[1] = m
+    xzd = TensorDesc(xt_, one) if xz is not None else None
+    wzd = TensorDesc(wt_, tuple(zshape) if c["zero_points"] == "per-channel" else one) if wz is not None else None
+    desc = ConvolutionIntegerDesc(
+        TensorDesc(xt_, xs), TensorDesc(wt_, ws), TensorDesc(DataType.INT32, want.shape), xzd, wzd, group_count=g, **kw
+    )
+    fallback_ops = 2 * int(np.prod(want.shape)) * int(np.prod(ws[1:]))
+    fallback_bytes = x.nbytes + w.nbytes + 4 * want.size + (wz.nbytes if wz is not None else 0)
+    ctx.bench.copy_gbps(fallback_bytes // 2)
+    xg, wg = dev.upload(x), dev.upload(w)
+    xzg = dev.upload(xz.reshape(one)) if xz is not None else None
+    wzg = dev.upload(wz.reshape(wzd.sizes)) if wz is not None else None
+    out = dev.tensor(desc.output)
+    op = compile_convolution_integer(desc, device=dev)
+    row = _finish_row(
+        case,
+        ctx,
+        op,
+        lambda: op(xg, wg, out, xzg, wzg),
+        out.numpy,
+        want,
+        fallback_bytes=fallback_bytes,
+        fallback_ops=fallback_ops,
+    )
+    for t in (xg, wg, xzg, wzg, out):
+        if t is not None:
+            t.buffer.destroy()
+    zp = dict(
+        x_zero_point=None if xz is None else int(xz),
+        w_zero_point=None if wz is None else (wz if wz.size > 1 else int(wz[0])),
+    )
+    row["numpy_e2e_ms"] = wall_ms(
+        lambda: dmlwgsl.convolution_integer(x, w, group_count=g, device=dev, **zp, **kw), reps=ctx.e2e_reps
+    )
+    _torch_cols(ctx, row, *_torch_conv(ctx.torch, c, want.shape))
+    if c["zero_points"] != "per-channel":  # ORT's ConvInteger takes a per-tensor filter zero point only
+        names = [("x", x.dtype, xs), ("w", w.dtype, ws)]
+        inits = [("w", w)]
+        if xz is not None:
+            names += [("xz", x.dtype, ()), ("wz", w.dtype, ())]
+            inits += [("xz", xz), ("wz", wz.reshape(()))]
+        attrs = dict(group=g, strides=list(c["strides"]), dilations=list(c["dilations"]), pads=list(pads) * 2)
+        model_fn = lambda: onnx_model(  # noqa: E731
+            "ConvInteger", names, ("y", np.int32, want.shape), attrs, opset=10, initializers=inits
+        )
+        _ort_cols(ctx, row, model_fn, {"x": x}, want)
+    elif ctx.ort is not None:
+        row["ort_note"] = "ORT ConvInteger: per-channel filter zero point not supported"
+    return row
+
+
+def _exact_conv(torch, x, w, xz, wz, g, kw):
+    """The exact int32 result from a float64 convolution on CUDA (every sum < 2^53: exact)."""
+    nd = x.ndim - 2
+    xf = x.astype(np.float64) - (0 if xz is None else float(xz))
+    wf = w.astype(np.float64) - (0 if wz is None else wz.astype(np.float64).reshape((-1,) + (1,) * (w.ndim - 1)))
+    # Padding holds the input zero point, i.e. 0 after subtracting it: torch's zero padding.
+    conv = torch.nn.functional.conv2d if nd == 2 else torch.nn.functional.conv1d
+    y = conv(
+        torch.from_numpy(xf).cuda(),
+        torch.from_numpy(np.ascontiguousarray(wf)).cuda(),
+        stride=kw["strides"],
+        padding=kw["start_padding"],
+        dilation=kw["dilations"],
+        groups=g,
+    )
+    return y.cpu().numpy().astype(np.int64).astype(np.int32)
+
+
+def _torch_conv(torch, c: dict, out_shape):
+    """torch._int_mm on the im2col GEMM for dense layers (GEMM only, im2col not counted); fp16
+    conv2d/conv1d (cuDNN) for grouped, depthwise and stem layers, and where _int_mm cannot run."""
+    if torch is None:
+        return None, ""
+    xs, ws, g = c["input_shape"], c["filter_shape"], c["group_count"]
+    nd = len(xs) - 2
+    rows = int(np.prod([out_shape[0]] + list(out_shape[2:])))
+    kdim = int(np.prod(ws[1:]))
+    if g == 1 and xs[1] >= 16 and rows > 16 and kdim % 8 == 0 and ws[0] % 8 == 0:
+        a = torch.randint(-128, 128, (rows, kdim), dtype=torch.int8, device="cuda")
+        b = torch.randint(-128, 128, (kdim, ws[0]), dtype=torch.int8, device="cuda")
+        return (lambda: torch._int_mm(a, b)), "torch._int_mm (im2col GEMM)"
+    xf = torch.randn(tuple(xs), dtype=torch.float16, device="cuda")
+    wf = torch.randn(tuple(ws), dtype=torch.float16, device="cuda")
+    conv = torch.nn.functional.conv2d if nd == 2 else torch.nn.functional.conv1d
+    pads = tuple(c["pads"][:nd])
+    return (
+        lambda: conv(xf, wf, stride=tuple(c["strides"]), padding=pads, dilation=tuple(c["dilations"]), groups=g)
+    ), f"F.conv{nd}d fp16"
+
+
+class _Unavailable(Exception):
+    """A row this build cannot run (e.g. Resample3 absent): reported, not counted as measured."""
+
+
+# ------------------------------------------------------------------------------------------------
+# Summary, table, main
+# ------------------------------------------------------------------------------------------------
+def summary(rows: list[dict]) -> dict:
+    """Worst row and geometric mean of % of roofline (per op and overall), rows slower than torch."""
+    out: dict = {}
+    for op in [None] + list(OPS):
+        sel = [r for r in rows if (op is None or r["op"] == op) and r.get("pct_of_roofline")]
+        if not sel:
+            continue
+        worst = min(sel, key=lambda r: r["pct_of_roofline"])
+        gm = math.exp(sum(math.log(r["pct_of_roofline"]) for r in sel) / len(sel))
+        out[op or "all"] = {
+            "rows": len(sel),
+            "geomean_pct": gm,
+            "worst_pct": worst["pct_of_roofline"],
+            "worst_row": f"{worst['op']} {Case(worst['op'], worst['config']).label}",
+        }
+    out["slower_than_torch"] = [
+        f"{r['op']} {Case(r['op'], r['config']).label}: {r['gpu_ms']:.4f} ms vs {r['torch_ms']:.4f} ms "
+        f"({r['torch_peer']})"
+        for r in rows
+        if r.get("vs_torch") is not None and r["vs_torch"] < 1
+    ]
+    out["inexact"] = [f"{r['op']} {Case(r['op'], r['config']).label}: {r['check']}" for r in rows if not r["exact"]]
+    return out
+
+
+def print_rows(rows: list[dict], device, clock: str) -> None:
+    """The sweep's table on stdout."""
+    print(f"\nsweep on {device.name}; clock: {clock}")
+    head = ["op", "row", "kernel", "time", "% roof", "exact", "torch", "vs torch", "numpy e2e", "ort", "ort nodes"]
+    lines = [head]
+    for r in rows:
+        lines.append(
+            [
+                r["op"],
+                Case(r["op"], r["config"], tuple(r.get("marks", ()))).label,
+                r["kernel"],
+                fmt_time(r["gpu_ms"]),
+                f"{r['pct_of_roofline']:.1f}%",
+                "yes" if r["exact"] else "NO",
+                fmt_time(r.get("torch_ms")),
+                f"{r['vs_torch']:.2f}x" if r.get("vs_torch") else "",
+                fmt_time(r.get("numpy_e2e_ms")),
+                fmt_time(r.get("ort_ms")) or (r.get("ort_note") or "")[:30],
+                r.get("ort_nodes", ""),
+            ]
+        )
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
+    for line in lines:
+        print("  ".join(str(v).ljust(w) for v, w in zip(line, widths)).rstrip())
+
+
+def parser():
+    """Command-line options."""
+    p = bench_parser("dmlwgsl bench sweep", __doc__.splitlines()[0], reps=10, json_path=True)
+    p.add_argument("--op", action="append", choices=OPS, help="only this operator (repeatable)")
+    p.add_argument("--smoke", action="store_true", help="a few quick rows, one of each kind (CI)")
+    p.add_argument("--filter", help="only rows whose label contains TEXT")
+    p.add_argument("--max-rows", type=int, help="stop after N rows")
+    p.add_argument("--list", action="store_true", help="print the grid's rows and exit (no GPU)")
+    return p
+
+
+def main(argv=None) -> int:
+    """Run the sweep; exit 1 on an inexact row."""
+    args = parser().parse_args(argv)
+    ops = tuple(args.op or OPS)
+    cases = smoke_grid() if args.smoke else grid(args.quick, ops)
+    cases = [c for c in cases if c.op in ops]
+    if args.filter:
+        cases = [c for c in cases if args.filter in f"{c.op} {c.label}"]
+    if args.max_rows:
+        cases = cases[: args.max_rows]
+    if args.list:
+        for c in cases:
+            print(f"{c.op:20s} {c.label}")
+        print(f"{len(cases)} rows")
+        return 0
+    device = open_device(args)
+    bench = Bench(device, reps=args.reps, warmup=2)
+    torch = None if args.no_torch else torch_cuda()
+    ort = None if args.no_ort else OrtPeer.open(device)
+    notes = []
+    if torch is None and not args.no_torch:
+        notes.append("torch: not timed (no torch with CUDA here)")
+    if isinstance(ort, str):
+        notes.append(ort)
+        ort = None
+    ctx = Ctx(device, bench, torch, ort, args)
+    prog = Progress(len(cases), "sweep", quiet=args.quiet)
+    for n in notes:
+        prog.note(n)
+    rows = []
+    for case in cases:
+        try:
+            row = measure(case, ctx)
+        except _Unavailable as e:
+            prog.step(f"{case.op} {case.label}: not run: {e}")
+            notes.append(f"not run: {case.op} {case.label}: {e}")
+            continue
+        rows.append(row)
+        prog.step(
+            f"{case.op} {case.label}: {fmt_time(row['gpu_ms'])} {row['pct_of_roofline']:.1f}% "
+            f"{'exact' if row['exact'] else 'INEXACT'}"
+        )
+    summ = summary(rows)
+    if args.json == "-":
+        print(json.dumps(rows, indent=1, default=_jsonable))
+    else:
+        print_rows(rows, device, bench.clock)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1, default=_jsonable)
+    out = sys.stderr if args.json == "-" else sys.stdout
+    print(f"\nsummary ({device.name}):", file=out)
+    for k, v in summ.items():
+        if isinstance(v, dict):
+            print(
+                f"  {k}: {v['rows']} rows, geometric mean {v['geomean_pct']:.1f}% of roofline, "
+                f"worst {v['worst_pct']:.1f}% ({v['worst_row']})",
+                file=out,
+            )
+    print(f"  slower than torch: {len(summ['slower_than_torch'])}", file=out)
+    for s in summ["slower_than_torch"]:
+        print(f"    {s}", file=out)
+    for n in notes:
+        print(n, file=out)
+    if args.plot:
+        plot_rows(
+            [Case(r["op"], r["config"]).label for r in rows],
+            [r["pct_of_roofline"] for r in rows],
+            [r["op"] for r in rows],
+            args.plot,
+            title=f"dmlwgsl sweep: % of the in-run roofline\n{device.name}",
+        )
+        print(f"plot: {args.plot}", file=out)
+    for s in summ["inexact"]:
+        print(f"INEXACT: {s}", file=sys.stderr)
+    return 1 if summ["inexact"] else 0
+
+
+def _jsonable(v):
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return str(v)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
