@@ -115,7 +115,7 @@ def run(device: Device, args, bench: Bench | None = None, notes: list | None = N
                 extra["torch_ms"] = tns / 1e6
                 extra["vs_torch"] = tns / ns
             if ort is not None:
-                extra.update(ort_resize(ort, x, got, mode, (1.0, 1.0, f, f), args.reps))
+                extra.update(ort_resize(ort, x, got, mode, (1.0, 1.0, f, f), args.reps, ns))
             rows.append(
                 Row(
                     "resample",
@@ -137,7 +137,7 @@ def run(device: Device, args, bench: Bench | None = None, notes: list | None = N
     return rows
 
 
-def ort_resize(ort: OrtPeer, x: np.ndarray, ours: np.ndarray, mode: str, scales, reps: int) -> dict:
+def ort_resize(ort: OrtPeer, x: np.ndarray, ours: np.ndarray, mode: str, scales, reps: int, ns: float) -> dict:
     """ONNX Resize-19 with the coordinates of DML's default offsets: half_pixel; nearest rounds
     halves up (round_prefer_ceil), as Resample1's floor(x + 0.5)."""
     attrs = {"mode": mode, "coordinate_transformation_mode": "half_pixel"}
@@ -151,7 +151,8 @@ def ort_resize(ort: OrtPeer, x: np.ndarray, ours: np.ndarray, mode: str, scales,
         attrs,
         initializers=[("scales", sc)],
     )
-    return ort_columns(ort.measure(model, {"x": np.ascontiguousarray(x)}, reps=reps), ours, linear=mode == "linear")
+    m = ort.measure(model, {"x": np.ascontiguousarray(x)}, reps=reps)
+    return ort_columns(m, ours, linear=mode == "linear", ours_ms=ns / 1e6)
 
 
 def main(argv=None) -> int:

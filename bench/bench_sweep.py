@@ -16,6 +16,7 @@ the full grid is for a GPU. ``--smoke`` is a handful of quick rows, one per kind
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -355,6 +356,15 @@ def _finish_row(case, ctx, op, run, got, want, *, linear=False, fallback_bytes, 
     return row
 
 
+@contextlib.contextmanager
+def _peer(row: dict, name: str):
+    """A peer's columns: a failure there is noted in the row (``<name>_note``), never fatal."""
+    try:
+        yield
+    except Exception as e:
+        row[f"{name}_note"] = f"{name} failed: {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+
+
 def _torch_cols(ctx, row, fn, peer: str) -> None:
     if ctx.torch is None or fn is None:
         return
@@ -377,6 +387,8 @@ def _ort_cols(ctx, row, model_fn, feeds, ours, *, linear=False) -> None:
         row["ort_note"] = f"no ONNX model: {e}"
         return
     row.update(ort_columns(ctx.ort.measure(model, feeds, reps=ctx.args.reps), ours, linear=linear))
+    if row.get("ort_ms"):
+        row["vs_ort"] = row["ort_ms"] / row["gpu_ms"]
 
 
 def _measure_depth_space(case: Case, ctx: Ctx) -> dict:
@@ -412,18 +424,21 @@ def _measure_depth_space(case: Case, ctx: Ctx) -> dict:
     yt.buffer.destroy()
     one_liner = dmlwgsl.depth_to_space if d2s else dmlwgsl.space_to_depth
     row["numpy_e2e_ms"] = wall_ms(lambda: one_liner(x, b, order=order, device=dev), reps=ctx.e2e_reps)
-    if ctx.torch is not None and dt.numpy_dtype.kind in "fiu" and hasattr(ctx.torch, dt.numpy_dtype.name):
-        tx = ctx.torch.zeros(tuple(c["input_shape"]), dtype=getattr(ctx.torch, dt.numpy_dtype.name), device="cuda")
-        peer = ("pixel_shuffle" if d2s else "pixel_unshuffle") if order == "CRD" else "view+permute+contiguous"
-        _torch_cols(ctx, row, torch_depth_space_fn(ctx.torch, case.op, tx, b, order), peer)
-        del tx
+    tname = dt.numpy_dtype.name
+    with _peer(row, "torch"):
+        if ctx.torch is not None and hasattr(ctx.torch, tname):
+            tx = ctx.torch.zeros(tuple(c["input_shape"]), dtype=getattr(ctx.torch, tname), device="cuda")
+            peer = ("pixel_shuffle" if d2s else "pixel_unshuffle") if order == "CRD" else "view+permute+contiguous"
+            _torch_cols(ctx, row, torch_depth_space_fn(ctx.torch, case.op, tx, b, order), peer)
+            del tx
     if (c["input_layout"], c["output_layout"]) == ("packed", "packed") and (d2s or order == "DCR"):
         attrs = {"blocksize": b, **({"mode": order} if d2s else {})}
         onnx_op = "DepthToSpace" if d2s else "SpaceToDepth"
         model_fn = lambda: onnx_model(  # noqa: E731
             onnx_op, [("x", x.dtype, x.shape)], ("y", x.dtype, want.shape), attrs, opset=13
         )
-        _ort_cols(ctx, row, model_fn, {"x": np.ascontiguousarray(x)}, want)
+        with _peer(row, "ort"):
+            _ort_cols(ctx, row, model_fn, {"x": np.ascontiguousarray(x)}, want)
     return row
 
 
@@ -471,7 +486,8 @@ def _measure_resample(case: Case, ctx: Ctx) -> dict:
     row["numpy_e2e_ms"] = wall_ms(
         lambda: dmlwgsl.resample(x, out_shape, mode=c["mode"], scales=scales, device=dev, **kw), reps=ctx.e2e_reps
     )
-    _torch_cols(ctx, row, *_torch_resample(ctx.torch, x, c))
+    with _peer(row, "torch"):
+        _torch_cols(ctx, row, *_torch_resample(ctx.torch, x, c))
     aa = {"antialias": 1} if c.get("antialias") else {}
     attrs = {"mode": c["mode"], "coordinate_transformation_mode": "half_pixel", **aa}
     if c["mode"] == "nearest":
@@ -484,7 +500,8 @@ def _measure_resample(case: Case, ctx: Ctx) -> dict:
         attrs,
         initializers=[("scales", sc)],
     )
-    _ort_cols(ctx, row, model_fn, {"x": np.ascontiguousarray(x)}, want, linear=c["mode"] == "linear")
+    with _peer(row, "ort"):
+        _ort_cols(ctx, row, model_fn, {"x": np.ascontiguousarray(x)}, want, linear=c["mode"] == "linear")
     return row
 
 
@@ -571,7 +588,8 @@ def _measure_conv(case: Case, ctx: Ctx) -> dict:
     row["numpy_e2e_ms"] = wall_ms(
         lambda: dmlwgsl.convolution_integer(x, w, group_count=g, device=dev, **zp, **kw), reps=ctx.e2e_reps
     )
-    _torch_cols(ctx, row, *_torch_conv(ctx.torch, c, want.shape))
+    with _peer(row, "torch"):
+        _torch_cols(ctx, row, *_torch_conv(ctx.torch, c, want.shape))
     if c["zero_points"] != "per-channel":  # ORT's ConvInteger takes a per-tensor filter zero point only
         names = [("x", x.dtype, xs), ("w", w.dtype, ws)]
         inits = [("w", w)]
@@ -582,7 +600,8 @@ def _measure_conv(case: Case, ctx: Ctx) -> dict:
         model_fn = lambda: onnx_model(  # noqa: E731
             "ConvInteger", names, ("y", np.int32, want.shape), attrs, opset=10, initializers=inits
         )
-        _ort_cols(ctx, row, model_fn, {"x": x}, want)
+        with _peer(row, "ort"):
+            _ort_cols(ctx, row, model_fn, {"x": x}, want)
     elif ctx.ort is not None:
         row["ort_note"] = "ORT ConvInteger: per-channel filter zero point not supported"
     return row
@@ -663,7 +682,20 @@ def summary(rows: list[dict]) -> dict:
 def print_rows(rows: list[dict], device, clock: str) -> None:
     """The sweep's table on stdout."""
     print(f"\nsweep on {device.name}; clock: {clock}")
-    head = ["op", "row", "kernel", "time", "% roof", "exact", "torch", "vs torch", "numpy e2e", "ort", "ort nodes"]
+    head = [
+        "op",
+        "row",
+        "kernel",
+        "time",
+        "% roof",
+        "exact",
+        "torch",
+        "vs torch",
+        "numpy e2e",
+        "ort",
+        "vs ort",
+        "ort nodes",
+    ]
     lines = [head]
     for r in rows:
         lines.append(
@@ -678,6 +710,7 @@ def print_rows(rows: list[dict], device, clock: str) -> None:
                 f"{r['vs_torch']:.2f}x" if r.get("vs_torch") else "",
                 fmt_time(r.get("numpy_e2e_ms")),
                 fmt_time(r.get("ort_ms")) or (r.get("ort_note") or "")[:30],
+                f"{r['vs_ort']:.2f}x" if r.get("vs_ort") else "",
                 r.get("ort_nodes", ""),
             ]
         )
@@ -735,6 +768,9 @@ def main(argv=None) -> int:
             notes.append(f"not run: {case.op} {case.label}: {e}")
             continue
         rows.append(row)
+        if args.json and args.json != "-":  # written after every row: a run cut short keeps its rows
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1, default=_jsonable)
         prog.step(
             f"{case.op} {case.label}: {fmt_time(row['gpu_ms'])} {row['pct_of_roofline']:.1f}% "
             f"{'exact' if row['exact'] else 'INEXACT'}"

@@ -516,6 +516,15 @@ def onnx_model(op_type: str, inputs, output, attrs: dict | None = None, *, opset
     return model.SerializeToString()
 
 
+def _ort_error(e: BaseException) -> str:
+    """The informative end of an ONNX Runtime error (its messages start with source paths)."""
+    text = " ".join(str(e).split())
+    for marker in (" was false. ", "EP_FAIL : "):
+        if marker in text:
+            text = text.rsplit(marker, 1)[1]
+    return text[:200]
+
+
 class OrtPeer:
     """ONNX Runtime with its WebGPU execution provider (PyPI ``onnxruntime`` +
     ``onnxruntime-ep-webgpu``), preferred layout NCHW.
@@ -555,7 +564,18 @@ class OrtPeer:
             return f"ORT WebGPU: cannot register the execution provider: {str(e).splitlines()[0]}"
         if not devs:
             return "ORT WebGPU: the execution provider found no WebGPU device (Vulkan loader or adapter missing)"
-        return cls(ort, devs[0], software)
+        peer = cls(ort, devs[0], software)
+        try:  # Dawn picks its adapter when the first session starts: find out now, once
+            peer.session(onnx_model("Identity", [("x", np.float32, (4,))], ("y", np.float32, (4,)), opset=13))
+        except Exception as e:
+            why = _ort_error(e)
+            if software:
+                why += (
+                    f" (adapter: {device.info.get('description', '?')}; Dawn needs a Mesa newer than 22.3.6, "
+                    "e.g. 25.0.7 from bookworm-backports)"
+                )
+            return f"ORT WebGPU: cannot start on this machine: {why}"
+        return peer
 
     def session(self, model: bytes, *, profile: bool = False):
         """An inference session on the WebGPU EP (NCHW preferred: with NHWC ORT wraps DepthToSpace
@@ -601,11 +621,11 @@ class OrtPeer:
             out["ort_nodes"] = self.placement(model, feeds)
             out["ort_e2e_ms"] = wall_ms(lambda: sess.run(None, feeds), reps=max(3, reps // 4))
         except Exception as e:
-            return {"ort_note": f"ORT WebGPU failed: {str(e).splitlines()[0][:160]}"}
+            return {"ort_note": f"ORT WebGPU failed: {_ort_error(e)}"}
         try:
             out["ort_ms"] = self._device_time_ms(sess, feeds, result, reps)
         except Exception as e:
-            out["ort_note"] = f"device-resident timing failed ({str(e).splitlines()[0][:120]}); e2e only"
+            out["ort_note"] = f"device-resident timing failed ({_ort_error(e)}); e2e only"
         return out
 
     def _device_time_ms(self, sess, feeds: dict, result: np.ndarray, reps: int) -> float:
@@ -790,7 +810,7 @@ def bench_depth_space(op: str, device: Device, args, bench: Bench | None = None)
             if torch is not None:
                 extra.update(_torch_depth_space(torch, op, dt, shape, b, order, ns, args.reps))
             if ort is not None:
-                extra.update(_ort_depth_space(ort, op, xs, b, order, got, args.reps))
+                extra.update(_ort_depth_space(ort, op, xs, b, order, got, args.reps, ns))
             rows.append(
                 Row(
                     op,
@@ -867,7 +887,7 @@ def torch_depth_space_fn(torch, op: str, tx, b: int, order: str) -> Callable[[],
     return lambda: tx.view(n, c, h // b, b, w // b, b).permute(0, 3, 5, 1, 2, 4).contiguous()
 
 
-def _ort_depth_space(ort: OrtPeer, op, xs: np.ndarray, b, order, ours: np.ndarray, reps) -> dict:
+def _ort_depth_space(ort: OrtPeer, op, xs: np.ndarray, b, order, ours: np.ndarray, reps, ns) -> dict:
     onnx_op = "DepthToSpace" if op == "depth_to_space" else "SpaceToDepth"
     attrs = {"blocksize": b}
     if onnx_op == "DepthToSpace":
@@ -876,12 +896,14 @@ def _ort_depth_space(ort: OrtPeer, op, xs: np.ndarray, b, order, ours: np.ndarra
         return {"ort_note": "ONNX SpaceToDepth has DCR only"}
     x = np.ascontiguousarray(xs)
     model = onnx_model(onnx_op, [("x", x.dtype, x.shape)], ("y", x.dtype, ours.shape), attrs, opset=13)
-    return ort_columns(ort.measure(model, {"x": x}, reps=reps), ours)
+    return ort_columns(ort.measure(model, {"x": x}, reps=reps), ours, ours_ms=ns / 1e6)
 
 
-def ort_columns(m: dict, ours: np.ndarray, *, linear: bool = False) -> dict:
+def ort_columns(m: dict, ours: np.ndarray, *, linear: bool = False, ours_ms: float | None = None) -> dict:
     """The ORT peer's table columns from :meth:`OrtPeer.measure`: times, nodes, agreement with ours."""
     res = m.pop("ort_result", None)
+    if m.get("ort_ms") and ours_ms:
+        m["vs_ort"] = m["ort_ms"] / ours_ms
     if res is not None:
         ok, note = compare(res, ours, linear=linear)
         m["ort_agrees"] = note if ok else "NO: " + note[:80]
