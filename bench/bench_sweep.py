@@ -679,9 +679,9 @@ def summary(rows: list[dict]) -> dict:
     return out
 
 
-def print_rows(rows: list[dict], device, clock: str) -> None:
+def print_rows(rows: list[dict], adapter: str, clock: str) -> None:
     """The sweep's table on stdout."""
-    print(f"\nsweep on {device.name}; clock: {clock}")
+    print(f"\nsweep on {adapter}; clock: {clock}")
     head = [
         "op",
         "row",
@@ -727,6 +727,9 @@ def parser():
     p.add_argument("--filter", help="only rows whose label contains TEXT")
     p.add_argument("--max-rows", type=int, help="stop after N rows")
     p.add_argument("--list", action="store_true", help="print the grid's rows and exit (no GPU)")
+    p.add_argument(
+        "--from-json", metavar="PATH", help="no GPU: print the table, summary and --plot of a saved --json run"
+    )
     return p
 
 
@@ -740,6 +743,8 @@ def main(argv=None) -> int:
         cases = [c for c in cases if args.filter in f"{c.op} {c.label}"]
     if args.max_rows:
         cases = cases[: args.max_rows]
+    if args.from_json:
+        return _replay(args)
     if args.list:
         for c in cases:
             print(f"{c.op:20s} {c.label}")
@@ -767,6 +772,7 @@ def main(argv=None) -> int:
             prog.step(f"{case.op} {case.label}: not run: {e}")
             notes.append(f"not run: {case.op} {case.label}: {e}")
             continue
+        row["adapter"] = device.name
         rows.append(row)
         if args.json and args.json != "-":  # written after every row: a run cut short keeps its rows
             with open(args.json, "w") as f:
@@ -775,16 +781,21 @@ def main(argv=None) -> int:
             f"{case.op} {case.label}: {fmt_time(row['gpu_ms'])} {row['pct_of_roofline']:.1f}% "
             f"{'exact' if row['exact'] else 'INEXACT'}"
         )
+    return report(rows, args, device.name, bench.clock, notes)
+
+
+def report(rows: list[dict], args, adapter: str, clock: str, notes=()) -> int:
+    """Table (or JSON), summary, notes and plot of a run; the exit status (1 on an inexact row)."""
     summ = summary(rows)
     if args.json == "-":
         print(json.dumps(rows, indent=1, default=_jsonable))
     else:
-        print_rows(rows, device, bench.clock)
-        if args.json:
+        print_rows(rows, adapter, clock)
+        if args.json and not args.from_json:
             with open(args.json, "w") as f:
                 json.dump(rows, f, indent=1, default=_jsonable)
     out = sys.stderr if args.json == "-" else sys.stdout
-    print(f"\nsummary ({device.name}):", file=out)
+    print(f"\nsummary ({adapter}):", file=out)
     for k, v in summ.items():
         if isinstance(v, dict):
             print(
@@ -803,12 +814,20 @@ def main(argv=None) -> int:
             [r["pct_of_roofline"] for r in rows],
             [r["op"] for r in rows],
             args.plot,
-            title=f"dmlwgsl sweep: % of the in-run roofline\n{device.name}",
+            title=f"dmlwgsl sweep: % of the in-run roofline\n{adapter}",
         )
         print(f"plot: {args.plot}", file=out)
     for s in summ["inexact"]:
         print(f"INEXACT: {s}", file=sys.stderr)
     return 1 if summ["inexact"] else 0
+
+
+def _replay(args) -> int:
+    with open(args.from_json) as f:
+        doc = json.load(f)
+    rows = doc["rows"] if isinstance(doc, dict) else doc
+    adapter = doc.get("adapter", "?") if isinstance(doc, dict) else (rows[0].get("adapter", "?") if rows else "?")
+    return report(rows, args, adapter, "gpu-timestamps (saved run)")
 
 
 def _jsonable(v):
