@@ -98,7 +98,7 @@ def _fmt_scale(s: float) -> str:
 def _depth_space_cases(op: str, quick: bool) -> list[Case]:
     """Block 2/3/4/8 x DCR/CRD x the main types on large aligned tensors; the other types; odd/prime
     and small sizes; NHWC-strided and broadcast inputs; an output window inside a larger buffer."""
-    target = (1 << 20) if quick else (32 << 20)  # input bytes of a "large aligned" row
+    target = (1 << 20) if quick else (16 << 20)  # input bytes of a "large aligned" row (moves 2x)
     hw = 8 if quick else 64
 
     def large(b: int, dtype: str) -> tuple:
@@ -297,7 +297,7 @@ class Ctx:
     def __init__(self, device, bench, torch, ort, args):
         self.device, self.bench, self.torch, self.ort, self.args = device, bench, torch, ort, args
         self.rng = np.random.default_rng(2026)
-        self.e2e_reps = 1 if (args.quick or args.smoke) else 3
+        self.e2e_reps = 1  # the one-liner's pipelines are cached by then: one run is its steady-state time
 
 
 def _values(dt: DataType, shape, rng) -> np.ndarray:
@@ -512,13 +512,20 @@ def _torch_resample(torch, x: np.ndarray, c: dict):
     if torch is None:
         return None, ""
     axes, r = c["axes"], x.ndim
-    k = len(axes)
-    if k == 0 or k > 3 or axes != list(range(r - k, r)):
+    if not axes:
         return None, ""
+    # torch resamples the trailing 1-3 axes of (N, C, *spatial): take as spatial the axes from the
+    # first resampled one (or the last two of a rank-4 tensor, which torch runs fastest as (N, C, H, W));
+    # an unresampled spatial axis gets scale 1, which half-pixel coordinates map onto itself.
+    start = min(min(axes), max(r - 2, 0))
+    k = r - start
+    if k > 3:
+        return None, ""
+    lead = x.shape[:start]
+    nc = lead if len(lead) == 2 else ((1,) + lead if len(lead) == 1 else (1, 1))
     F = torch.nn.functional
-    # (leading axes collapsed, 1 channel, the k resampled axes): torch's (N, C, *spatial).
-    shape = (int(np.prod(x.shape[: r - k])) if r > k else 1, 1) + x.shape[r - k :]
-    tx = torch.from_numpy(np.ascontiguousarray(x)).cuda().reshape(shape)
+    tx = torch.from_numpy(np.ascontiguousarray(x)).cuda().reshape(nc + x.shape[start:])
+    axes = list(range(start, r))
     sf = tuple(c["scales"][d] for d in axes)
     if c["mode"] == "nearest":
         mode = "nearest-exact"

@@ -20,8 +20,8 @@ def test_check_passes_and_reports(capsys, backend):
         pytest.fail(f"{backend} adapter missing")
     assert cli.main(["check", "--backend", backend, "--op", "depth_to_space", "--op", "resample"]) == 0
     out = capsys.readouterr().out
-    assert "depth_to_space: 44 passed, 0 failed, 11 data types" in out
-    assert "resample: 16 passed, 0 failed" in out and "60 passed, 0 failed" in out
+    assert "depth_to_space: 44 passed, 0 failed, 0 skipped, 11 data types" in out
+    assert "resample: 16 passed, 0 failed, 0 skipped" in out and "60 passed, 0 failed, 0 skipped" in out
 
 
 def test_check_fails_with_exit_1(capsys, monkeypatch):
@@ -37,6 +37,43 @@ def test_check_fails_with_exit_1(capsys, monkeypatch):
     assert "FAIL depth_to_space float32 planted: planted mismatch" in out and "0 passed, 1 failed" in out
 
 
+def test_check_counts_skipped_apart(capsys, monkeypatch):
+    """A case the adapter cannot run is skipped with its reason: never passed, never failed."""
+
+    def cases():
+        yield checks.Case("depth_to_space", "float32", "runs", lambda device: None)
+
+        def cannot(device):
+            raise checks.Skipped("dot4 kernel: the adapter lacks the WGSL feature packed_4x8_integer_dot_product")
+
+        yield checks.Case("depth_to_space", "float32", "cannot", cannot)
+
+    monkeypatch.setitem(checks.OPERATORS, "depth_to_space", cases)
+    assert cli.main(["check", "--op", "depth_to_space"]) == 0
+    out = capsys.readouterr().out
+    assert "depth_to_space: 1 passed, 0 failed, 1 skipped" in out
+    assert "SKIP depth_to_space: 1 case(s): dot4 kernel: the adapter lacks" in out
+    assert "1 passed, 0 failed, 1 skipped" in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize("argv", [["info", "--backend", "metal"], ["info", "--adapter", "no-such-gpu"]])
+def test_missing_adapter_is_one_line(capsys, argv):
+    assert cli.main(argv) == 2
+    cap = capsys.readouterr()
+    assert cap.err.startswith("dmlwgsl: no usable GPU adapter") and len(cap.err.strip().splitlines()) == 1
+    assert "available:" in cap.err and "Traceback" not in cap.err
+
+
+def test_bench_help_shows_the_benchmarks_options(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench", "resample", "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    for opt in ("--quick", "--dtype", "--shape", "--reps", "--plot", "--no-ort"):
+        assert opt in out
+    assert cli.main(["bench"]) == 2 and "sweep" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     "op,extra",
     [
@@ -47,6 +84,7 @@ def test_check_fails_with_exit_1(capsys, monkeypatch):
     ],
 )
 def test_bench_quick(capsys, op, extra):
-    assert cli.main(["bench", op, "--quick", "--reps", "3"] + extra) == 0
+    assert cli.main(["bench", op, "--quick", "--reps", "3", "--no-ort"] + extra) == 0
     out = capsys.readouterr().out
     assert op in out and "adapter:" in out
+    assert " 0.0 " not in out  # units fit the figures

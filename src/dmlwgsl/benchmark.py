@@ -549,6 +549,10 @@ class OrtPeer:
         except Exception as e:
             return f"ORT WebGPU: not installed (pip install onnxruntime onnxruntime-ep-webgpu): {e}"
         software = is_cpu_adapter(device)
+        try:
+            ort.set_default_logger_severity(4)  # its own failures come back as exceptions, said in one line
+        except Exception:
+            pass
         if software:
             # Dawn refuses CPU adapters unless told otherwise (and needs Mesa newer than 22.3.6).
             os.environ.setdefault("ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER", "1")

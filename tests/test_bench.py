@@ -1,0 +1,94 @@
+"""The bench harness (dmlwgsl.benchmark): the tests' tolerances, exit status on an inexact row,
+units that fit the figures, timing from GPU timestamps, plots."""
+
+import numpy as np
+import pytest
+
+from dmlwgsl import benchmark as bm
+from dmlwgsl.ops.resample import LINEAR_TOLERANCE
+from dmlwgsl.tensor import DataType
+
+
+def test_compare_uses_the_tests_tolerances():
+    want = np.linspace(-4, 4, 64, dtype=np.float32)
+    assert bm.compare(want.copy(), want) == (True, "exact")
+    atol, _ = LINEAR_TOLERANCE[DataType.FLOAT32]
+    near = want + np.float32(atol / 2)
+    ok, note = bm.compare(near, want, linear=True)
+    assert ok and note.startswith("within tolerance")
+    assert not bm.compare(near, want)[0]  # not linear: bit-exact
+    far = want + np.float32(atol * 4)
+    ok, note = bm.compare(far, want, linear=True)
+    assert not ok and "outside atol" in note
+    u8 = np.arange(10, dtype=np.uint8)
+    assert bm.compare(u8 + 1, u8, linear=True)[0] and not bm.compare(u8 + 2, u8, linear=True)[0]
+
+
+def test_units_fit_the_figures():
+    assert bm.fmt_rate(1.5e12, "OP/s") == "1.5 TOP/s"
+    assert bm.fmt_rate(6.79e7, "OP/s") == "67.9 MOP/s"
+    assert bm.fmt_rate(2.99e12, "B/s") == "2.99 TB/s"
+    assert bm.fmt_time(0.0123) == "12.3 us" and bm.fmt_time(4.5) == "4.5 ms" and bm.fmt_time(1234) == "1.23 s"
+
+
+def _args(**kw):
+    import argparse
+
+    return argparse.Namespace(**{"json": False, "plot": None, **kw})
+
+
+def test_finish_exits_1_on_an_inexact_row(device, capsys):
+    bench = bm.Bench(device)
+    ok = bm.Row("op", "v", "1x2", "float32", 1.0, 1e9, "B/s", 0.5, True)
+    bad = bm.Row("op", "w", "1x2", "float32", 1.0, 1e9, "B/s", 0.5, False, {"check": "3 of 8 elements differ"})
+    assert bm.finish([ok], title="t", device=device, bench=bench, args=_args()) == 0
+    assert bm.finish([ok, bad], title="t", device=device, bench=bench, args=_args()) == 1
+    cap = capsys.readouterr()
+    assert "INEXACT: op w 1x2 float32: 3 of 8 elements differ" in cap.err
+
+
+def test_time_ns_counts_dispatches_from_timestamps(device):
+    """A run of two dispatches is timed as one run (the op's dispatch count need not be passed)."""
+    from dmlwgsl.runtime import GpuTensor
+    from dmlwgsl.tensor import TensorDesc
+
+    if not device.has_timestamps:
+        pytest.skip(f"{device.name} has no GPU timestamps (wall clock is used there)")
+    bench = bm.Bench(device, reps=3, warmup=1)
+    d = TensorDesc(DataType.UINT32, (1024,))
+    a = GpuTensor(device, d, device.create_buffer(4096))
+    b = GpuTensor(device, d, device.create_buffer(4096))
+    k = bm.copy_kernel(device)
+    info = np.array([256, 256, 0, 0], np.uint32).tobytes()
+
+    def two():
+        k.dispatch({"input": a, "output": b}, lambda _r: info, 256)
+        k.dispatch({"input": b, "output": a}, lambda _r: info, 256)
+
+    assert bench.time_ns(two) > 0
+    assert bench.time_ns(two, dispatches=2) > 0
+    with pytest.raises(RuntimeError, match="timed dispatches"):
+        bench.time_ns(two, dispatches=1)
+
+
+def test_benchmarks_size_themselves_to_the_adapter(device):
+    """Defaults shrink (batch first) to the adapter's binding limit, and to 16 MiB on a CPU."""
+    budget = bm.size_budget(device)
+    assert budget <= device.max_binding_size
+    shape = bm._fit_batch((8, 256, 256, 256), 8, budget)
+    assert np.prod(shape) * 8 <= budget and shape[1:] == (256, 256, 256) or shape[0] == 1
+
+
+def test_plot_rows(tmp_path):
+    pytest.importorskip("matplotlib", reason="--plot needs the optional matplotlib (pip install 'dmlwgsl[plot]')")
+    path = tmp_path / "p.png"
+    bm.plot_rows(["a", "b", "c"], [50.0, 99.0, 120.0], ["resample", "resample", "depth_to_space"], str(path), title="t")
+    assert path.stat().st_size > 1000
+
+
+def test_ort_peer_says_why_in_one_line(device):
+    peer = bm.OrtPeer.open(device)
+    if isinstance(peer, str):
+        assert peer.startswith("ORT WebGPU:") and "\n" not in peer
+    else:
+        assert peer.ep_device.ep_name == "WebGpuExecutionProvider"
