@@ -387,7 +387,7 @@ def _ort_cols(ctx, row, model_fn, feeds, ours, *, linear=False) -> None:
         row["ort_note"] = f"no ONNX model: {e}"
         return
     row.update(ort_columns(ctx.ort.measure(model, feeds, reps=ctx.args.reps), ours, linear=linear))
-    if row.get("ort_ms"):
+    if row.get("ort_ms") is not None:
         row["vs_ort"] = row["ort_ms"] / row["gpu_ms"]
 
 
@@ -716,7 +716,7 @@ def print_rows(rows: list[dict], adapter: str, clock: str) -> None:
                 fmt_time(r.get("torch_ms")),
                 f"{r['vs_torch']:.2f}x" if r.get("vs_torch") else "",
                 fmt_time(r.get("numpy_e2e_ms")),
-                fmt_time(r.get("ort_ms")) or (r.get("ort_note") or "")[:30],
+                fmt_time(r["ort_ms"]) if r.get("ort_ms") is not None else (r.get("ort_note") or "")[:30],
                 f"{r['vs_ort']:.2f}x" if r.get("vs_ort") else "",
                 r.get("ort_nodes", ""),
             ]
