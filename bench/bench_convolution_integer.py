@@ -5,7 +5,8 @@ In the same run: the dot4I8Packed-from-registers ceiling kernel (the roofline is
 ops at that ceiling and the in-run copy of the plan's bytes), and where they run, torch._int_mm on
 the im2col GEMM (GEMM only) and F.conv2d in float16 (CUDA), and ONNX Runtime's WebGPU EP
 (ConvInteger). Every result is checked bit-exact (against float64 torch on CUDA, else the numpy
-reference); an inexact one makes the benchmark exit 1. On a CPU adapter the batch is 1.
+reference); an inexact one makes the benchmark exit 1. On a CPU adapter the layers shrink
+(batch 1, half the spatial size) and only the dot4 kernel is timed by default.
 
     python bench/bench_convolution_integer.py [--backend vulkan] [--adapter NAME] [--reps 20] [--quick] [--json]
 """
@@ -86,8 +87,13 @@ def run(device: Device, args, bench: Bench | None = None, notes: list | None = N
         notes.append("dot4: skipped: the adapter lacks WGSL packed_4x8_integer_dot_product (portable kernel only)")
     kernels = args.kernel or (["dot4"] if dot4 else []) + ["portable"]
     layers = QUICK_LAYERS if args.quick else LAYERS
-    if is_cpu_adapter(device) and not args.quick:
-        layers = [(1,) + layer[1:] for layer in layers]  # batch 1: seconds, not minutes, on a CPU
+    cpu = is_cpu_adapter(device)
+    if cpu and not args.quick:
+        # Batch 1 and half the spatial size: seconds, not minutes, on a CPU adapter.
+        layers = [(1, c, m, h // 2, w // 2) for _, c, m, h, w in layers]
+        if dot4 and not args.kernel:
+            kernels = ["dot4"]
+            notes.append("portable: not timed by default on a CPU adapter (minutes); --kernel portable times it")
     prog = Progress(len(layers), "convolution_integer", quiet=args.quiet)
     for n, c, m, h, w in layers:
         ops = layer_ops(n, c, m, h, w)
