@@ -27,6 +27,7 @@ from dmlwgsl.benchmark import (
     finish,
     fmt_rate,
     fmt_time,
+    has_dot4,
     is_cpu_adapter,
     onnx_model,
     open_device,
@@ -36,7 +37,7 @@ from dmlwgsl.benchmark import (
     torch_cuda,
     torch_time_ns,
 )
-from dmlwgsl.ops.convolution_integer import ConvolutionIntegerDesc, compile_convolution_integer, dot4_available
+from dmlwgsl.ops.convolution_integer import ConvolutionIntegerDesc, compile_convolution_integer
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
 from dmlwgsl.runtime import Device
 from dmlwgsl.tensor import DataType, TensorDesc
@@ -82,7 +83,7 @@ def run(device: Device, args, bench: Bench | None = None, notes: list | None = N
         notes.append("torch: not timed (no torch with CUDA here)")
     rng = np.random.default_rng(0)
     rows: list[Row] = []
-    dot4 = dot4_available(device)
+    dot4 = has_dot4(device)
     if not dot4:
         notes.append("dot4: skipped: the adapter lacks WGSL packed_4x8_integer_dot_product (portable kernel only)")
     kernels = args.kernel or (["dot4"] if dot4 else []) + ["portable"]

@@ -355,9 +355,9 @@ class Bench:
         """TOPS of the dot4I8Packed-from-registers ceiling kernel (16 chains of dot products a thread,
         8 ops each), measured once per run (again with ``refresh``: the higher figure stays, so the
         percentages are conservative); None where the adapter has no packed dot product."""
-        from .ops.convolution_integer import ceiling_kernel, dot4_available
+        from .ops.convolution_integer import ceiling_kernel
 
-        if not dot4_available(self.device):
+        if not has_dot4(self.device):
             return None
         if self._dp4a is not None and not refresh:
             return self._dp4a
@@ -389,6 +389,14 @@ class Bench:
         t1 = time.perf_counter()
         self.device.wait()
         return (t1 - t0) * 1e6 / n
+
+
+def has_dot4(device: Device) -> bool:
+    """Whether the adapter has WGSL's packed 4x8 integer dot product (the dp4a ceiling and the
+    ConvolutionInteger dot4 kernel need it)."""
+    from .plan import Capabilities
+
+    return Capabilities.from_device(device).has("packed_4x8_integer_dot_product")
 
 
 def plan_facts(op, *, bytes_moved: int, ops: int | None = None) -> tuple[str, int, int | None]:

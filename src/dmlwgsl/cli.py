@@ -74,15 +74,18 @@ def cmd_info(args) -> int:
         "max-compute-workgroup-storage-size",
         "min-storage-buffer-offset-alignment",
     )
-    from .ops.convolution_integer import dot4_available
+    from .plan import Capabilities
+
+    gl_fallback = not any(a.get("backend_type") == "Vulkan" for a in adapters) and "(OpenGL)" in dev.name
 
     info = {
         "adapters": [f"{a.get('device')} ({a.get('backend_type')}, {a.get('adapter_type')})" for a in adapters],
         "chosen": dev.name,
         "features": sorted(dev.features),
         "limits": {k: dev.limits[k] for k in keys if k in dev.limits},
-        "convolution_integer dot4I8Packed kernel": dot4_available(dev),
+        "convolution_integer dot4I8Packed kernel": Capabilities.from_device(dev).has("packed_4x8_integer_dot_product"),
         "timestamps": dev.has_timestamps,
+        "gl_instead_of_vulkan": gl_fallback,
         "data types": supported_types(),
     }
     if args.json:
@@ -92,7 +95,7 @@ def cmd_info(args) -> int:
     for a in info["adapters"]:
         print(f"  {a}")
     print(f"chosen adapter: {info['chosen']}")
-    if not any("(Vulkan," in a for a in info["adapters"]) and "(OpenGL)" in dev.name:
+    if gl_fallback:
         print(
             "note: no Vulkan adapter found, so the GL one is used (slower, fewer features); "
             "for lavapipe: apt-get install mesa-vulkan-drivers"
