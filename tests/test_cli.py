@@ -88,3 +88,36 @@ def test_bench_quick(capsys, op, extra):
     out = capsys.readouterr().out
     assert op in out and "adapter:" in out
     assert " 0.0 " not in out  # units fit the figures
+
+
+def _cli(env_extra):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, **env_extra)
+    return subprocess.run([sys.executable, "-m", "dmlwgsl.cli", "info"], capture_output=True, text=True, env=env)
+
+
+def test_info_says_when_gl_stands_in_for_vulkan():
+    """With the Vulkan loader finding no driver (VK_ICD_FILENAMES points nowhere), GL is used and said."""
+    from conftest import BACKENDS
+
+    if "gl" not in BACKENDS:
+        pytest.skip("no GL adapter on this machine")
+    r = _cli({"VK_ICD_FILENAMES": "/nonexistent.json", "VK_DRIVER_FILES": "/nonexistent.json"})
+    assert r.returncode == 0 and "(OpenGL)" in r.stdout
+    assert "note: no Vulkan adapter found, so the GL one is used" in r.stdout
+
+
+def test_no_adapter_at_all_is_one_line():
+    r = _cli(
+        {
+            "VK_ICD_FILENAMES": "/nonexistent.json",
+            "VK_DRIVER_FILES": "/nonexistent.json",
+            "__EGL_VENDOR_LIBRARY_FILENAMES": "/nonexistent.json",
+        }
+    )
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("dmlwgsl: no usable GPU adapter") and len(r.stderr.strip().splitlines()) == 1
+    assert "found no adapter at all" in r.stderr and "mesa-vulkan-drivers" in r.stderr

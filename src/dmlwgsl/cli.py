@@ -49,7 +49,7 @@ def _device(args):
             found = len(list_adapters())
         except Exception:
             found = 0
-        hint = "" if found else f"; {ADAPTER_HINT}"
+        hint = "" if found else f"; found no adapter at all: {ADAPTER_HINT}"
         raise CliError(f"no usable GPU adapter ({looked}): {str(e).splitlines()[0]}{hint}") from e
 
 
