@@ -48,6 +48,7 @@ __all__ = [
     "ResampleDesc",
     "Resample1Desc",
     "Resample2Desc",
+    "Resample3Desc",
     "ResampleOperator",
     "compile_resample",
     "resample",
@@ -192,6 +193,57 @@ class Resample2Desc:
     def nearest_rule(self) -> str:
         """The reference's rounding rule: "floor" (DECREASING) or "ceil" (INCREASING)."""
         return "floor" if AxisDirection.parse(self.rounding_direction) == AxisDirection.DECREASING else "ceil"
+
+
+@dataclass(frozen=True)
+class Resample3Desc:
+    """DML_RESAMPLE3_OPERATOR_DESC: Resample2's fields and ``antialiased``.
+
+    With ``antialiased`` and LINEAR, the filter is stretched by max(1, 1/Scale) per axis (ONNX
+    Resize-18 ``antialias=1``; the weights are in :mod:`dmlwgsl.ops._resample_antialias`). Without
+    it, or with NEAREST_NEIGHBOR, it is Resample2; so is antialiased LINEAR where no Scale is < 1.
+    """
+
+    input: TensorDesc
+    output: TensorDesc
+    interpolation_mode: InterpolationMode
+    rounding_direction: AxisDirection
+    scales: tuple[float, ...]
+    input_pixel_offsets: tuple[float, ...]
+    output_pixel_offsets: tuple[float, ...]
+    antialiased: bool = False
+
+    def validate(self) -> None:
+        """Raise :class:`DmlValidationError` naming the field and the rule a description breaks."""
+        if not isinstance(self.antialiased, (bool, np.bool_)):
+            raise DmlValidationError(f"antialiased: must be a bool; got {self.antialiased!r}")
+        self.as_resample2().validate()
+
+    def as_resample2(self) -> Resample2Desc:
+        """The same description without ``antialiased``."""
+        return Resample2Desc(
+            self.input,
+            self.output,
+            self.interpolation_mode,
+            self.rounding_direction,
+            self.scales,
+            self.input_pixel_offsets,
+            self.output_pixel_offsets,
+        )
+
+    @property
+    def filters(self) -> bool:
+        """Whether the antialiasing filter applies: antialiased, LINEAR, and some Scale < 1."""
+        return (
+            bool(self.antialiased)
+            and InterpolationMode.parse(self.interpolation_mode) == InterpolationMode.LINEAR
+            and any(np.float32(s) < 1 for s in self.scales)
+        )
+
+    @property
+    def nearest_rule(self) -> str:
+        """The reference's rounding rule: "floor" (DECREASING) or "ceil" (INCREASING)."""
+        return self.as_resample2().nearest_rule
 
 
 @dataclass(frozen=True)
@@ -500,8 +552,13 @@ class ResampleOperator:
 
 
 def compile_resample(desc: AnyResampleDesc, *, device: Device | None = None) -> ResampleOperator:
-    """Validate a :class:`ResampleDesc`, :class:`Resample1Desc` or :class:`Resample2Desc` and build
-    the operator once; call the result with (input, output) GPU tensors as often as needed."""
+    """Validate a :class:`ResampleDesc`, :class:`Resample1Desc`, :class:`Resample2Desc` or
+    :class:`Resample3Desc` and build the operator once; call the result with (input, output) GPU
+    tensors as often as needed."""
+    if isinstance(desc, Resample3Desc):  # the antialiasing filter, else Resample2
+        from ._resample_antialias import compile_resample3
+
+        return compile_resample3(desc, device=device)
     if not isinstance(desc, (ResampleDesc, Resample1Desc, Resample2Desc)):
         raise DmlValidationError(
             f"desc: expected ResampleDesc, Resample1Desc or Resample2Desc; got {type(desc).__name__}"
@@ -528,6 +585,7 @@ def resample(
     input_pixel_offsets=None,
     output_pixel_offsets=None,
     rounding_direction=None,
+    antialias: bool = False,
     device: Device | None = None,
 ) -> np.ndarray:
     """Resample a numpy array (rank 1-4; float32, float16, int8 or uint8) to ``output_sizes``.
@@ -536,8 +594,10 @@ def resample(
     output/input per axis (float division); ``input_pixel_offsets`` to 0.5 and
     ``output_pixel_offsets`` to -0.5 per axis (a scalar applies to every axis).
     ``rounding_direction=None`` is Resample1's nearest rule ``floor(x + 0.5)``; "decreasing"
-    (floor(x)) or "increasing" (ceil(x)) select Resample2. Any numpy view with non-negative
-    strides is used as it lies (no host copy).
+    (floor(x)) or "increasing" (ceil(x)) select Resample2. ``antialias=True`` is Resample3's
+    Antialiased: linear downsampling stretches the filter by 1/scale (ONNX Resize ``antialias``;
+    no effect on nearest). Any numpy view with non-negative strides is used as it lies (no host
+    copy).
     """
     a = np.asarray(x)
     in_desc, _ = desc_for_array(a)
@@ -555,7 +615,10 @@ def resample(
     io = _per_axis(input_pixel_offsets, r, (0.5,) * r)
     oo = _per_axis(output_pixel_offsets, r, (-0.5,) * r)
     out_desc = TensorDesc(in_desc.data_type, out_sizes)
-    if rounding_direction is None:
+    if antialias and m == InterpolationMode.LINEAR:
+        direction = AxisDirection.parse(rounding_direction or AxisDirection.DECREASING)  # ignored by linear
+        desc = Resample3Desc(in_desc, out_desc, m, direction, sc, io, oo, True)
+    elif rounding_direction is None:
         desc = Resample1Desc(in_desc, out_desc, m, sc, io, oo)
     else:
         desc = Resample2Desc(in_desc, out_desc, m, AxisDirection.parse(rounding_direction), sc, io, oo)
