@@ -640,7 +640,8 @@ class OnnxResizeUnsupported(DmlValidationError):
 
 @dataclass(frozen=True)
 class OnnxResizeParams:
-    """Resample2 parameters for one ONNX Resize (same rank as the ONNX tensor)."""
+    """Resample2 parameters for one ONNX Resize (same rank as the ONNX tensor); Resample3 with
+    ``antialiased`` for ONNX's ``antialias=1`` with mode linear."""
 
     output_sizes: tuple[int, ...]
     interpolation_mode: InterpolationMode
@@ -648,11 +649,24 @@ class OnnxResizeParams:
     scales: tuple[float, ...]
     input_pixel_offsets: tuple[float, ...]
     output_pixel_offsets: tuple[float, ...]
+    antialiased: bool = False
 
-    def desc(self, input: TensorDesc, output: TensorDesc | None = None) -> Resample2Desc:
-        """The Resample2 description for ``input`` (output packed unless given)."""
+    def desc(self, input: TensorDesc, output: TensorDesc | None = None) -> Resample2Desc | Resample3Desc:
+        """The Resample2 (Resample3 when antialiased) description for ``input`` (output packed
+        unless given)."""
         if output is None:
             output = TensorDesc(input.data_type, self.output_sizes)
+        if self.antialiased:
+            return Resample3Desc(
+                input,
+                output,
+                self.interpolation_mode,
+                self.rounding_direction,
+                self.scales,
+                self.input_pixel_offsets,
+                self.output_pixel_offsets,
+                True,
+            )
         return Resample2Desc(
             input,
             output,
@@ -671,6 +685,7 @@ class OnnxResizeParams:
             "input_pixel_offsets": self.input_pixel_offsets,
             "output_pixel_offsets": self.output_pixel_offsets,
             "rounding_direction": self.rounding_direction,
+            "antialias": self.antialiased,
         }
 
 
@@ -707,9 +722,12 @@ def onnx_resize_to_resample(
     execution provider does (``ComputePixelOffsetsAndScales``, spec 4.7), with the output size
     ONNX's reference computes (floor(in * scale) for scales; keep_aspect_ratio_policy for sizes).
 
-    Raises :class:`OnnxResizeUnsupported` for what DirectML cannot express: mode "cubic",
-    antialias (needs DML_RESAMPLE3), exclude_outside, tf_crop_and_resize that samples outside the
-    input (ONNX writes extrapolation_value there, DirectML clamps), rank > 4.
+    ``antialias=1`` with mode linear maps to Resample3's Antialiased (ignored by nearest, as in
+    ORT). Raises :class:`OnnxResizeUnsupported` for what DirectML cannot express: mode "cubic",
+    exclude_outside, tf_crop_and_resize that samples outside the input (ONNX writes
+    extrapolation_value there, DirectML clamps), antialias where DML's Scale is not ONNX's scale
+    factor on a downsampled axis (align_corners, tf_crop_and_resize: ONNX stretches the filter by
+    1/scale factor, DirectML by 1/Scale), rank > 4.
     ``cubic_coeff_a`` is accepted and unused (cubic is refused).
     """
     del cubic_coeff_a
@@ -723,8 +741,6 @@ def onnx_resize_to_resample(
         raise OnnxResizeUnsupported("mode: 'cubic' has no DirectML Resample equivalent (nearest and linear only)")
     if mode not in ("nearest", "linear"):
         raise OnnxResizeUnsupported(f"mode: unknown ONNX Resize mode {mode!r}")
-    if int(antialias):
-        raise OnnxResizeUnsupported("antialias: needs DML_RESAMPLE3 (antialiased filter), not implemented")
     if int(exclude_outside):
         raise OnnxResizeUnsupported(
             "exclude_outside: DirectML always clamps to the edge; exclude_outside=1 cannot be expressed"
@@ -817,6 +833,11 @@ def onnx_resize_to_resample(
             io += adj
         else:
             direction = AxisDirection.DECREASING  # ignored by LINEAR; ORT passes DECREASING
+        if int(antialias) and mode == "linear" and min(np.float32(s), 1) != min(np.float32(sc[d]), 1):
+            raise OnnxResizeUnsupported(
+                f"antialias: with coordinate_transformation_mode {ctm!r} ONNX stretches the filter on axis {d} "
+                f"by 1/{sc[d]:g} (its scale factor), DirectML by 1/Scale = 1/{s:g}; not expressible"
+            )
         in_off.append(io)
         out_off.append(oo)
         dml_sc.append(s)
@@ -827,4 +848,5 @@ def onnx_resize_to_resample(
         tuple(dml_sc),
         tuple(in_off),
         tuple(out_off),
+        bool(int(antialias)) and mode == "linear",
     )
