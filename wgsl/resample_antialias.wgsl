@@ -153,6 +153,47 @@ const MID_N: u32 = 1536u;
 var<workgroup> src: array<f32, SRC_N>;
 var<workgroup> mid: array<f32, MID_N>;
 
+// Staging of aa_tile's region: slot k is an input word of a contiguous row (w stride 1), else one
+// element; `span` slots per region row.
+struct Stage {
+    base: u32,   // element index of the region's first element
+    cols: u32,
+    n: u32,      // slots
+    span: u32,   // slots per row
+}
+
+// Element index of the first element of region row r.
+fn row_start(g: Stage, r: u32) -> u32 { return g.base + r * p.in_strides.z; }
+
+// The raw word (or element bits) of slot k; 0 past the last slot.
+fn fetch(g: Stage, k: u32) -> u32 {
+    if (k >= g.n) { return 0u; }
+    let r = k / g.span;
+    let q = k % g.span;
+    if (p.in_strides.w == 1u) { return input[row_start(g, r) / per_word() + q]; }
+    let s = row_start(g, r) + q * p.in_strides.w;
+    if (DTYPE == 0u) { return input[s]; }
+    return input[s / per_word()] >> ((s % per_word()) * (32u / per_word()));
+}
+
+// Store slot k's elements into src.
+fn scatter(g: Stage, k: u32, word: u32) {
+    if (k >= g.n) { return; }
+    let r = k / g.span;
+    let q = k % g.span;
+    if (p.in_strides.w != 1u) {
+        src[r * g.cols + q] = unpack_elem(word, 0u);
+        return;
+    }
+    let pw = per_word();
+    let rb = row_start(g, r);
+    let e0 = (rb / pw + q) * pw;
+    for (var u = 0u; u < pw; u++) {
+        let e = e0 + u;
+        if (e >= rb && e < rb + g.cols) { src[r * g.cols + (e - rb)] = unpack_elem(word, u); }
+    }
+}
+
 @compute @workgroup_size(WG)
 fn aa_tile(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
@@ -175,29 +216,27 @@ fn aa_tile(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let wl = head(3u, ow0 + tw - 1u);
     let cols = wl.x + wl.y - c0;
 
-    // 1. stage the region as f32; along a contiguous row, one load per input word
+    // 1. stage the region as f32; along a contiguous row, one load per input word. Each thread
+    //    issues four loads before it stores any: more loads in flight, closer to the copy's bandwidth.
     let pw = per_word();
+    var g: Stage;
+    g.base = base + r0 * p.in_strides.z + c0;  // element index of region (0, 0)
+    g.cols = cols;
+    g.n = rows * cols;
+    g.span = cols;
     if (p.in_strides.w == 1u) {
-        let span = (cols + 2u * pw - 2u) / pw;  // most words `cols` elements can touch, wherever they start
-        for (var k = lid; k < rows * span; k += WG) {
-            let r = k / span;
-            let rb = base + (r0 + r) * p.in_strides.z + c0;  // element index of column c0
-            let wi = rb / pw + (k % span);
-            let e0 = wi * pw;
-            if (e0 < rb + cols) {
-                let word = input[wi];
-                for (var q = 0u; q < pw; q++) {
-                    let e = e0 + q;
-                    if (e >= rb && e < rb + cols) { src[r * cols + (e - rb)] = unpack_elem(word, q); }
-                }
-            }
-        }
-    } else {
-        for (var k = lid; k < rows * cols; k += WG) {
-            let r = k / cols;
-            let q = k % cols;
-            src[k] = load(base + (r0 + r) * p.in_strides.z + (c0 + q) * p.in_strides.w);
-        }
+        g.span = (cols + 2u * pw - 2u) / pw;  // most words `cols` elements can touch, wherever they start
+        g.n = rows * g.span;
+    }
+    for (var k = lid; k < g.n; k += 4u * WG) {
+        let v0 = fetch(g, k);
+        let v1 = fetch(g, k + WG);
+        let v2 = fetch(g, k + 2u * WG);
+        let v3 = fetch(g, k + 3u * WG);
+        scatter(g, k, v0);
+        scatter(g, k + WG, v1);
+        scatter(g, k + 2u * WG, v2);
+        scatter(g, k + 3u * WG, v3);
     }
     workgroupBarrier();
 
