@@ -220,7 +220,7 @@ def test_filtered_channels_and_odd_rows_take_the_element_kernels(device, rng):
     assert op.plan.kernels == ["aa_element_atomic"] and "whole 32-bit words" in op.plan.why
     # scale 1/40: a tile's input region would not fit workgroup memory
     op = check(device, None, TensorDesc(F32, (1, 1, 80, 400)), TensorDesc(F32, (1, 1, 2, 10)), rng)
-    assert op.plan.kernels == ["aa_element"] and "fits" in op.plan.why
+    assert op.plan.kernels == ["aa_element"] and "fit workgroup memory" in op.plan.why
 
 
 def test_offsets_and_scales_not_equal_to_the_size_ratio(device, rng):
@@ -285,8 +285,8 @@ def test_numpy_one_liner(device):
 
 def test_one_pipeline_serves_every_shape(device, rng):
     a = check(device, "aa_tile", TensorDesc(F32, (1, 2, 20, 36)), TensorDesc(F32, (1, 2, 10, 12)), rng)
-    b = check(device, "aa_tile", TensorDesc(F32, (2, 1, 30, 28)), TensorDesc(F32, (2, 1, 7, 9)), rng)
-    assert a.cache_keys == b.cache_keys
+    b = check(device, "aa_tile", TensorDesc(F32, (2, 1, 40, 48)), TensorDesc(F32, (2, 1, 20, 16)), rng)
+    assert a.cache_keys == b.cache_keys  # the taps per axis (4, 6) are structure; the sizes are data
 
 
 # -- dispatch and validation ------------------------------------------------------------------------------
