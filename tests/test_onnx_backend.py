@@ -124,3 +124,80 @@ def test_what_directml_cannot_express_is_named(device):
     assert not onnx_backend.is_compatible(relu)
     with pytest.raises(OnnxUnsupported, match="device: 'CUDA'"):
         onnx_backend.prepare(_resize_model(mode="linear"), "CUDA")
+
+
+@pytest.mark.parametrize(
+    "op, opset, attrs, extra_inputs",
+    [
+        ("Resize", 10, {"mode": "nearest"}, {"scales": np.array([1, 1, 2, 1.5], np.float32)}),
+        ("Resize", 10, {"mode": "linear"}, {"scales": np.array([1, 1, 0.5, 2], np.float32)}),
+        ("Upsample", 7, {"mode": "nearest", "scales": [1.0, 1.0, 2.0, 3.0]}, {}),
+        ("Upsample", 9, {"mode": "nearest"}, {"scales": np.array([1, 1, 3, 2], np.float32)}),
+        (
+            "Resize",
+            19,
+            {"mode": "nearest", "coordinate_transformation_mode": "half_pixel_symmetric", "axes": [3, 2]},
+            {"roi": np.zeros(0, np.float32), "scales": np.array([0.6, 1.7], np.float32)},
+        ),
+        (
+            "Resize",
+            19,
+            {"mode": "linear", "antialias": 1, "keep_aspect_ratio_policy": "not_larger", "axes": [2, 3]},
+            {"roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32), "sizes": np.array([3, 5], np.int64)},
+        ),
+    ],
+    ids=["resize10-nearest", "resize10-linear", "upsample7", "upsample9", "resize19-symmetric-axes", "antialias-axes"],
+)
+def test_older_opsets_and_attributes_match_onnx_reference(device, rng, op, opset, attrs, extra_inputs):
+    """Resize-10 and Upsample (x = y / scale, nearest floor) and Resize-19 attributes against onnx's
+    ReferenceEvaluator; parameters given as initializers."""
+    from onnx.reference import ReferenceEvaluator
+
+    x = (rng.integers(-512, 512, size=(1, 2, 6, 8)) / 64).astype(np.float32)
+    names = list(extra_inputs)
+    inits = [numpy_helper.from_array(v, k) for k, v in extra_inputs.items()]
+    node = helper.make_node(op, ["x"] + names, ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], "g", [_vi("x", TensorProto.FLOAT, x.shape)], [helper.make_tensor_value_info("y", 1, None)], inits
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    ref_model = model
+    if op == "Resize" and opset == 10:
+        # onnx's reference evaluates Resize-11+: the backend's Resize-10 is Resize-11 with x = y / scale
+        # (asymmetric, as onnxruntime) and, for nearest, floor (Upsample's definition)
+        from onnx import version_converter
+
+        ref_model = version_converter.convert_version(model, 11)
+        resize = next(n for n in ref_model.graph.node if n.op_type == "Resize")
+        resize.attribute.append(helper.make_attribute("coordinate_transformation_mode", "asymmetric"))
+        resize.attribute.append(helper.make_attribute("nearest_mode", "floor"))
+    if op == "Upsample":  # onnx's reference has no Upsample-7; its definition: integer scales repeat
+        want = x
+        for axis, f in enumerate(attrs.get("scales", extra_inputs.get("scales"))):
+            want = np.repeat(want, int(f), axis=axis)
+    else:
+        (want,) = ReferenceEvaluator(ref_model).run(None, {"x": x})
+    (got,) = onnx_backend.DmlwgslRep(model, device).run([x])
+    if attrs["mode"] == "nearest":
+        assert_matches(got, want)
+    else:
+        assert_matches(got, want.astype(np.float32), atol=2e-5, why="float32 against onnx's float64, |values| < 8")
+
+
+def test_convinteger_auto_pad_matches_onnx_reference(device, rng):
+    from onnx.reference import ReferenceEvaluator
+
+    x = rng.integers(0, 256, size=(1, 3, 7, 6), dtype=np.uint8)
+    w = rng.integers(0, 256, size=(4, 3, 3, 2), dtype=np.uint8)
+    for auto_pad in ("SAME_UPPER", "SAME_LOWER", "VALID"):
+        node = helper.make_node("ConvInteger", ["x", "w", "xz"], ["y"], auto_pad=auto_pad, strides=[2, 1])
+        model = _model(
+            [node],
+            [_vi("x", TensorProto.UINT8, x.shape), _vi("w", TensorProto.UINT8, w.shape)],
+            [helper.make_tensor_value_info("y", TensorProto.INT32, ["n", "m", "h", "w"])],
+            [numpy_helper.from_array(np.array(7, np.uint8), "xz")],
+        )
+        (want,) = ReferenceEvaluator(model).run(None, {"x": x, "w": w})
+        (got,) = onnx_backend.prepare(model, device).run([x, w])
+        assert_matches(got, want)

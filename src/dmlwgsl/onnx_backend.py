@@ -12,8 +12,10 @@ description the way onnxruntime's DirectML execution provider maps it (spec 2, 3
 DepthToSpace/SpaceToDepth -> DEPTH_TO_SPACE1/SPACE_TO_DEPTH1 (``mode`` -> order), ConvInteger ->
 CONVOLUTION_INTEGER (``auto_pad`` resolved to explicit padding), Resize ->
 RESAMPLE2, or RESAMPLE3 with Antialiased for ``antialias=1``
-(:func:`dmlwgsl.ops.resample.onnx_resize_to_resample`), Upsample -> Resize with asymmetric
-coordinates and floor rounding (ONNX's Upsample definition). What DirectML cannot express raises
+(:func:`dmlwgsl.ops.resample.onnx_resize_to_resample`); Upsample and Resize-10 -> Resample2 with
+x = y / scale (asymmetric, as onnxruntime maps both) and nearest floor (ONNX's Upsample definition:
+integer scales repeat; onnxruntime's CPU kernel rounds up instead on downsampled axes of Resize-10,
+which one RoundingDirection for all axes cannot follow where axes differ). What DirectML cannot express raises
 :class:`OnnxUnsupported` (or its subclass :class:`~dmlwgsl.ops.resample.OnnxResizeUnsupported`)
 naming the attribute: Resize ``mode="cubic"``, ``exclude_outside``, a tf_crop_and_resize ROI that
 samples outside the input (ONNX writes ``extrapolation_value`` there; DirectML clamps).
