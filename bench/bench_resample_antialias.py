@@ -9,7 +9,7 @@ torch + CUDA, F.interpolate(mode="bilinear", antialias=True, align_corners=False
 sizes (the same half_pixel coordinates and scale) is timed in the same run.
 
     python bench/bench_resample_antialias.py [--adapter NAME] [--backend vulkan] [--dtype float32]
-        [--shape 8,64,240,240] [--kernel aa_tile] [--reps N] [--quick] [--json] [--no-torch]
+        [--shape 8,64,240,240] [--kernel plan|element|NAME] [--reps N] [--quick] [--json] [--no-torch]
 """
 
 from __future__ import annotations
@@ -40,7 +40,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--backend", help="vulkan | gl | metal | dx12")
     p.add_argument("--dtype", action="append", choices=DTYPES, help="repeatable (default all)")
     p.add_argument("--shape", help=f"N,C,H,W (default {','.join(map(str, FULL_SHAPE))})")
-    p.add_argument("--kernel", action="append", help="aa_tile, aa_element, aa_element_atomic (default: the plan's)")
+    p.add_argument(
+        "--kernel",
+        action="append",
+        help="plan (the plan's choice, default), element (aa_element or aa_element_atomic), or a kernel name",
+    )
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.add_argument("--reps", type=int, default=20, help="timed runs per configuration (median)")
     p.add_argument("--quick", action="store_true", help=f"tiny shape {QUICK_SHAPE} (smoke test)")
@@ -85,8 +89,9 @@ def run(device: Device, args) -> list[Row]:
             scales = (1.0, 1.0) + tuple(o / i for o, i in zip(out[2:], shape[2:]))
             desc = Resample3Desc(xt.desc, od, "linear", AxisDirection.DECREASING, scales, (0.5,) * 4, (-0.5,) * 4, True)
             yt = device.tensor(od, label="output")
-            for kernel in args.kernel or (None,):
-                op = compile_resample3(desc, device=device, kernel=kernel)
+            for name in args.kernel or ("plan",):
+                kernel = {"plan": None, "element": "aa_element" if dt == DataType.FLOAT32 else "aa_element_atomic"}
+                op = compile_resample3(desc, device=device, kernel=kernel.get(name, name))
                 op(xt, yt)
                 check = _check(yt, x, desc)
                 ns = bench.time_ns(lambda: op(xt, yt))
@@ -96,7 +101,7 @@ def run(device: Device, args) -> list[Row]:
                 extra = {"kernel": op.plan.kernels[0], "check": check}
                 step = op.plan.steps[0]
                 if step.name == "aa_tile":
-                    extra["tile"] = "x".join(map(str, step.uniforms_dict["tile"][1::-1]))
+                    extra["tile_hxw"] = "x".join(map(str, step.uniforms_dict["tile"][1::-1]))
                 if tx is not None:
                     try:
                         tf = torch.nn.functional.interpolate
