@@ -15,12 +15,10 @@
 // Entry points: aa_element (one thread per output, 4-byte elements, any strides), aa_element_atomic
 // (8/16-bit elements at any strides: merged into words with atomics), aa_tile (the fast path, see
 // the end of this file).
-// Overrides (structure, part of the pipeline cache key): DTYPE, WG, TAPS_W and TAPS_H (aa_tile).
+// Overrides (structure, part of the pipeline cache key): DTYPE, WG.
 
 override WG: u32 = 256u;
 override DTYPE: u32 = 0u;   // 0 float32, 1 float16, 2 int8, 3 uint8
-override TAPS_W: u32 = 4u;  // aa_tile: most taps of an output along W and along H (its tap loops
-override TAPS_H: u32 = 4u;  // run to these constants, so the compiler can unroll them)
 
 struct Params {
     out_sizes: vec4<u32>,    // output sizes padded to 4 dims, outermost first
@@ -144,62 +142,55 @@ fn aa_element_atomic(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
 }
 
 // -- aa_tile: the fast path ---------------------------------------------------------------------
-// One workgroup = one tile of up to p.tile.y output rows x p.tile.x output columns (both powers of
-// two, log2 in p.tile2.z and .w) of one (n, c) plane; the n and c axes are not filtered (one tap
-// of weight 1; the host checks). Index math stays out of the inner loops: every thread keeps one
-// column (or row) of the tile, so there is no division per element.
-//   0. the tile's W and H taps (first pixel relative to the region, count, weights) -> hds, wts
-//   1. the input region under the tile's taps -> src, as f32: each group of 32 threads copies whole
-//      region rows, coalesced (one load per input word when the row is contiguous), four loads in
-//      flight per thread
-//   2. along W: mid[r, j] = sum_q Ww[j, q] * src[r, F(j) + q], for every region row r
-//   3. along H: output[i, j] = sum_q Wh[i, q] * mid[F(i) + q, j], one output word per thread
-//      (8/16-bit outputs: rows of whole words, the host checks)
-// The host sizes tiles so that src, mid, wts and hds fit.
-const SRC_N: u32 = 4096u;
-const MID_N: u32 = 2048u;
-const WTS_N: u32 = 768u;
-const HDS_N: u32 = 256u;
+// One workgroup = one tile of p.tile.y output rows x p.tile.x output columns of one (n, c) plane
+// (the n and c axes are not filtered: one tap of weight 1, the host checks). It stages the input
+// region under the tile's taps in workgroup memory (coalesced word loads, each input element read
+// once per tile), filters it along W into `mid` (one value per region row and tile column), then
+// along H, and stores whole output words (8/16-bit outputs: rows of whole words, the host checks).
+// The host sizes tiles so that the region fits SRC_N and TILE_ROWS x tile width fits MID_N.
+const SRC_N: u32 = 2560u;
+const MID_N: u32 = 1536u;
 var<workgroup> src: array<f32, SRC_N>;
 var<workgroup> mid: array<f32, MID_N>;
-var<workgroup> wts: array<f32, WTS_N>;  // W weights at q * tile.x + j, then H weights at + q * tile.y + i
-var<workgroup> hds: array<u32, HDS_N>;  // (first - region start, count): column j at 2j, row i at 2 * (tile.x + i)
 
-// (row, slot) of the region slot WG further on (dr, dq: WG / span, WG % span).
-fn advance(a: vec2<u32>, dr: u32, dq: u32, span: u32) -> vec2<u32> {
-    var r = a.x + dr;
-    var q = a.y + dq;
-    if (q >= span) {
-        q -= span;
-        r += 1u;
-    }
-    return vec2<u32>(r, q);
+// Staging of aa_tile's region: slot k is an input word of a contiguous row (w stride 1), else one
+// element; `span` slots per region row.
+struct Stage {
+    base: u32,   // element index of the region's first element
+    cols: u32,
+    n: u32,      // slots
+    span: u32,   // slots per row
 }
 
-// Raw bits of region slot a = (row, slot) (rb0: element index of the region's (0, 0)): an input
-// word where rows are contiguous, else one element (in the low bits); 0 when not `live`.
-fn slot(rb0: u32, a: vec2<u32>, live: bool) -> u32 {
-    if (!live) { return 0u; }
-    let rb = rb0 + a.x * p.in_strides.z;
-    if (p.in_strides.w == 1u) { return input[rb / per_word() + a.y]; }
-    let s = rb + a.y * p.in_strides.w;
+// Element index of the first element of region row r.
+fn row_start(g: Stage, r: u32) -> u32 { return g.base + r * p.in_strides.z; }
+
+// The raw word (or element bits) of slot k; 0 past the last slot.
+fn fetch(g: Stage, k: u32) -> u32 {
+    if (k >= g.n) { return 0u; }
+    let r = k / g.span;
+    let q = k % g.span;
+    if (p.in_strides.w == 1u) { return input[row_start(g, r) / per_word() + q]; }
+    let s = row_start(g, r) + q * p.in_strides.w;
     if (DTYPE == 0u) { return input[s]; }
     return input[s / per_word()] >> ((s % per_word()) * (32u / per_word()));
 }
 
-// Store region slot a's elements (see slot) into src.
-fn put(rb0: u32, cols: u32, a: vec2<u32>, live: bool, bits: u32) {
-    if (!live) { return; }
-    if (p.in_strides.w != 1u || DTYPE == 0u) {
-        src[a.x * cols + a.y] = unpack_elem(bits, 0u);
+// Store slot k's elements into src.
+fn scatter(g: Stage, k: u32, word: u32) {
+    if (k >= g.n) { return; }
+    let r = k / g.span;
+    let q = k % g.span;
+    if (p.in_strides.w != 1u) {
+        src[r * g.cols + q] = unpack_elem(word, 0u);
         return;
     }
     let pw = per_word();
-    let rb = rb0 + a.x * p.in_strides.z;
-    let e0 = (rb / pw + a.y) * pw;
+    let rb = row_start(g, r);
+    let e0 = (rb / pw + q) * pw;
     for (var u = 0u; u < pw; u++) {
         let e = e0 + u;
-        if (e >= rb && e < rb + cols) { src[a.x * cols + (e - rb)] = unpack_elem(bits, u); }
+        if (e >= rb && e < rb + g.cols) { src[r * g.cols + (e - rb)] = unpack_elem(word, u); }
     }
 }
 
@@ -208,123 +199,90 @@ fn aa_tile(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
            @builtin(local_invocation_index) lid: u32) {
     let wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
     if (wg >= p.tile2.x) { return; }   // uniform across the workgroup
-    let tx = p.tile.x;
-    let ty = p.tile.y;
     let plane = wg / p.tile.w;
     let t = wg % p.tile.w;
-    let oh0 = (t / p.tile.z) * ty;
-    let ow0 = (t % p.tile.z) * tx;
-    let th = min(ty, p.out_sizes.z - oh0);
-    let tw = min(tx, p.out_sizes.w - ow0);
+    let oh0 = (t / p.tile.z) * p.tile.y;
+    let ow0 = (t % p.tile.z) * p.tile.x;
+    let th = min(p.tile.y, p.out_sizes.z - oh0);
+    let tw = min(p.tile.x, p.out_sizes.w - ow0);
     let n = plane / p.tile2.y;
     let c = plane % p.tile2.y;
     let base = p.info.y + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y;
-    // the region: input rows r0.. and columns c0.. under the tile's taps (firsts grow with o)
+    // The region: input rows r0.. and columns c0.. under the tile's taps (firsts grow with o).
     let r0 = head(2u, oh0).x;
     let hl = head(2u, oh0 + th - 1u);
     let rows = hl.x + hl.y - r0;
     let c0 = head(3u, ow0).x;
     let wl = head(3u, ow0 + tw - 1u);
     let cols = wl.x + wl.y - c0;
-    let taps_w = p.tap_stride.w;
-    let taps_h = p.tap_stride.z;
-    let hb = tx * taps_w;  // first H weight in wts
 
-    // 0. taps of the tile's columns and rows
-    if (lid < tw) {
-        let h = head(3u, ow0 + lid);
-        hds[2u * lid] = h.x - c0;
-        hds[2u * lid + 1u] = h.y;
-    }
-    if (lid < th) {
-        let h = head(2u, oh0 + lid);
-        hds[2u * (tx + lid)] = h.x - r0;
-        hds[2u * (tx + lid) + 1u] = h.y;
-    }
-    for (var k = lid; k < hb; k += WG) {
-        let j = k & (tx - 1u);
-        if (j < tw) { wts[k] = weight(3u, ow0 + j, k >> p.tile2.z); }
-    }
-    for (var k = lid; k < ty * taps_h; k += WG) {
-        let i = k & (ty - 1u);
-        if (i < th) { wts[hb + k] = weight(2u, oh0 + i, k >> p.tile2.w); }
-    }
-
-    // 1. the region: slot k (row k / span, slot k % span) per thread, k += WG; the row and slot
-    //    advance by additions (one division per thread, none per slot)
+    // 1. stage the region as f32; along a contiguous row, one load per input word. Each thread
+    //    issues four loads before it stores any: more loads in flight, closer to the copy's bandwidth.
     let pw = per_word();
-    let contiguous = p.in_strides.w == 1u;
-    let span = select(cols, (cols + 2u * pw - 2u) / pw, contiguous);  // slots per row
-    let total = rows * span;
-    let dr = WG / span;
-    let dq = WG % span;
-    var cur = vec2<u32>(lid / span, lid % span);  // (row, slot) of slot k
-    let rb0 = base + r0 * p.in_strides.z + c0;     // element index of the region's (0, 0)
-    for (var k = lid; k < total; k += 4u * WG) {
-        let a0 = cur;
-        let a1 = advance(a0, dr, dq, span);
-        let a2 = advance(a1, dr, dq, span);
-        let a3 = advance(a2, dr, dq, span);
-        cur = advance(a3, dr, dq, span);
-        let b0 = slot(rb0, a0, k < total);
-        let b1 = slot(rb0, a1, k + WG < total);
-        let b2 = slot(rb0, a2, k + 2u * WG < total);
-        let b3 = slot(rb0, a3, k + 3u * WG < total);
-        put(rb0, cols, a0, k < total, b0);
-        put(rb0, cols, a1, k + WG < total, b1);
-        put(rb0, cols, a2, k + 2u * WG < total, b2);
-        put(rb0, cols, a3, k + 3u * WG < total, b3);
+    var g: Stage;
+    g.base = base + r0 * p.in_strides.z + c0;  // element index of region (0, 0)
+    g.cols = cols;
+    g.n = rows * cols;
+    g.span = cols;
+    if (p.in_strides.w == 1u) {
+        g.span = (cols + 2u * pw - 2u) / pw;  // most words `cols` elements can touch, wherever they start
+        g.n = rows * g.span;
+    }
+    for (var k = lid; k < g.n; k += 4u * WG) {
+        let v0 = fetch(g, k);
+        let v1 = fetch(g, k + WG);
+        let v2 = fetch(g, k + 2u * WG);
+        let v3 = fetch(g, k + 3u * WG);
+        scatter(g, k, v0);
+        scatter(g, k + WG, v1);
+        scatter(g, k + 2u * WG, v2);
+        scatter(g, k + 3u * WG, v3);
     }
     workgroupBarrier();
 
-    // 2. along W: thread column j for rows lid / tx, + WG / tx, ...
-    let j = lid & (tx - 1u);
-    if (j < tw) {
-        let off = hds[2u * j];
-        let cnt = hds[2u * j + 1u];
-        for (var r = lid >> p.tile2.z; r < rows; r += WG >> p.tile2.z) {
-            let s0 = r * cols + off;
-            var acc_w = 0.0;
-            for (var q = 0u; q < TAPS_W; q++) {  // a constant count: unrolled; taps past cnt add nothing
-                acc_w = acc_w + select(0.0, wts[q * tx + j] * src[s0 + min(q, cnt - 1u)], q < cnt);
-            }
-            mid[r * tx + j] = acc_w;
+    // 2. along W: mid[r, j] = sum_k Ww[ow0 + j, k] * src[r, F(ow0 + j) - c0 + k]
+    for (var k = lid; k < rows * tw; k += WG) {
+        let r = k / tw;
+        let j = k % tw;
+        let hw = head(3u, ow0 + j);
+        let s0 = r * cols + hw.x - c0;
+        var acc_w = 0.0;
+        for (var q = 0u; q < hw.y; q++) {
+            acc_w = acc_w + weight(3u, ow0 + j, q) * src[s0 + q];
         }
+        mid[r * p.tile.x + j] = acc_w;
     }
     workgroupBarrier();
 
-    // 3. along H: thread word column (pw outputs from j0) for rows lid / groups, ...
-    let gsh = p.tile2.z - (pw >> 1u);  // log2(tx / pw): pw is 1, 2 or 4
-    let j0 = (lid & ((1u << gsh) - 1u)) * pw;
-    if (j0 < tw) {
-        for (var i = lid >> gsh; i < th; i += WG >> gsh) {
-            let offh = hds[2u * (tx + i)];
-            let cnth = hds[2u * (tx + i) + 1u];
-            let dst = p.info.z + n * p.out_strides.x + c * p.out_strides.y + (oh0 + i) * p.out_strides.z
-                + (ow0 + j0) * p.out_strides.w;
-            var word = 0u;
-            var mask = 0u;
-            for (var u = 0u; u < pw; u++) {
-                let jj = j0 + u;
-                if (jj < tw) {
-                    var acc_h = 0.0;
-                    for (var q = 0u; q < TAPS_H; q++) {
-                        let v = wts[hb + q * ty + i] * mid[(offh + min(q, cnth - 1u)) * tx + jj];
-                        acc_h = acc_h + select(0.0, v, q < cnth);
-                    }
-                    // n and c: one tap of weight 1 (acc = 0 + 1 * v, exactly v)
-                    let sh = ((dst + u) % pw) * (32u / pw);
-                    word |= store_bits(acc_h) << sh;
-                    mask |= select(0xFFFFFFFFu, select(0xFFu, 0xFFFFu, DTYPE == 1u), pw > 1u) << sh;
+    // 3. along H, one output word per thread (1, 2 or 4 outputs of one row)
+    let gw = (tw + pw - 1u) / pw;
+    for (var k = lid; k < th * gw; k += WG) {
+        let i = k / gw;
+        let j0 = (k % gw) * pw;
+        let hh = head(2u, oh0 + i);
+        let dst = p.info.z + n * p.out_strides.x + c * p.out_strides.y + (oh0 + i) * p.out_strides.z
+            + (ow0 + j0) * p.out_strides.w;
+        var word = 0u;
+        var mask = 0u;
+        for (var q = 0u; q < pw; q++) {
+            let j = j0 + q;
+            if (j < tw) {
+                var acc_h = 0.0;
+                for (var a = 0u; a < hh.y; a++) {
+                    acc_h = acc_h + weight(2u, oh0 + i, a) * mid[(hh.x - r0 + a) * p.tile.x + j];
                 }
+                // n and c: one tap of weight 1 (acc = 0 + 1 * v, exactly v)
+                let sh = ((dst + q) % pw) * (32u / pw);
+                word |= store_bits(acc_h) << sh;
+                mask |= select(0xFFFFFFFFu, select(0xFFu, 0xFFFFu, DTYPE == 1u), pw > 1u) << sh;
             }
-            let wi = dst / pw;
-            if (mask != 0xFFFFFFFFu) {
-                // a row's last word with fewer outputs: its other bytes are gaps or lie outside the
-                // tensor, which no other thread writes, so a plain read-modify-write is safe
-                word |= output[wi] & ~mask;
-            }
-            output[wi] = word;
         }
+        let wi = dst / pw;
+        if (mask != 0xFFFFFFFFu) {
+            // a row's last word with fewer outputs: its other bytes are gaps or lie outside the
+            // tensor, which no other thread writes, so a plain read-modify-write is safe
+            word |= output[wi] & ~mask;
+        }
+        output[wi] = word;
     }
 }
