@@ -15,7 +15,7 @@ _ALL: list = []
 #: The node tests of the backend's five operators (not the ``_expanded`` ones: those run the
 #: operator's function body, made of Reshape and Transpose nodes); onnx names them per device,
 #: and the bound backend supports onnx's "CPU" only (it stands for the adapter given).
-INCLUDE = re.compile(r"^test_(depthtospace|spacetodepth|convinteger|resize|upsample)_(?!.*expanded).*_cpu$")
+INCLUDE = re.compile(r"^test_(depthtospace|spacetodepth|convinteger|resize|upsample)(_(?!.*expanded).*)?_cpu$")
 
 #: Node tests DirectML cannot express, and why; each is reported as skipped with its reason.
 #: (The reason rides in the pattern as a regex comment, which onnx's skip message prints.)
