@@ -204,3 +204,27 @@ def test_convinteger_auto_pad_matches_onnx_reference(device, rng):
         (want,) = ReferenceEvaluator(model).run(None, {"x": x, "w": w})
         (got,) = onnx_backend.prepare(model, device).run([x, w])
         assert_matches(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.float16])
+def test_antialias_other_types_match_onnx_reference(device, rng, dtype):
+    """Resize-19 linear antialias on 8/16-bit tensors against onnx's ReferenceEvaluator (which
+    rounds integers half to even and saturates, as the contract says)."""
+    from onnx.reference import ReferenceEvaluator
+
+    info = np.iinfo(dtype) if np.issubdtype(dtype, np.integer) else None
+    if info is not None:
+        x = rng.integers(info.min, info.max + 1, size=(1, 2, 12, 18)).astype(dtype)
+    else:
+        x = (rng.integers(-512, 512, size=(1, 2, 12, 18)) / 64).astype(dtype)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    model = _model(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear", antialias=1)],
+        [_vi("x", elem, x.shape)],
+        [_vi("y", elem, (1, 2, 6, 6))],
+        [numpy_helper.from_array(np.array([1, 1, 0.5, 1 / 3], np.float32), "scales")],
+    )
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    (got,) = onnx_backend.prepare(model, device).run([x])
+    atol, why = LINEAR_TOLERANCE[DataType.from_numpy(np.dtype(dtype))]
+    assert_matches(got, want, atol=atol, why=why)
