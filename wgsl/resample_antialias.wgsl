@@ -13,8 +13,9 @@
 // Bindings: input (u32 words: 16- and 8-bit values move as raw bits), output (u32 words), output_atomic
 //           (the same, atomic, for 8/16-bit elements at any strides), p (uniforms), table.
 // Entry points: aa_element (one thread per output, 4-byte elements, any strides), aa_element_atomic
-// (8/16-bit elements at any strides: merged into words with atomics), aa_tile (the fast path, see
-// the end of this file).
+// (8/16-bit elements at any strides: merged into words with atomics), aa_tile (workgroup-memory
+// tiles, see the end of this file; on request only: measured slower on the H100, see
+// src/dmlwgsl/ops/_resample_antialias.py).
 // Overrides (structure, part of the pipeline cache key): DTYPE, WG.
 
 override WG: u32 = 256u;
@@ -141,7 +142,7 @@ fn aa_element_atomic(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     atomicOr(&output_atomic[dst / per_word()], store_bits(value(o)) << sh);
 }
 
-// -- aa_tile: the fast path ---------------------------------------------------------------------
+// -- aa_tile: workgroup-memory tiles ------------------------------------------------------------
 // One workgroup = one tile of p.tile.y output rows x p.tile.x output columns of one (n, c) plane
 // (the n and c axes are not filtered: one tap of weight 1, the host checks). It stages the input
 // region under the tile's taps in workgroup memory (coalesced word loads, each input element read
