@@ -526,8 +526,6 @@ REFUSED = {
     "test_resize_upsample_scales_cubic_asymmetric": "cubic",
     "test_resize_downsample_scales_cubic_antialias": "cubic",
     "test_resize_downsample_sizes_cubic_antialias": "cubic",
-    "test_resize_downsample_scales_linear_antialias": "antialias",
-    "test_resize_downsample_sizes_linear_antialias": "antialias",
     "test_resize_tf_crop_and_resize_extrapolation_value": "outside the input",
 }
 

@@ -48,6 +48,7 @@ __all__ = [
     "ResampleDesc",
     "Resample1Desc",
     "Resample2Desc",
+    "Resample3Desc",
     "ResampleOperator",
     "compile_resample",
     "resample",
@@ -192,6 +193,57 @@ class Resample2Desc:
     def nearest_rule(self) -> str:
         """The reference's rounding rule: "floor" (DECREASING) or "ceil" (INCREASING)."""
         return "floor" if AxisDirection.parse(self.rounding_direction) == AxisDirection.DECREASING else "ceil"
+
+
+@dataclass(frozen=True)
+class Resample3Desc:
+    """DML_RESAMPLE3_OPERATOR_DESC: Resample2's fields and ``antialiased``.
+
+    With ``antialiased`` and LINEAR, the filter is stretched by max(1, 1/Scale) per axis (ONNX
+    Resize-18 ``antialias=1``; the weights are in :mod:`dmlwgsl.ops._resample_antialias`). Without
+    it, or with NEAREST_NEIGHBOR, it is Resample2; so is antialiased LINEAR where no Scale is < 1.
+    """
+
+    input: TensorDesc
+    output: TensorDesc
+    interpolation_mode: InterpolationMode
+    rounding_direction: AxisDirection
+    scales: tuple[float, ...]
+    input_pixel_offsets: tuple[float, ...]
+    output_pixel_offsets: tuple[float, ...]
+    antialiased: bool = False
+
+    def validate(self) -> None:
+        """Raise :class:`DmlValidationError` naming the field and the rule a description breaks."""
+        if not isinstance(self.antialiased, (bool, np.bool_)):
+            raise DmlValidationError(f"antialiased: must be a bool; got {self.antialiased!r}")
+        self.as_resample2().validate()
+
+    def as_resample2(self) -> Resample2Desc:
+        """The same description without ``antialiased``."""
+        return Resample2Desc(
+            self.input,
+            self.output,
+            self.interpolation_mode,
+            self.rounding_direction,
+            self.scales,
+            self.input_pixel_offsets,
+            self.output_pixel_offsets,
+        )
+
+    @property
+    def filters(self) -> bool:
+        """Whether the antialiasing filter applies: antialiased, LINEAR, and some Scale < 1."""
+        return (
+            bool(self.antialiased)
+            and InterpolationMode.parse(self.interpolation_mode) == InterpolationMode.LINEAR
+            and any(np.float32(s) < 1 for s in self.scales)
+        )
+
+    @property
+    def nearest_rule(self) -> str:
+        """The reference's rounding rule: "floor" (DECREASING) or "ceil" (INCREASING)."""
+        return self.as_resample2().nearest_rule
 
 
 @dataclass(frozen=True)
@@ -500,8 +552,13 @@ class ResampleOperator:
 
 
 def compile_resample(desc: AnyResampleDesc, *, device: Device | None = None) -> ResampleOperator:
-    """Validate a :class:`ResampleDesc`, :class:`Resample1Desc` or :class:`Resample2Desc` and build
-    the operator once; call the result with (input, output) GPU tensors as often as needed."""
+    """Validate a :class:`ResampleDesc`, :class:`Resample1Desc`, :class:`Resample2Desc` or
+    :class:`Resample3Desc` and build the operator once; call the result with (input, output) GPU
+    tensors as often as needed."""
+    if isinstance(desc, Resample3Desc):  # the antialiasing filter, else Resample2
+        from ._resample_antialias import compile_resample3
+
+        return compile_resample3(desc, device=device)
     if not isinstance(desc, (ResampleDesc, Resample1Desc, Resample2Desc)):
         raise DmlValidationError(
             f"desc: expected ResampleDesc, Resample1Desc or Resample2Desc; got {type(desc).__name__}"
@@ -528,6 +585,7 @@ def resample(
     input_pixel_offsets=None,
     output_pixel_offsets=None,
     rounding_direction=None,
+    antialias: bool = False,
     device: Device | None = None,
 ) -> np.ndarray:
     """Resample a numpy array (rank 1-4; float32, float16, int8 or uint8) to ``output_sizes``.
@@ -536,8 +594,10 @@ def resample(
     output/input per axis (float division); ``input_pixel_offsets`` to 0.5 and
     ``output_pixel_offsets`` to -0.5 per axis (a scalar applies to every axis).
     ``rounding_direction=None`` is Resample1's nearest rule ``floor(x + 0.5)``; "decreasing"
-    (floor(x)) or "increasing" (ceil(x)) select Resample2. Any numpy view with non-negative
-    strides is used as it lies (no host copy).
+    (floor(x)) or "increasing" (ceil(x)) select Resample2. ``antialias=True`` is Resample3's
+    Antialiased: linear downsampling stretches the filter by 1/scale (ONNX Resize ``antialias``;
+    no effect on nearest). Any numpy view with non-negative strides is used as it lies (no host
+    copy).
     """
     a = np.asarray(x)
     in_desc, _ = desc_for_array(a)
@@ -555,7 +615,10 @@ def resample(
     io = _per_axis(input_pixel_offsets, r, (0.5,) * r)
     oo = _per_axis(output_pixel_offsets, r, (-0.5,) * r)
     out_desc = TensorDesc(in_desc.data_type, out_sizes)
-    if rounding_direction is None:
+    if antialias and m == InterpolationMode.LINEAR:
+        direction = AxisDirection.parse(rounding_direction or AxisDirection.DECREASING)  # ignored by linear
+        desc = Resample3Desc(in_desc, out_desc, m, direction, sc, io, oo, True)
+    elif rounding_direction is None:
         desc = Resample1Desc(in_desc, out_desc, m, sc, io, oo)
     else:
         desc = Resample2Desc(in_desc, out_desc, m, AxisDirection.parse(rounding_direction), sc, io, oo)
@@ -577,7 +640,8 @@ class OnnxResizeUnsupported(DmlValidationError):
 
 @dataclass(frozen=True)
 class OnnxResizeParams:
-    """Resample2 parameters for one ONNX Resize (same rank as the ONNX tensor)."""
+    """Resample2 parameters for one ONNX Resize (same rank as the ONNX tensor); Resample3 with
+    ``antialiased`` for ONNX's ``antialias=1`` with mode linear."""
 
     output_sizes: tuple[int, ...]
     interpolation_mode: InterpolationMode
@@ -585,11 +649,24 @@ class OnnxResizeParams:
     scales: tuple[float, ...]
     input_pixel_offsets: tuple[float, ...]
     output_pixel_offsets: tuple[float, ...]
+    antialiased: bool = False
 
-    def desc(self, input: TensorDesc, output: TensorDesc | None = None) -> Resample2Desc:
-        """The Resample2 description for ``input`` (output packed unless given)."""
+    def desc(self, input: TensorDesc, output: TensorDesc | None = None) -> Resample2Desc | Resample3Desc:
+        """The Resample2 (Resample3 when antialiased) description for ``input`` (output packed
+        unless given)."""
         if output is None:
             output = TensorDesc(input.data_type, self.output_sizes)
+        if self.antialiased:
+            return Resample3Desc(
+                input,
+                output,
+                self.interpolation_mode,
+                self.rounding_direction,
+                self.scales,
+                self.input_pixel_offsets,
+                self.output_pixel_offsets,
+                True,
+            )
         return Resample2Desc(
             input,
             output,
@@ -608,6 +685,7 @@ class OnnxResizeParams:
             "input_pixel_offsets": self.input_pixel_offsets,
             "output_pixel_offsets": self.output_pixel_offsets,
             "rounding_direction": self.rounding_direction,
+            "antialias": self.antialiased,
         }
 
 
@@ -644,9 +722,12 @@ def onnx_resize_to_resample(
     execution provider does (``ComputePixelOffsetsAndScales``, spec 4.7), with the output size
     ONNX's reference computes (floor(in * scale) for scales; keep_aspect_ratio_policy for sizes).
 
-    Raises :class:`OnnxResizeUnsupported` for what DirectML cannot express: mode "cubic",
-    antialias (needs DML_RESAMPLE3), exclude_outside, tf_crop_and_resize that samples outside the
-    input (ONNX writes extrapolation_value there, DirectML clamps), rank > 4.
+    ``antialias=1`` with mode linear maps to Resample3's Antialiased (ignored by nearest, as in
+    ORT). Raises :class:`OnnxResizeUnsupported` for what DirectML cannot express: mode "cubic",
+    exclude_outside, tf_crop_and_resize that samples outside the input (ONNX writes
+    extrapolation_value there, DirectML clamps), antialias where DML's Scale is not ONNX's scale
+    factor on a downsampled axis (align_corners, tf_crop_and_resize: ONNX stretches the filter by
+    1/scale factor, DirectML by 1/Scale), rank > 4.
     ``cubic_coeff_a`` is accepted and unused (cubic is refused).
     """
     del cubic_coeff_a
@@ -660,8 +741,6 @@ def onnx_resize_to_resample(
         raise OnnxResizeUnsupported("mode: 'cubic' has no DirectML Resample equivalent (nearest and linear only)")
     if mode not in ("nearest", "linear"):
         raise OnnxResizeUnsupported(f"mode: unknown ONNX Resize mode {mode!r}")
-    if int(antialias):
-        raise OnnxResizeUnsupported("antialias: needs DML_RESAMPLE3 (antialiased filter), not implemented")
     if int(exclude_outside):
         raise OnnxResizeUnsupported(
             "exclude_outside: DirectML always clamps to the edge; exclude_outside=1 cannot be expressed"
@@ -754,6 +833,11 @@ def onnx_resize_to_resample(
             io += adj
         else:
             direction = AxisDirection.DECREASING  # ignored by LINEAR; ORT passes DECREASING
+        if int(antialias) and mode == "linear" and min(np.float32(s), 1) != min(np.float32(sc[d]), 1):
+            raise OnnxResizeUnsupported(
+                f"antialias: with coordinate_transformation_mode {ctm!r} ONNX stretches the filter on axis {d} "
+                f"by 1/{sc[d]:g} (its scale factor), DirectML by 1/Scale = 1/{s:g}; not expressible"
+            )
         in_off.append(io)
         out_off.append(oo)
         dml_sc.append(s)
@@ -764,4 +848,5 @@ def onnx_resize_to_resample(
         tuple(dml_sc),
         tuple(in_off),
         tuple(out_off),
+        bool(int(antialias)) and mode == "linear",
     )

@@ -121,3 +121,87 @@ def resample(
             v = a
         acc = (acc + wc * v).astype(np.float32)
     return _store(acc, x.dtype)
+
+
+# ------------------------------------------------------------------------------------------------
+# Resample3 with Antialiased = TRUE (spec 4.5), after ONNX Resize-18's ``antialias`` definition
+# ------------------------------------------------------------------------------------------------
+def antialias_taps(x: np.ndarray, in_size: int, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Antialiased linear taps per source coordinate: (first, count, weights[out, T]).
+
+    The triangle filter is stretched by max(1, 1/scale) (ONNX Resize ``antialias=1``):
+    with s = min(scale, 1) in float32, source pixel i weighs max(0, 1 - |i - x| * s) (float32,
+    ``i - x`` rounded once), the weights are normalised by their float32 sum (ascending i) and
+    divided one by one; pixels outside [0, in_size - 1] are the edge pixel (ONNX pads with the edge),
+    so their normalised weights are added to the edge's (ascending i). Zero weights at either end
+    are dropped; output o reads pixels ``first[o] .. first[o] + count[o] - 1`` with
+    ``weights[o, :count[o]]`` (the rest of the row is 0). A single remaining tap weighs exactly 1.
+    With s == 1 (no downsampling along the axis) the taps are :func:`linear_taps`' (plain linear).
+    """
+    x = _clip_coordinates(np.asarray(x, dtype=np.float32), in_size)
+    n = x.size
+    with np.errstate(over="ignore"):
+        s = np.float32(min(np.float32(scale), np.float32(1)))
+    if s >= 1:
+        i0, i1, w0, w1 = linear_taps(x, in_size)
+        count = np.where(w1 != 0, 2, 1)
+        return i0, count, np.stack([w0, w1], axis=1).astype(np.float32)
+    radius = float(1 / np.float64(s))
+    lo = np.floor(x.astype(np.float64) - radius).astype(np.int64) - 1
+    span = int(np.ceil(2 * radius)) + 3  # every pixel of (x - radius, x + radius), and a zero or two
+    idx = lo[:, None] + np.arange(span)[None, :]
+    d = (idx.astype(np.float32) - x[:, None]).astype(np.float32)
+    w = np.maximum(np.float32(0), np.float32(1) - (np.abs(d) * s).astype(np.float32)).astype(np.float32)
+    total = np.zeros(n, dtype=np.float32)
+    for j in range(span):
+        total = (total + w[:, j]).astype(np.float32)
+    w = (w / total[:, None]).astype(np.float32)
+    clamped = np.clip(idx, 0, in_size - 1)
+    first = np.empty(n, dtype=np.int64)
+    count = np.empty(n, dtype=np.int64)
+    rows = []
+    for o in range(n):
+        nz = np.nonzero(w[o])[0]
+        pix = clamped[o, nz]
+        a, b = int(pix.min()), int(pix.max())
+        folded = np.zeros(b - a + 1, dtype=np.float32)
+        for k, p in zip(nz, pix):
+            folded[p - a] = np.float32(folded[p - a] + w[o, k])
+        keep = np.nonzero(folded)[0]
+        folded = folded[keep[0] : keep[-1] + 1]
+        if folded.size == 1:
+            folded[0] = np.float32(1)
+        first[o], count[o] = a + keep[0], folded.size
+        rows.append(folded)
+    weights = np.zeros((n, int(count.max())), dtype=np.float32)
+    for o, r in enumerate(rows):
+        weights[o, : r.size] = r
+    return first, count, weights
+
+
+def resample_antialias(x: np.ndarray, output_sizes, scales, input_pixel_offsets, output_pixel_offsets) -> np.ndarray:
+    """Resample3 LINEAR with Antialiased = TRUE: ``x`` (float32/float16/int8/uint8, rank 1-4) to
+    ``output_sizes``, source coordinates as :func:`input_coordinates`, taps as
+    :func:`antialias_taps` (scale = the axis's Scale).
+
+    Separable, in float32: the last axis first, then each axis outwards; along an axis every
+    output is ``acc = 0; acc = acc + w[j] * v[first + j]`` for ascending j (each product and sum
+    rounded to float32). Stored as :func:`resample`'s linear results (float16 to nearest even;
+    int8/uint8 half to even, saturated).
+    """
+    x = np.asarray(x)
+    r = x.ndim
+    out = tuple(int(s) for s in output_sizes)
+    acc = x.astype(np.float32)
+    for d in reversed(range(r)):
+        xs = input_coordinates(out[d], scales[d], input_pixel_offsets[d], output_pixel_offsets[d])
+        first, count, weights = antialias_taps(xs, x.shape[d], scales[d])
+        a = np.moveaxis(acc, d, -1)
+        res = np.zeros(a.shape[:-1] + (out[d],), dtype=np.float32)
+        for j in range(weights.shape[1]):
+            live = count > j
+            src = np.where(live, first + j, 0)
+            term = (weights[:, j] * a[..., src]).astype(np.float32)
+            res = np.where(live, (res + term).astype(np.float32), res)
+        acc = np.moveaxis(res, -1, d)
+    return _store(acc, x.dtype)

@@ -1,0 +1,357 @@
+"""Resample3 with Antialiased (spec 4.5): the reference against onnx's reference implementation and
+node-test data, every path on every adapter against the reference under run_checked (poisoned
+output between guard bands), plans as values on the kept profiles, and the dispatch rules.
+
+GPU results are compared within LINEAR_TOLERANCE: the shader sums the reference's float32 terms in
+the reference's order, but a GPU compiler may fuse a multiply and an add (one rounding instead of
+two), and float16/int8/uint8 stores may then round an f32 result that sits on a boundary either way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx_node_cases import node_cases
+
+import dmlwgsl
+from dmlwgsl.ops._resample_antialias import (
+    ResampleAntialiasOperator,
+    compile_resample3,
+    plan_resample_antialias,
+)
+from dmlwgsl.ops.resample import (
+    LINEAR_TOLERANCE,
+    AxisDirection,
+    OnnxResizeUnsupported,
+    Resample3Desc,
+    ResampleOperator,
+    compile_resample,
+    onnx_resize_to_resample,
+)
+from dmlwgsl.plan import PROFILES, Capabilities, PlanError
+from dmlwgsl.reference import resample as ref
+from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
+from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
+from dmlwgsl.testing import assert_matches, run_checked, strided_desc
+
+F32, F16, I8, U8 = DataType.FLOAT32, DataType.FLOAT16, DataType.INT8, DataType.UINT8
+TYPES = (F32, F16, I8, U8)
+#: onnx's reference works in float64, ours in float32: results agree to float32 rounding of
+#: values below 8 plus the float32 weights' rounding (a few ulps of 8).
+ONNX_F32 = (4e-6, "float32 reference against onnx's float64 one: float32 weights and sums, |values| < 8")
+
+
+def values(dt: DataType, sizes, rng) -> np.ndarray:
+    """Real values of the type: floats are multiples of 1/64 in [-8, 8); integers over their range."""
+    if dt in (F32, F16):
+        return (rng.integers(-512, 512, size=sizes) / 64).astype(dt.numpy_dtype)
+    info = np.iinfo(dt.numpy_dtype)
+    return rng.integers(info.min, info.max + 1, size=sizes).astype(dt.numpy_dtype)
+
+
+def desc3(in_desc: TensorDesc, out_desc: TensorDesc, scales=None, in_off=None, out_off=None) -> Resample3Desc:
+    r = in_desc.rank
+    if scales is None:
+        scales = tuple(o / i for o, i in zip(out_desc.sizes, in_desc.sizes))
+    return Resample3Desc(
+        in_desc,
+        out_desc,
+        "linear",
+        AxisDirection.DECREASING,
+        tuple(scales),
+        tuple(in_off or (0.5,) * r),
+        tuple(out_off or (-0.5,) * r),
+        True,
+    )
+
+
+def onnx_antialias(x: np.ndarray, scales) -> np.ndarray:
+    """onnx's reference implementation (op_resize) of Resize linear antialias, half_pixel."""
+    from onnx.reference.ops.op_resize import _interpolate_nd, _linear_coeffs_antialias
+
+    return _interpolate_nd(x, _linear_coeffs_antialias, scale_factors=[float(s) for s in scales])
+
+
+# -- the reference -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "shape, scales",
+    [
+        ((4, 4), (0.6, 0.6)),
+        ((1, 1, 16, 20), (1, 1, 0.5, 1 / 3)),
+        ((9,), (0.25,)),
+        ((3, 5, 7), (0.7, 0.4, 1.5)),
+        ((1, 2, 30, 31), (1, 1, 0.26, 0.74)),
+        ((15, 6), (1 / 7, 0.9)),
+        ((2, 1, 5, 40), (0.5, 1, 2.0, 0.1)),
+    ],
+)
+def test_reference_matches_onnx(shape, scales, rng):
+    x = values(F32, shape, rng)
+    sc = tuple(float(np.float32(s)) for s in scales)
+    want = onnx_antialias(x, sc)
+    got = ref.resample_antialias(x, want.shape, sc, (0.5,) * x.ndim, (-0.5,) * x.ndim)
+    assert_matches(got, want.astype(np.float32), atol=ONNX_F32[0], why=ONNX_F32[1])
+
+
+def _antialias_node_cases():
+    out = []
+    for case in node_cases("Resize"):
+        if case.name in (
+            "test_resize_downsample_scales_linear_antialias",
+            "test_resize_downsample_sizes_linear_antialias",
+        ):
+            node = case.model.graph.node[0]
+            (inputs, outputs) = case.data_sets[0]
+            named = dict(zip([i for i in node.input if i], inputs))
+            out.append((case.name, node, named, outputs[0]))
+    return out
+
+
+def test_reference_and_gpu_match_the_onnx_node_tests(device):
+    from onnx import helper
+
+    cases = _antialias_node_cases()
+    assert len(cases) == 2
+    for name, node, named, expected in cases:
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        ins = list(node.input) + [""] * 4
+        x = named[ins[0]]
+        p = onnx_resize_to_resample(
+            x.shape, scales=named.get(ins[2]) if ins[2] else None, sizes=named.get(ins[3]) if ins[3] else None, **attrs
+        )
+        assert p.antialiased and p.output_sizes == expected.shape, name
+        got = ref.resample_antialias(x, p.output_sizes, p.scales, p.input_pixel_offsets, p.output_pixel_offsets)
+        # values up to 16 here: twice the float32 bound of ONNX_F32
+        assert_matches(got, expected, atol=2 * ONNX_F32[0], why=ONNX_F32[1] + " (here up to 16)")
+        in_desc = TensorDesc(F32, x.shape)
+        op = compile_resample(p.desc(in_desc), device=device)
+        assert isinstance(op, ResampleAntialiasOperator)
+        out = run_checked(
+            device,
+            lambda ins, o: op(ins["input"], o),
+            {"input": (in_desc, tensor_bytes(in_desc, x))},
+            op.output_desc,
+            got,
+            atol=2 * LINEAR_TOLERANCE[F32][0],
+            why=LINEAR_TOLERANCE[F32][1] + " (values up to 16)",
+        )
+        assert out.shape == expected.shape
+
+
+def test_taps_follow_the_definition():
+    x = ref.input_coordinates(6, 0.5, 0.5, -0.5)  # 12 -> 6: x = 2o + 0.5
+    first, count, w = ref.antialias_taps(x, 12, 0.5)
+    # interior: pixels 2o-1 .. 2o+2 weigh (1, 3, 3, 1) / 8; at the edges the outside pixel folds in
+    np.testing.assert_array_equal(first, [0, 1, 3, 5, 7, 9])
+    np.testing.assert_array_equal(count, [3, 4, 4, 4, 4, 3])
+    assert w[1].tolist() == [0.125, 0.375, 0.375, 0.125]
+    assert w[0].tolist()[:3] == [0.5, 0.375, 0.125]  # pixel -1 is pixel 0
+    # every row sums to 1 (float32), and upsampling is plain linear
+    assert np.allclose(w.sum(axis=1), 1, atol=2e-7)
+    xu = ref.input_coordinates(9, 1.5, 0.5, -0.5)
+    f, c, wu = ref.antialias_taps(xu, 6, 1.5)
+    i0, i1, w0, w1 = ref.linear_taps(xu, 6)
+    np.testing.assert_array_equal(f, i0)
+    np.testing.assert_array_equal(wu[:, 0], w0)
+    np.testing.assert_array_equal(np.where(c == 2, wu[:, 1], 0), w1)
+    # a single tap weighs exactly 1 (an input of length 1)
+    f1, c1, w1_ = ref.antialias_taps(ref.input_coordinates(1, 0.25, 0.5, -0.5), 1, 0.25)
+    assert c1.tolist() == [1] and w1_.tolist() == [[1.0]]
+
+
+# -- GPU against the reference ---------------------------------------------------------------------------
+def check(device, kernel, in_desc, out_desc, rng, scales=None, in_off=None, out_off=None, x=None):
+    desc = desc3(in_desc, out_desc, scales, in_off, out_off)
+    x = values(in_desc.data_type, in_desc.sizes, rng) if x is None else x
+    raw = tensor_bytes(in_desc, x)
+    xin = read_tensor(raw, in_desc)  # broadcast inputs: the values the description reads
+    want = ref.resample_antialias(xin, out_desc.sizes, desc.scales, desc.input_pixel_offsets, desc.output_pixel_offsets)
+    op = compile_resample3(desc, device=device, kernel=kernel)
+    atol, why = LINEAR_TOLERANCE[in_desc.data_type]
+    run_checked(
+        device, lambda ins, o: op(ins["input"], o), {"input": (in_desc, raw)}, out_desc, want, atol=atol, why=why
+    )
+    return op
+
+
+def element_kernel(dt: DataType) -> str:
+    return "aa_element" if dt == F32 else "aa_element_atomic"
+
+
+@pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
+@pytest.mark.parametrize(
+    "sizes, out",
+    [
+        ((2, 3, 20, 36), (2, 3, 10, 12)),  # 1/2 and 1/3
+        ((1, 2, 33, 72), (1, 2, 9, 16)),  # 1/3.7 and 1/4.5
+        ((1, 1, 12, 40), (1, 1, 18, 8)),  # H upsampled (plain linear), W 1/5
+        ((50,), (12,)),
+        ((7, 9), (3, 4)),
+        ((3, 10, 8), (3, 5, 4)),
+    ],
+)
+def test_every_path_every_type(device, dt, sizes, out, rng):
+    in_desc, out_desc = TensorDesc(dt, sizes), TensorDesc(dt, out)
+    for kernel in ("aa_tile", element_kernel(dt)):
+        op = check(device, kernel, in_desc, out_desc, rng)
+        assert op.plan.kernels == [kernel]
+
+
+@pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
+@pytest.mark.parametrize("pattern", ("nhwc", "padded", "broadcast", "window"))
+def test_strided_inputs_and_outputs(device, dt, pattern, rng):
+    sizes, out = (2, 3, 18, 28), (2, 3, 8, 12)
+    in_desc = strided_desc(dt, sizes, pattern)
+    out_desc = strided_desc(dt, out, "window" if pattern == "broadcast" else pattern, output=True)
+    op = check(device, None, in_desc, out_desc, rng)
+    assert op.plan.kernels == [element_kernel(dt)]
+    if "declines" not in op.plan.why and "could not run" not in op.plan.why:
+        check(device, "aa_tile", in_desc, out_desc, rng)
+
+
+def test_where_aa_tile_cannot_run(device, rng):
+    # antialiasing along c (4 -> 2): aa_tile filters h and w only
+    op = check(device, None, TensorDesc(F32, (1, 4, 6, 8)), TensorDesc(F32, (1, 2, 3, 4)), rng)
+    assert op.plan.kernels == ["aa_element"] and "n or c axis" in op.plan.why
+    # uint8 rows of 9 bytes are not whole words
+    op = check(device, None, TensorDesc(U8, (1, 1, 20, 19)), TensorDesc(U8, (1, 1, 10, 9)), rng)
+    assert op.plan.kernels == ["aa_element_atomic"] and "whole 32-bit words" in op.plan.why
+    # scale 1/40: a tile's input region would not fit workgroup memory
+    op = check(device, None, TensorDesc(F32, (1, 1, 80, 400)), TensorDesc(F32, (1, 1, 2, 10)), rng)
+    assert op.plan.kernels == ["aa_element"] and "fits" in op.plan.why
+    with pytest.raises(PlanError, match="aa_tile cannot run this description: no tile"):
+        compile_resample3(op.desc, device=device, kernel="aa_tile")
+
+
+def test_offsets_and_scales_not_equal_to_the_size_ratio(device, rng):
+    # align_corners-like offsets, and a scale that crops
+    in_desc, out_desc = TensorDesc(F16, (1, 1, 17, 30)), TensorDesc(F16, (1, 1, 6, 8))
+    check(
+        device,
+        "aa_tile",
+        in_desc,
+        out_desc,
+        rng,
+        scales=(1, 1, 0.3125, 0.2414),
+        in_off=(0.5, 0.5, 0, 0.25),
+        out_off=(-0.5, -0.5, 0, 1.0),
+    )
+    check(
+        device,
+        "aa_element_atomic",
+        in_desc,
+        out_desc,
+        rng,
+        scales=(1, 1, 0.3125, 0.2414),
+        in_off=(0.5, 0.5, 0, 0.25),
+        out_off=(-0.5, -0.5, 0, 1.0),
+    )
+
+
+def test_tensors_at_odd_offsets(device, rng):
+    """run_checked with input and output at element-aligned, not 16-aligned, offsets."""
+    for dt in (F16, U8):
+        in_desc, out_desc = TensorDesc(dt, (1, 2, 12, 16)), TensorDesc(dt, (1, 2, 6, 8))
+        desc = desc3(in_desc, out_desc)
+        x = values(dt, in_desc.sizes, rng)
+        want = ref.resample_antialias(
+            x, out_desc.sizes, desc.scales, desc.input_pixel_offsets, desc.output_pixel_offsets
+        )
+        op = compile_resample(desc, device=device)
+        atol, why = LINEAR_TOLERANCE[dt]
+        run_checked(
+            device,
+            lambda ins, o: op(ins["input"], o),
+            {"input": (in_desc, tensor_bytes(in_desc, x))},
+            out_desc,
+            want,
+            atol=atol,
+            why=why,
+            input_offset=2 * dt.size_in_bytes + 16,
+            output_offset=64 + 3 * dt.size_in_bytes,
+        )
+
+
+def test_numpy_one_liner(device):
+    x = np.arange(2 * 3 * 16 * 24, dtype=np.float32).reshape(2, 3, 16, 24) / 100
+    got = dmlwgsl.resample(x, (2, 3, 8, 6), mode="linear", antialias=True, device=device)
+    want = ref.resample_antialias(x, (2, 3, 8, 6), (1, 1, 0.5, 0.25), (0.5,) * 4, (-0.5,) * 4)
+    atol, why = LINEAR_TOLERANCE[F32]
+    assert_matches(got, want, atol=atol, why=why)
+    # nearest ignores antialias: the same as without
+    near = dmlwgsl.resample(x, (2, 3, 8, 6), antialias=True, device=device)
+    assert_matches(near, dmlwgsl.resample(x, (2, 3, 8, 6), device=device))
+
+
+def test_one_pipeline_serves_every_shape(device, rng):
+    a = check(device, "aa_tile", TensorDesc(F32, (1, 2, 20, 36)), TensorDesc(F32, (1, 2, 10, 12)), rng)
+    b = check(device, "aa_tile", TensorDesc(F32, (2, 1, 40, 48)), TensorDesc(F32, (2, 1, 20, 16)), rng)
+    assert a.cache_keys == b.cache_keys
+
+
+# -- dispatch and validation ------------------------------------------------------------------------------
+def test_what_is_not_filtered_is_resample2(device):
+    i, o = TensorDesc(F32, (1, 1, 4, 4)), TensorDesc(F32, (1, 1, 8, 6))
+    up = desc3(i, o)  # every Scale >= 1: plain linear
+    assert not up.filters and isinstance(compile_resample(up, device=device), ResampleOperator)
+    near = Resample3Desc(
+        i, TensorDesc(F32, (1, 1, 2, 2)), "nearest", "increasing", (1, 1, 0.5, 0.5), (0.5,) * 4, (-0.5,) * 4, True
+    )
+    assert not near.filters and isinstance(compile_resample(near, device=device), ResampleOperator)
+    down = desc3(i, TensorDesc(F32, (1, 1, 2, 2)))
+    assert down.filters and isinstance(compile_resample(down, device=device), ResampleAntialiasOperator)
+    with pytest.raises(PlanError, match="does not filter"):
+        compile_resample3(up, device=device, kernel="aa_tile")
+
+
+def test_validation_names_the_field():
+    i, o = TensorDesc(F32, (1, 1, 4, 4)), TensorDesc(F32, (1, 1, 2, 2))
+    d = desc3(i, o)
+    with pytest.raises(DmlValidationError, match="antialiased: must be a bool"):
+        Resample3Desc(
+            i, o, "linear", "decreasing", d.scales, d.input_pixel_offsets, d.output_pixel_offsets, 1
+        ).validate()
+    with pytest.raises(DmlValidationError, match=r"scales\[2\]: must be > 0"):
+        desc3(i, o, scales=(1, 1, 0, 0.5)).validate()
+    with pytest.raises(DmlValidationError, match="output.data_type"):
+        desc3(i, TensorDesc(F16, (1, 1, 2, 2))).validate()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_plans_as_values(profile):
+    caps = Capabilities.profile(profile)
+    d = desc3(TensorDesc(F32, (8, 64, 256, 256)), TensorDesc(F32, (8, 64, 128, 128)))
+    e = plan_resample_antialias(d, caps)  # the default: measured fastest on the H100
+    assert e.kernels == ["aa_element"] and e.dispatches == 1 and e.steps[0].invocations == 8 * 64 * 128 * 128
+    p = plan_resample_antialias(d, caps, kernel="aa_tile")
+    tw, th = p.steps[0].uniforms_dict["tile"][:2]
+    groups = 8 * 64 * (128 // tw) * (128 // th)
+    assert p.steps[0].invocations == groups * 256
+    assert p.bytes_moved == (8 * 64 * 256 * 256 + 8 * 64 * 128 * 128) * 4
+    assert dict(p.details)["taps_per_axis"] == (1, 1, 4, 4)
+    # only the pixels under some tap count: Scale 0.1 with 10 outputs of 400 reads columns 0..104
+    sparse = desc3(TensorDesc(U8, (1, 1, 4, 400)), TensorDesc(U8, (1, 1, 4, 10)), scales=(1, 1, 1, 0.1))
+    assert plan_resample_antialias(sparse, caps).bytes_moved == 4 * 105 + 40
+    with pytest.raises(PlanError, match="aa_element_atomic is for 8- and 16-bit"):
+        plan_resample_antialias(d, caps, kernel="aa_element_atomic")
+    with pytest.raises(PlanError, match="no path 'fast'"):
+        plan_resample_antialias(d, caps, kernel="fast")
+    c = desc3(TensorDesc(F32, (1, 4, 6, 8)), TensorDesc(F32, (1, 2, 3, 4)))
+    with pytest.raises(PlanError, match="aa_tile cannot run this description: the n or c axis is filtered"):
+        plan_resample_antialias(c, caps, kernel="aa_tile")
+
+
+def test_onnx_mapping():
+    p = onnx_resize_to_resample((1, 1, 8, 8), scales=(1, 1, 0.5, 0.5), mode="linear", antialias=1)
+    assert p.antialiased and isinstance(p.desc(TensorDesc(F32, (1, 1, 8, 8))), Resample3Desc)
+    assert p.kwargs()["antialias"] is True
+    n = onnx_resize_to_resample((1, 1, 8, 8), scales=(1, 1, 0.5, 0.5), mode="nearest", antialias=1)
+    assert not n.antialiased  # antialias has no meaning for nearest
+    with pytest.raises(OnnxResizeUnsupported, match="antialias: with coordinate_transformation_mode 'align_corners'"):
+        onnx_resize_to_resample(
+            (1, 1, 8, 8),
+            scales=(1, 1, 0.5, 0.5),
+            mode="linear",
+            antialias=1,
+            coordinate_transformation_mode="align_corners",
+        )
