@@ -71,6 +71,9 @@ class DataType(enum.IntEnum):
     def from_numpy(cls, dtype) -> "DataType":
         """The DataType for a numpy dtype, e.g. ``DataType.from_numpy(np.float16)``."""
         dt = np.dtype(dtype)
+        hit = _FROM_NUMPY.get(dt.str)
+        if hit is not None:
+            return hit
         for k, v in _NUMPY.items():
             if np.dtype(v) == dt:
                 return k
@@ -140,6 +143,9 @@ _NUMPY = {
 }
 
 
+_FROM_NUMPY = {np.dtype(v).str: k for k, v in _NUMPY.items()}
+
+
 class DmlEnum(enum.IntEnum):
     """Base of dmlwgsl's DirectML enums. :meth:`parse` accepts a member, its number, its name (any
     case, with or without the DML prefix) or one of the class's :meth:`aliases`; anything else
@@ -197,6 +203,9 @@ def integers(field: str, values) -> tuple[int, ...]:
     """A sequence of integers as a tuple of ints; the error names ``field[i]`` of the first bad one."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise DmlValidationError(f"{field}: must be a sequence of integers; got {values!r}")
+    values = tuple(values)
+    if all(type(v) is int for v in values):  # the common case, checked fast
+        return values
     return tuple(integer(f"{field}[{i}]", v) for i, v in enumerate(values))
 
 
@@ -378,6 +387,8 @@ def desc_for_array(a: np.ndarray) -> tuple[TensorDesc, np.ndarray]:
     item = a.dtype.itemsize
     if a.ndim == 0:
         a = a.reshape(1)
+    if a.flags.c_contiguous and a.size:  # the common case: packed, the span is the array itself
+        return TensorDesc(dt, a.shape), a.reshape(-1)
     if a.size and any((s < 0 or s % item) and n > 1 for s, n in zip(a.strides, a.shape)):
         a = np.ascontiguousarray(a)
     # The stride of a size-1 axis never moves the address (numpy keeps e.g. -384 for x[:1][::-1]):
