@@ -401,6 +401,9 @@ class Device:
         self.pipelines = PipelineCache()
         #: Compiled operators of the numpy one-liners, by (compile function, description).
         self.operators = PipelineCache(capacity=64)
+        #: wgpu work issued so far: buffers created, writes, submissions (tests use it to show that
+        #: validation fails before any GPU work).
+        self.gpu_calls = 0
         self._lock = threading.RLock()
         self._tls = threading.local()
         self._lost: str | None = None
@@ -520,6 +523,7 @@ class Device:
             usage = _STORAGE
         with self._lock:
             self.check_alive(label)
+            self.gpu_calls += 1
             try:
                 buf = self.device.create_buffer(size=size, usage=usage, label=label)
             except Exception as e:
@@ -555,6 +559,7 @@ class Device:
             self.check_alive("write")
             self._check_buffers((buffer,), "write")
             self._flush_for_order()
+            self.gpu_calls += 1
             try:
                 if lead or tail:
                     start, end = offset - lead, offset + n + ((4 - tail) % 4)
@@ -638,6 +643,7 @@ class Device:
     def _issue_read(self, buffer, start: int, piece: tuple[int, int]):
         s, size = piece
         stg = self.staging.take(size)
+        self.gpu_calls += 1
         enc = self.device.create_command_encoder(label="dmlwgsl.readback")
         enc.copy_buffer_to_buffer(buffer, start + s, stg, 0, size)
         self.queue.submit([enc.finish()])
@@ -896,6 +902,7 @@ class _Batch:
         if not items:
             return
         self._check(items, buffers)
+        dev.gpu_calls += 1
         try:
             enc = dev.device.create_command_encoder(label="dmlwgsl.batch")
             if not self.timestamps:
