@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import oneshot
 from ..runtime import Device, GpuError, GpuTensor, Kernel, default_device
-from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array
+from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array, integers
 
 __all__ = [
     "ConvolutionIntegerDesc",
@@ -54,10 +54,7 @@ def _is_count(v) -> bool:
 
 def _pair(name: str, value, count: int) -> tuple[int, ...]:
     """A tuple of ``count`` non-negative ints, or a named error."""
-    try:
-        t = tuple(int(v) for v in value)
-    except TypeError:
-        raise DmlValidationError(f"{name}: must be a sequence of {count} integers; got {value!r}") from None
+    t = integers(name, value)  # 1.5 or True is an error naming the entry, never truncated
     if len(t) != count:
         raise DmlValidationError(
             f"{name}: must have one entry per spatial dimension ({count}); got {len(t)} ({list(t)})"
