@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 
-BENCH_OPS = ("depth_to_space", "space_to_depth", "convolution_integer", "resample")
+BENCH_OPS = ("depth_to_space", "space_to_depth", "convolution_integer", "resample", "host")
 
 
 def _device(args):
