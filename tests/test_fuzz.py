@@ -317,7 +317,7 @@ def test_fuzz_convolution_integer_valid(device, profile):
 # ------------------------------------------------------------------------------------------------
 def _replace_desc(desc: TensorDesc, **kw) -> TensorDesc:
     fields = {f.name: getattr(desc, f.name) for f in dataclasses.fields(desc)}
-    if "sizes" in kw or "strides" in kw:
+    if "sizes" in kw or "strides" in kw or "data_type" in kw:
         fields["total_tensor_size_in_bytes"] = None
     if "sizes" in kw and "strides" not in kw:
         fields["strides"] = None
@@ -389,15 +389,23 @@ def depth_space_breaks(draw, op: str):
     breaks = _tensor_breaks("input", in_desc, DEPTH_SPACE_TYPES) + _tensor_breaks("output", out_desc, DEPTH_SPACE_TYPES)
     breaks += [
         ("block_size", lambda d: dataclasses.replace(d, block_size=draw(st.sampled_from([0, -1, 2.0, True, "2"])))),
-        ("output.sizes", lambda d: dataclasses.replace(d, output=_replace_desc(out_desc, sizes=in_desc.sizes))),
-        ("output.data_type", lambda d: dataclasses.replace(d, output=_replace_desc(out_desc, data_type=other))),
         (
-            "output.strides",
-            lambda d: dataclasses.replace(d, output=_replace_desc(out_desc, strides=(0,) * out_desc.rank)),
+            "output.sizes",
+            lambda d: dataclasses.replace(
+                d, output=_replace_desc(out_desc, sizes=out_desc.sizes[:3] + (out_desc.sizes[3] + 1,))
+            ),
         ),
+        ("output.data_type", lambda d: dataclasses.replace(d, output=_replace_desc(out_desc, data_type=other))),
         ("order", lambda d: desc_cls(in_desc, out_desc, c["b"], draw(st.sampled_from(["XYZ", 7, None])))),
         _float_break("input"),
     ]
+    if out_desc.element_count > 1:  # all strides 0: two elements at one address
+        breaks.append(
+            (
+                "output.strides",
+                lambda d: dataclasses.replace(d, output=_replace_desc(out_desc, strides=(0,) * out_desc.rank)),
+            )
+        )
     if op == "depth_to_space":
         c1 = c["sizes"][1] + 1 if c["b"] > 1 else None
         if c1:

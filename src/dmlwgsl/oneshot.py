@@ -24,7 +24,7 @@ from . import runtime
 from .runtime import READ_CHUNK, Device, GpuTensor, default_device
 from .tensor import DmlValidationError, TensorDesc, desc_for_array
 
-__all__ = ["OUTPUT", "as_input", "run", "empty_result"]
+__all__ = ["OUTPUT", "as_input", "run", "empty_result", "operator"]
 
 
 class _Output:
@@ -61,18 +61,13 @@ def empty_result(shape, dtype) -> np.ndarray:
     return np.empty(tuple(int(s) for s in shape), dtype)
 
 
-def _wrap(dev: Device, buf, desc: TensorDesc) -> GpuTensor:
-    cache = dev.__dict__.setdefault("_oneshot_tensors", OrderedDict())
-    key = (buf, desc)
-    t = cache.get(key)
-    if t is None:
-        t = GpuTensor(dev, desc, buf, 0)
-        cache[key] = t
-        if len(cache) > _WRAPPERS:
-            cache.popitem(last=False)
-    else:
-        cache.move_to_end(key)
-    return t
+def _span(a: np.ndarray) -> tuple[np.ndarray, TensorDesc | None]:
+    """The bytes an input array occupies, and its description when one had to be made (a
+    C-contiguous array's is the packed one of its shape and needs none: the operator's has it)."""
+    if a.flags.c_contiguous:
+        return a.reshape(-1).view(np.uint8), None
+    desc, span = desc_for_array(a)
+    return span.view(np.uint8), desc
 
 
 def operator(compile_fn: Callable, desc, device: Device):
@@ -92,45 +87,65 @@ def run(compile_fn: Callable, desc, args: Sequence, *, device: Device | None = N
 
     ``args`` are the operator's call arguments in order: numpy arrays (described exactly as
     ``desc`` describes them, e.g. by :func:`~dmlwgsl.tensor.desc_for_array`), None for an absent
-    optional tensor, and :data:`OUTPUT` for the output (``desc.output``)."""
+    optional tensor, and :data:`OUTPUT` for the output (``desc.output``). The description is
+    validated before any GPU work (and before a default device is made, if none exists yet)."""
     dev = device or runtime.current_default_device()
-    try:
-        known = isinstance(dev, Device) and (compile_fn, desc) in dev.operators
-    except TypeError:  # unhashable
-        known = False
-    if not known:
-        desc.validate()  # before any GPU work (and before a device is chosen, if none is yet)
-    dev = dev or default_device()
-    op = operator(compile_fn, desc, dev)
-    out_desc: TensorDesc = desc.output
-    with dev._lock, dev._private_batch() as batch:
-        taken = []
+    op = None
+    if isinstance(dev, Device):
         try:
+            op = dev.operators.peek((compile_fn, desc))
+        except TypeError:  # an unhashable description
+            op = None
+    if op is None:
+        desc.validate()
+        dev = dev or default_device()
+        op = operator(compile_fn, desc, dev)
+    out_desc: TensorDesc = desc.output
+    dev._lock.acquire()
+    outer = dev._begin_private_batch()
+    taken = []
+    try:
+        spans = []
+        for a in args:
+            if a is None or a is OUTPUT:
+                spans.append(a)
+                continue
+            span, _ = _span(a)
+            buf = dev.pool.take(span.nbytes)
+            taken.append(buf)
+            dev.write(buf, 0, span, pad=True)  # a pooled buffer: the bytes after the data are scratch
+            spans.append(buf)
+        out_buf = dev.pool.take(out_desc.total_tensor_size_in_bytes)
+        taken.append(out_buf)
+        # GpuTensors of pooled buffers are kept per (operator, buffers): the operator's and the
+        # kernels' memos then recognise a repeated call by identity and skip all checks.
+        cache = dev.__dict__.setdefault("_oneshot_tensors", OrderedDict())
+        key = (op, *taken)
+        call = cache.get(key)
+        if call is None:
             call = []
-            out = None
-            for a in args:
-                if a is None:
+            for a, item in zip(args, spans):
+                if item is None:
                     call.append(None)
-                    continue
-                if a is OUTPUT:
-                    buf = dev.pool.take(out_desc.total_tensor_size_in_bytes)
-                    taken.append(buf)
-                    out = _wrap(dev, buf, out_desc)
-                    call.append(out)
-                    continue
-                d, span = desc_for_array(a)
-                buf = dev.pool.take(d.total_tensor_size_in_bytes)
-                taken.append(buf)
-                dev.write(buf, 0, span.view(np.uint8))
-                call.append(_wrap(dev, buf, d))
-            op(*call)
-            result = np.empty(out_desc.sizes, out_desc.data_type.numpy_dtype)
-            if out_desc.total_tensor_size_in_bytes <= READ_CHUNK and out_desc.is_packed:
-                dev._read_in_batch(batch, out.buffer, 0, result)  # the copy joins the dispatches' submission
-            else:
-                batch.submit()
-                result = out.numpy()
-            return result
-        finally:
-            for buf in reversed(taken):  # the next call takes the same buffers: bind groups hit
-                dev.pool.give(buf)
+                elif item is OUTPUT:
+                    call.append(GpuTensor(dev, out_desc, out_buf, 0))
+                else:
+                    call.append(GpuTensor(dev, desc_for_array(a)[0], item, 0))
+            cache[key] = call
+            if len(cache) > _WRAPPERS:
+                cache.popitem(last=False)
+        else:
+            cache.move_to_end(key)
+        op(*call)
+        result = np.empty(out_desc.sizes, out_desc.data_type.numpy_dtype)
+        if out_desc.total_tensor_size_in_bytes <= READ_CHUNK and out_desc.is_packed:
+            dev._read_in_batch(dev._tls.batch, out_buf, 0, result)  # the copy joins the dispatches' submission
+        else:
+            dev._tls.batch.submit()
+            result = call[args.index(OUTPUT)].numpy()
+        return result
+    finally:
+        dev._end_private_batch(outer)
+        for buf in reversed(taken):  # the next call takes the same buffers: bind groups hit
+            dev.pool.give(buf)
+        dev._lock.release()

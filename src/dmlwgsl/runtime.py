@@ -167,6 +167,14 @@ class PipelineCache:
     def __contains__(self, key) -> bool:
         return key in self._items
 
+    def peek(self, key):
+        """The cached value for ``key`` (counted as a hit), or None (counted as nothing)."""
+        value = self._items.get(key)
+        if value is not None:
+            self.hits += 1
+            self._items.move_to_end(key)
+        return value
+
     def keys(self) -> list[str]:
         """Cached keys, least recently used first."""
         return list(self._items)
@@ -538,10 +546,12 @@ class Device:
                     f"{what}: buffer {_label(b)!r} ({b.size} bytes) was destroyed; nothing was submitted"
                 )
 
-    def write(self, buffer, offset: int, data) -> None:
-        """Copy host bytes into ``buffer`` at ``offset`` (one host copy, into wgpu's upload area);
-        pads the tail to a multiple of 4 by keeping the buffer's own bytes there (read-modify-write
-        of the edge words). Inside a batch, the dispatches recorded before the write run first."""
+    def write(self, buffer, offset: int, data, *, pad: bool = False) -> None:
+        """Copy host bytes into ``buffer`` at ``offset`` (one host copy, into wgpu's upload area).
+        WebGPU writes whole 4-byte words: an unaligned start or end keeps the buffer's own bytes
+        around the data (read-modify-write of the edge words), or, with ``pad=True`` and an
+        aligned start, zeroes the bytes after the data up to the next word instead. Inside a
+        batch, the dispatches recorded before the write run first."""
         try:
             mv = memoryview(data).cast("B")
         except TypeError:  # not C-contiguous
@@ -555,6 +565,18 @@ class Device:
                 f"write: bytes {offset}..{offset + n} lie outside the buffer ({buffer.size} bytes)"
             )
         lead, tail = offset % 4, (offset + n) % 4
+        if pad and tail and not lead:
+            if offset + n + 4 - tail > buffer.size:
+                raise DmlValidationError(
+                    f"write: padding bytes {offset}..{offset + n + 4 - tail} pass the buffer's end"
+                )
+            last = bytearray(4)
+            last[:tail] = mv[n - tail :]
+            with self._lock:
+                if n > tail:
+                    self.write(buffer, offset, mv[: n - tail])
+                self.write(buffer, offset + n - tail, last)
+            return
         with self._lock:
             self.check_alive("write")
             self._check_buffers((buffer,), "write")
@@ -759,20 +781,19 @@ class Device:
         if b is not None and b.items:
             raise RuntimeError("read back after the batch ends: dispatches recorded in it have not run yet")
 
-    @contextlib.contextmanager
-    def _private_batch(self):
-        """A batch of the calling code's own (a one-liner's), with the lock held: what this thread's
-        open batch recorded is submitted first (program order) and that batch is restored after."""
+    def _begin_private_batch(self) -> "_Batch | None":
+        """Open a batch of the calling code's own (a one-liner's; call with the lock held): what
+        this thread's open batch recorded is submitted first (program order). Returns that batch,
+        for :meth:`_end_private_batch` to restore."""
         tls = self._tls
         outer = getattr(tls, "batch", None)
         if outer is not None:
             outer.submit()
-        b = _Batch(self, False)
-        tls.batch = b
-        try:
-            yield b
-        finally:
-            tls.batch = outer
+        tls.batch = _Batch(self, False)
+        return outer
+
+    def _end_private_batch(self, outer: "_Batch | None") -> None:
+        self._tls.batch = outer
 
     def _read_in_batch(self, batch: "_Batch", buffer, offset: int, out: np.ndarray) -> None:
         """Add the copy of ``out.nbytes`` bytes of ``buffer`` (from a 4-aligned ``offset``) into a
@@ -811,7 +832,9 @@ class Device:
         b = getattr(self._tls, "batch", None)
         if b is not None:
             b.items.append(item)
-            b.buffers.append(buffers)
+            if buffers is not b.last_buffers:  # repeated dispatches share one tuple: keep it once
+                b.buffers.append(buffers)
+                b.last_buffers = buffers
             return
         b = _Batch(self, False)
         b.items.append(item)
@@ -875,7 +898,8 @@ class _Batch:
     def __init__(self, device: Device, timestamps: bool):
         self.device = device
         self.items: list = []
-        self.buffers: list = []
+        self.buffers: list = []  # the buffers of the items (each distinct tuple at least once)
+        self.last_buffers = None
         self.timestamps = timestamps
         self.gpu_times_ns: list[float] = []
         if timestamps and not device.has_timestamps:
@@ -884,13 +908,11 @@ class _Batch:
     def _check(self, items, buffers) -> None:
         dev = self.device
         dev.check_alive(items[0][-1] if len(items[0]) == 4 else "copy")
-        # Repeated dispatches share one tuple of buffers (the kernel's memo): check each tuple once.
-        for item, bufs in {id(bufs): (item, bufs) for item, bufs in zip(items, buffers)}.values():
+        for bufs in {id(bufs): bufs for bufs in buffers}.values():
             for b in bufs:
                 if getattr(b, "_dml_dead", False):
-                    what = item[3] if len(item) == 4 else "copy"
                     raise DestroyedBufferError(
-                        f"{what}: buffer {_label(b)!r} ({b.size} bytes) was destroyed before the work using it "
+                        f"batch: buffer {_label(b)!r} ({b.size} bytes) was destroyed before the work using it "
                         f"was submitted; nothing was submitted"
                     )
 
@@ -899,6 +921,7 @@ class _Batch:
         dev = self.device
         items, self.items = self.items, []
         buffers, self.buffers = self.buffers, []
+        self.last_buffers = None
         if not items:
             return
         self._check(items, buffers)
@@ -920,6 +943,7 @@ class _Batch:
                         cp = enc.begin_compute_pass(label="dmlwgsl")
                         last_pipe = last_bg = None
                         raw = _RAW_DISPATCH if type(cp) is _NATIVE_PASS else None
+                        handle = cp._internal if raw is not None else None
                     # Each wgpu call costs microseconds of host time: skip the ones that change nothing.
                     if pipe is not last_pipe:
                         cp.set_pipeline(pipe)
@@ -928,7 +952,7 @@ class _Batch:
                         cp.set_bind_group(0, bg)
                         last_bg = bg
                     if raw is not None:
-                        raw(cp._internal, *g)
+                        raw(handle, *g)
                     else:
                         cp.dispatch_workgroups(*g)
                 if cp is not None:
@@ -1139,7 +1163,7 @@ class Kernel:
         (name -> bytes) and dispatch ``invocations`` threads (a number, or a function of the
         residual offsets). Bind groups are cached per binding, so a repeated call costs a few
         wgpu calls."""
-        memo = tuple(map(id, tensors.values()))
+        memo = tuple(tensors.values())  # GpuTensor hashes by identity
         hit = self._memo.get(memo)
         if hit is not None and hit[0] is pack and (hit[4] is invocations or hit[4] == invocations):
             self.device._record(hit[6], hit[5])
@@ -1193,8 +1217,7 @@ class Kernel:
             invocations = invocations({n: p[2] for n, p in places.items()})
         groups = dispatch_size(invocations, self.workgroup_size)
         # Repeat calls on the same (immutable) GpuTensor objects, uniforms packer and invocation
-        # count (or function) skip straight to recording; the memo keeps the tensors alive so
-        # their ids stay theirs.
+        # count (or function) skip straight to recording.
         buffers = tuple(t.buffer for t in tensors.values())
         item = (self.pipeline, hit[0], groups, self.key)
         self._memo[memo] = (pack, hit[0], groups, tuple(tensors.values()), asked, buffers, item)

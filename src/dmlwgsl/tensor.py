@@ -247,27 +247,39 @@ class TensorDesc:
     flags: int = field(default=0, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "data_type", DataType.parse(self.data_type, "TensorDesc.data_type"))
-        object.__setattr__(self, "sizes", integers("TensorDesc.sizes", self.sizes))
-        if self.strides is not None:
-            object.__setattr__(self, "strides", integers("TensorDesc.strides", self.strides))
-        object.__setattr__(
-            self,
-            "guaranteed_base_offset_alignment",
-            integer("TensorDesc.guaranteed_base_offset_alignment", self.guaranteed_base_offset_alignment),
-        )
-        if self.total_tensor_size_in_bytes is None:
-            if self.data_type.size_in_bits and (self.strides is None or len(self.strides) == len(self.sizes)):
-                size = calc_buffer_tensor_size(self.data_type, self.sizes, self.strides)
-            else:
-                size = 0  # reported by validate()
-            object.__setattr__(self, "total_tensor_size_in_bytes", size)
-        else:
-            object.__setattr__(
+        # Every field is checked (an integer is an int, never a truncated float); the common case,
+        # ints in tuples and a DataType, takes the short way: descriptions are built per call.
+        setattr_ = object.__setattr__
+        if type(self.data_type) is not DataType:
+            setattr_(self, "data_type", DataType.parse(self.data_type, "TensorDesc.data_type"))
+        sizes = self.sizes
+        if type(sizes) is not tuple or not all(type(v) is int for v in sizes):
+            sizes = integers("TensorDesc.sizes", sizes)
+            setattr_(self, "sizes", sizes)
+        strides = self.strides
+        if strides is not None and (type(strides) is not tuple or not all(type(v) is int for v in strides)):
+            strides = integers("TensorDesc.strides", strides)
+            setattr_(self, "strides", strides)
+        if type(self.guaranteed_base_offset_alignment) is not int:
+            setattr_(
                 self,
-                "total_tensor_size_in_bytes",
-                integer("TensorDesc.total_tensor_size_in_bytes", self.total_tensor_size_in_bytes),
+                "guaranteed_base_offset_alignment",
+                integer("TensorDesc.guaranteed_base_offset_alignment", self.guaranteed_base_offset_alignment),
             )
+        total = self.total_tensor_size_in_bytes
+        if total is None:
+            bits = _BITS[self.data_type]
+            if bits and (strides is None or len(strides) == len(sizes)):
+                if strides is None:
+                    n = math.prod(sizes)
+                else:
+                    n = sum((s - 1) * t for s, t in zip(sizes, strides)) + 1
+                total = ((n * bits + 7) // 8 + 3) & ~3  # DMLCalcBufferTensorSize
+            else:
+                total = 0  # reported by validate()
+            setattr_(self, "total_tensor_size_in_bytes", total)
+        elif type(total) is not int:
+            setattr_(self, "total_tensor_size_in_bytes", integer("TensorDesc.total_tensor_size_in_bytes", total))
 
     # -- derived -----------------------------------------------------------------------------
     @property
