@@ -112,13 +112,29 @@ def transfer_rows(dev: dmlwgsl.Device, sizes_mib, reps: int) -> list[dict]:
 
         tensor = dmlwgsl.GpuTensor(dev, TensorDesc(DataType.UINT8, (n,)), kept, 0)
         assert np.array_equal(tensor.numpy(), host) and np.array_equal(raw_read(), host)
+
+        def our_read_poller():
+            dev.poll_in_thread = False
+            try:
+                return tensor.numpy()
+            finally:
+                dev.poll_in_thread = True
+
+        def raw_create_upload():
+            b = d.create_buffer(size=n, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST)
+            d.queue.write_buffer(b, 0, host)
+            dev.wait()
+            b.destroy()
+
         variants = [
             ("up raw write_buffer", raw_upload),
+            ("up raw create+write_buffer", raw_create_upload),
             ("up dev.write", our_write),
             ("up dev.upload", our_upload),
             ("up mapped-at-creation", mapped_upload),
             ("down raw copy+map+copy", raw_read),
             ("down tensor.numpy", tensor.numpy),
+            ("down tensor.numpy (poll thread)", our_read_poller),
         ]
         row = {"MiB": mib}
         row.update(_interleaved(variants, n, reps_n))
@@ -196,20 +212,35 @@ def oneshot_rows(dev: dmlwgsl.Device, reps: int) -> list[dict]:
     rows = []
     for name, run, arrays in _cases():
         floor = _floor_for(dev, run, arrays)
-        ours, raw = [], []
+
+        def thread_polled():
+            dev.poll_in_thread = False
+            try:
+                run(dev)
+            finally:
+                dev.poll_in_thread = True
+
+        variants = {"one-liner": lambda: run(dev), "one-liner (poll thread)": thread_polled, "floor": floor}
+        times = {k: [] for k in variants}
         for _ in range(20):
-            run(dev)
-            floor()
+            for f in variants.values():
+                f()
         for _ in range(reps):
-            t0 = time.perf_counter()
-            run(dev)
-            t1 = time.perf_counter()
-            floor()
-            t2 = time.perf_counter()
-            ours.append(t1 - t0)
-            raw.append(t2 - t1)
-        o, f = statistics.median(ours) * 1e6, statistics.median(raw) * 1e6
-        rows.append({"case": name, "one-liner us": o, "floor us": f, "ratio": o / f})
+            for k, f in variants.items():
+                t0 = time.perf_counter()
+                f()
+                times[k].append(time.perf_counter() - t0)
+        us = {k: statistics.median(v) * 1e6 for k, v in times.items()}
+        rows.append(
+            {
+                "case": name,
+                "one-liner us": us["one-liner"],
+                "floor us": us["floor"],
+                "ratio": us["one-liner"] / us["floor"],
+                "poll-thread us": us["one-liner (poll thread)"],
+                "poll-thread ratio": us["one-liner (poll thread)"] / us["floor"],
+            }
+        )
         print(f"  .. one-shot {name}", file=sys.stderr, flush=True)
     return rows
 
@@ -294,6 +325,7 @@ def main(argv=None) -> int:
     transfers = transfer_rows(dev, sizes, 3 if args.quick else 7)
     for r in transfers:
         r["up ours/raw"] = r["up dev.write"] / r["up raw write_buffer"]
+        r["upload/raw create+write"] = r["up dev.upload"] / r["up raw create+write_buffer"]
         r["down ours/raw"] = r["down tensor.numpy"] / r["down raw copy+map+copy"]
     oneshot = oneshot_rows(dev, 50 if args.quick else args.reps)
     batched = batched_rows(dev)

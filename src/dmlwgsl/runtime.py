@@ -399,9 +399,14 @@ class Device:
             )
             if k in lim
         }
-        self.device = _track(
-            self.adapter.request_device_sync(required_features=feats, required_limits=limits, label="dmlwgsl")
-        )
+        try:
+            raw = self.adapter.request_device_sync(required_features=feats, required_limits=limits, label="dmlwgsl")
+        except Exception as e:
+            name = f"{self.adapter.info.get('device', '?')} ({self.adapter.info.get('backend_type', '?')})"
+            raise NoAdapterError(
+                f"adapter {name} gives no device: {' '.join(str(e).split())}; {_MESA_HINT}", looked_for=name
+            ) from None
+        self.device = _track(raw)
         self.queue = self.device.queue
         self.info = dict(self.adapter.info)
         self.features = frozenset(self.device.features)
@@ -409,6 +414,9 @@ class Device:
         self.pipelines = PipelineCache()
         #: Compiled operators of the numpy one-liners, by (compile function, description).
         self.operators = PipelineCache(capacity=64)
+        #: Wait for a mapping by polling the device from the waiting thread (a blocking
+        #: wgpuDevicePoll) rather than only through wgpu-py's poll thread; bench_host measures both.
+        self.poll_in_thread = True
         #: wgpu work issued so far: buffers created, writes, submissions (tests use it to show that
         #: validation fails before any GPU work).
         self.gpu_calls = 0
@@ -632,7 +640,7 @@ class Device:
                     inflight.append(self._issue_read(buffer, start, piece))
                 while inflight:
                     (s, size), stg, promise = inflight.popleft()
-                    promise.sync_wait()
+                    self._wait_map(promise, last=not inflight)
                     view = np.frombuffer(stg.read_mapped(0, size, copy=False), np.uint8)
                     lo, hi = max(s, lead), min(s + size, lead + n)
                     dst[lo - lead : hi - lead] = view[lo - s : hi - s]
@@ -657,7 +665,11 @@ class Device:
         this thread (a blocking wgpuDevicePoll) resolves the map without waiting for wgpu-py's poll
         thread to wake up and hand over: measured 5-10 % faster per one-shot call on lavapipe."""
         promise = stg.map_async("READ_NOSYNC", 0, size)
-        poll = getattr(self.device, "_poll_wait", None)
+        self._wait_map(promise)
+
+    def _wait_map(self, promise, last: bool = True) -> None:
+        # A blocking poll waits for everything submitted: only worth it for the last mapping.
+        poll = getattr(self.device, "_poll_wait", None) if self.poll_in_thread and last else None
         if poll is not None:
             poll()
         promise.sync_wait()
