@@ -1176,7 +1176,10 @@ class Kernel:
         residual offsets). Bind groups are cached per binding, so a repeated call costs a few
         wgpu calls."""
         memo = tuple(tensors.values())  # GpuTensor hashes by identity
-        hit = self._memo.get(memo)
+        try:
+            hit = self._memo.get(memo)
+        except TypeError:  # not GpuTensors (unhashable): the checks below name them
+            hit = memo = None
         if hit is not None and hit[0] is pack and (hit[4] is invocations or hit[4] == invocations):
             self.device._record(hit[6], hit[5])
             return
@@ -1232,7 +1235,7 @@ class Kernel:
         # count (or function) skip straight to recording.
         buffers = tuple(t.buffer for t in tensors.values())
         item = (self.pipeline, hit[0], groups, self.key)
-        self._memo[memo] = (pack, hit[0], groups, tuple(tensors.values()), asked, buffers, item)
+        self._memo[memo] = (pack, hit[0], groups, memo, asked, buffers, item)
         if len(self._memo) > 32:
             self._memo.pop(next(iter(self._memo)))
         dev._record(item, buffers)
