@@ -114,11 +114,11 @@ def transfer_rows(dev: dmlwgsl.Device, sizes_mib, reps: int) -> list[dict]:
         assert np.array_equal(tensor.numpy(), host) and np.array_equal(raw_read(), host)
 
         def our_read_poller():
-            dev.poll_in_thread = False
+            keep, dev.poll_in_thread = dev.poll_in_thread, 0
             try:
                 return tensor.numpy()
             finally:
-                dev.poll_in_thread = True
+                dev.poll_in_thread = keep
 
         def raw_create_upload():
             b = d.create_buffer(size=n, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST)
@@ -214,11 +214,11 @@ def oneshot_rows(dev: dmlwgsl.Device, reps: int) -> list[dict]:
         floor = _floor_for(dev, run, arrays)
 
         def thread_polled():
-            dev.poll_in_thread = False
+            keep, dev.poll_in_thread = dev.poll_in_thread, 0
             try:
                 run(dev)
             finally:
-                dev.poll_in_thread = True
+                dev.poll_in_thread = keep
 
         variants = {"one-liner": lambda: run(dev), "one-liner (poll thread)": thread_polled, "floor": floor}
         times = {k: [] for k in variants}
