@@ -232,14 +232,6 @@ def _pick_adapter(backend: str | None, adapter: str | None, power_preference: st
             raise NoAdapterError(
                 f"backend: unknown backend {backend!r} (choose from vulkan, gl, metal, dx12)", looked_for=backend
             )
-    found = []
-    try:
-        adapters = list_adapters()
-    except Exception as e:  # wgpu-native missing its library, or no instance at all
-        raise NoAdapterError(f"no wgpu adapter: enumerating adapters failed ({e}); {_MESA_HINT}") from None
-    for a in adapters:
-        info = a.info
-        found.append(f"{info['device']} ({info['backend_type']})")
     if backend is None and adapter is None:
         with _adapter_lock, _quiet_egl():
             try:
@@ -248,13 +240,18 @@ def _pick_adapter(backend: str | None, adapter: str | None, power_preference: st
                 a = None
         if a is not None:
             return a
-    else:
-        for a in adapters:
-            info = a.info
-            if want is not None and info["backend_type"] != want:
-                continue
-            if adapter is not None and str(adapter).lower() not in info["device"].lower():
-                continue
+    try:
+        adapters = list_adapters()
+    except Exception as e:  # wgpu-native missing its library, or no instance at all
+        raise NoAdapterError(f"no wgpu adapter: enumerating adapters failed ({e}); {_MESA_HINT}") from None
+    found = [f"{a.info['device']} ({a.info['backend_type']})" for a in adapters]
+    for a in adapters:
+        info = a.info
+        if want is not None and info["backend_type"] != want:
+            continue
+        if adapter is not None and str(adapter).lower() not in info["device"].lower():
+            continue
+        if backend is not None or adapter is not None:
             return a
     looked = ", ".join(f"{k}={v!r}" for k, v in (("backend", backend), ("adapter", adapter)) if v is not None)
     raise NoAdapterError(
