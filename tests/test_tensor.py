@@ -106,3 +106,65 @@ def test_desc_for_array_keeps_views():
     rev = a[:, ::-1]  # negative strides fall back to a packed copy
     desc, span = desc_for_array(rev)
     assert desc.strides is None and np.array_equal(span.reshape(rev.shape), rev)
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 11: no silent coercion
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [
+        (dict(sizes=(1, 2.7, 3, 3)), "TensorDesc.sizes[1]"),
+        (dict(sizes=(1, 2, 3, 3), strides=(18, 9, 1.5, 1)), "TensorDesc.strides[2]"),
+        (dict(sizes=(True, 2)), "TensorDesc.sizes[0]"),
+        (dict(sizes=(2, 2), total_tensor_size_in_bytes=16.0), "TensorDesc.total_tensor_size_in_bytes"),
+        (dict(sizes=(2, 2), guaranteed_base_offset_alignment=16.0), "TensorDesc.guaranteed_base_offset_alignment"),
+        (dict(sizes=3), "TensorDesc.sizes"),
+    ],
+)
+def test_sizes_and_strides_must_be_integers(kwargs, field):
+    with pytest.raises(DmlValidationError, match="must be an integer|sequence of integers") as e:
+        TensorDesc(DataType.FLOAT32, **kwargs)
+    assert str(e.value).startswith(field)
+
+
+def test_numpy_integers_are_integers():
+    d = TensorDesc(DataType.INT8, (np.int64(2), np.uint8(3)), (np.int32(3), 1), np.int16(8))
+    assert d.sizes == (2, 3) and type(d.sizes[0]) is int and d.total_tensor_size_in_bytes == 8
+
+
+@pytest.mark.parametrize("value", ["bfloat16", 99, None, 1.0, True, "float128", object()])
+def test_unknown_data_types_name_the_field(value):
+    with pytest.raises(DmlValidationError, match=r"^TensorDesc.data_type: unknown data type"):
+        TensorDesc(value, (2,))
+
+
+@pytest.mark.parametrize(
+    "value,want",
+    [
+        ("float16", DataType.FLOAT16),
+        ("FLOAT", DataType.FLOAT32),  # ONNX
+        ("double", DataType.FLOAT64),  # ONNX
+        ("DML_TENSOR_DATA_TYPE_UINT8", DataType.UINT8),
+        (np.dtype("<i2"), DataType.INT16),
+        ("f4", DataType.FLOAT32),
+        (np.uint64, DataType.UINT64),
+        (6, DataType.INT32),  # DML's number
+    ],
+)
+def test_data_type_names(value, want):
+    assert DataType.parse(value) is want and TensorDesc(value, (2,)).data_type is want
+
+
+def test_size_one_axes_keep_any_stride():
+    """``x[:1][::-1]`` keeps numpy's stride -384 on its size-1 axis: no copy, described as packed."""
+    x = np.arange(2 * 3 * 4 * 8, dtype=np.float32).reshape(2, 3, 4, 8)
+    v = x[:1][::-1]
+    assert v.strides[0] < 0
+    desc, span = desc_for_array(v)
+    assert desc.sizes == (1, 3, 4, 8) and desc.strides is None
+    assert np.shares_memory(span, x)
+    np.testing.assert_array_equal(span.reshape(v.shape), v)
+    w = x[:, :, ::-1][:1, :1]  # negative stride on a size-4 axis: a packed copy
+    desc, span = desc_for_array(w)
+    np.testing.assert_array_equal(span.reshape(w.shape), w)

@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 
-BENCH_OPS = ("depth_to_space", "space_to_depth", "convolution_integer", "resample", "sweep")
+BENCH_OPS = ("depth_to_space", "space_to_depth", "convolution_integer", "resample", "sweep", "host")
 
 #: What to install when no adapter is found (Mesa's software adapters run everywhere).
 ADAPTER_HINT = (

@@ -148,10 +148,15 @@ class Operator:
     def __call__(self, *args) -> GpuTensor:
         """Run the operator on GPU tensors (recorded into an open batch); returns the output."""
         last = self._last
-        if last is not None and len(args) == len(last[0]) and all(a is b for a, b in zip(args, last[0])):
+        # GpuTensor compares by identity, so == on the tuples means "the very same objects".
+        if last is not None and args == last[0]:
             for k, sub, pack, n in last[1]:
                 k.dispatch(sub, pack, n)
             return last[2]
+        with self.device._lock:  # the plan, kernel and host-tensor caches are shared by every thread
+            return self._call_checked(args)
+
+    def _call_checked(self, args: tuple) -> GpuTensor:
         bound = self._check_args(args)
         al = self.device.binding_alignment
         key = tuple(sorted((n, Placement(t.offset % al, t.buffer.size % 16 == 0)) for n, t in bound.items()))

@@ -71,22 +71,46 @@ class DataType(enum.IntEnum):
     def from_numpy(cls, dtype) -> "DataType":
         """The DataType for a numpy dtype, e.g. ``DataType.from_numpy(np.float16)``."""
         dt = np.dtype(dtype)
+        hit = _FROM_NUMPY.get(dt.str)
+        if hit is not None:
+            return hit
         for k, v in _NUMPY.items():
             if np.dtype(v) == dt:
                 return k
         raise DmlValidationError(f"dtype: numpy {dt} has no DirectML data type")
 
     @classmethod
-    def parse(cls, value) -> "DataType":
-        """Accept a DataType, its name ("FLOAT16", "float16"), its number or a numpy dtype."""
+    def parse(cls, value, field: str = "data_type") -> "DataType":
+        """Accept a DataType, its DML name ("FLOAT16", "DML_TENSOR_DATA_TYPE_FLOAT16", any case), its
+        ONNX name ("FLOAT", "DOUBLE", "INT8", ...), its DML number, or a numpy dtype or dtype name
+        ("float16", np.int8). Anything else raises :class:`DmlValidationError` naming ``field``."""
         if isinstance(value, DataType):
             return value
-        if isinstance(value, str) and value.upper() in cls.__members__:
-            return cls[value.upper()]
-        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-            return cls(int(value))
-        return cls.from_numpy(value)
+        if isinstance(value, str):
+            v = value.strip().upper().removeprefix("DML_TENSOR_DATA_TYPE_").removeprefix("TENSORPROTO.")
+            v = _ONNX_NAMES.get(v, v)
+            if v in cls.__members__:
+                return cls[v]
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            if int(value) in cls._value2member_map_:
+                return cls(int(value))
+        if value is not None and not isinstance(value, (bool, np.bool_, float, int, np.integer)):
+            try:
+                dt = np.dtype(value)
+            except (TypeError, ValueError):
+                dt = None
+            if dt is not None:
+                for k, v in _NUMPY.items():
+                    if np.dtype(v) == dt:
+                        return k
+        raise DmlValidationError(
+            f"{field}: unknown data type {value!r}; use a DataType member or its numpy, ONNX or DML name "
+            f"({', '.join(n.lower() for n in cls.__members__ if n != 'UNKNOWN')})"
+        )
 
+
+#: ONNX TensorProto names that differ from DirectML's.
+_ONNX_NAMES = {"FLOAT": "FLOAT32", "DOUBLE": "FLOAT64"}
 
 _BITS = {
     DataType.UNKNOWN: 0,
@@ -117,6 +141,9 @@ _NUMPY = {
     DataType.UINT64: "<u8",
     DataType.INT64: "<i8",
 }
+
+
+_FROM_NUMPY = {np.dtype(v).str: k for k, v in _NUMPY.items()}
 
 
 class DmlEnum(enum.IntEnum):
@@ -160,6 +187,28 @@ class DmlEnum(enum.IntEnum):
         raise DmlValidationError(f"{field_name}: unknown {noun} {value!r}; use {hint}")
 
 
+def is_integer(value) -> bool:
+    """A Python or numpy integer, not a bool (floats are never taken as sizes: 2.7 is no size)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def integer(field: str, value) -> int:
+    """``value`` as an int, or a :class:`DmlValidationError` naming ``field``."""
+    if not is_integer(value):
+        raise DmlValidationError(f"{field}: must be an integer; got {value!r} ({type(value).__name__})")
+    return int(value)
+
+
+def integers(field: str, values) -> tuple[int, ...]:
+    """A sequence of integers as a tuple of ints; the error names ``field[i]`` of the first bad one."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise DmlValidationError(f"{field}: must be a sequence of integers; got {values!r}")
+    values = tuple(values)
+    if all(type(v) is int for v in values):  # the common case, checked fast
+        return values
+    return tuple(integer(f"{field}[{i}]", v) for i, v in enumerate(values))
+
+
 def packed_strides(sizes) -> tuple[int, ...]:
     """Row-major element strides (last dimension fastest), as DirectML assumes when Strides is null."""
     out, acc = [], 1
@@ -198,18 +247,39 @@ class TensorDesc:
     flags: int = field(default=0, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "data_type", DataType.parse(self.data_type))
-        object.__setattr__(self, "sizes", tuple(int(s) for s in self.sizes))
-        if self.strides is not None:
-            object.__setattr__(self, "strides", tuple(int(s) for s in self.strides))
-        if self.total_tensor_size_in_bytes is None:
-            if self.data_type.size_in_bits and (self.strides is None or len(self.strides) == len(self.sizes)):
-                size = calc_buffer_tensor_size(self.data_type, self.sizes, self.strides)
+        # Every field is checked (an integer is an int, never a truncated float); the common case,
+        # ints in tuples and a DataType, takes the short way: descriptions are built per call.
+        setattr_ = object.__setattr__
+        if type(self.data_type) is not DataType:
+            setattr_(self, "data_type", DataType.parse(self.data_type, "TensorDesc.data_type"))
+        sizes = self.sizes
+        if type(sizes) is not tuple or not all(type(v) is int for v in sizes):
+            sizes = integers("TensorDesc.sizes", sizes)
+            setattr_(self, "sizes", sizes)
+        strides = self.strides
+        if strides is not None and (type(strides) is not tuple or not all(type(v) is int for v in strides)):
+            strides = integers("TensorDesc.strides", strides)
+            setattr_(self, "strides", strides)
+        if type(self.guaranteed_base_offset_alignment) is not int:
+            setattr_(
+                self,
+                "guaranteed_base_offset_alignment",
+                integer("TensorDesc.guaranteed_base_offset_alignment", self.guaranteed_base_offset_alignment),
+            )
+        total = self.total_tensor_size_in_bytes
+        if total is None:
+            bits = _BITS[self.data_type]
+            if bits and (strides is None or len(strides) == len(sizes)):
+                if strides is None:
+                    n = math.prod(sizes)
+                else:
+                    n = sum((s - 1) * t for s, t in zip(sizes, strides)) + 1
+                total = ((n * bits + 7) // 8 + 3) & ~3  # DMLCalcBufferTensorSize
             else:
-                size = 0  # reported by validate()
-            object.__setattr__(self, "total_tensor_size_in_bytes", size)
-        else:
-            object.__setattr__(self, "total_tensor_size_in_bytes", int(self.total_tensor_size_in_bytes))
+                total = 0  # reported by validate()
+            setattr_(self, "total_tensor_size_in_bytes", total)
+        elif type(total) is not int:
+            setattr_(self, "total_tensor_size_in_bytes", integer("TensorDesc.total_tensor_size_in_bytes", total))
 
     # -- derived -----------------------------------------------------------------------------
     @property
@@ -329,13 +399,18 @@ def desc_for_array(a: np.ndarray) -> tuple[TensorDesc, np.ndarray]:
     item = a.dtype.itemsize
     if a.ndim == 0:
         a = a.reshape(1)
-    if any(s < 0 or s % item for s in a.strides):
+    if a.flags.c_contiguous and a.size:  # the common case: packed, the span is the array itself
+        return TensorDesc(dt, a.shape), a.reshape(-1)
+    if a.size and any((s < 0 or s % item) and n > 1 for s, n in zip(a.strides, a.shape)):
         a = np.ascontiguousarray(a)
-    strides = tuple(s // item for s in a.strides)
+    # The stride of a size-1 axis never moves the address (numpy keeps e.g. -384 for x[:1][::-1]):
+    # describe it as packed.
+    packed = packed_strides(a.shape)
+    strides = tuple(p if n == 1 else s // item for s, n, p in zip(a.strides, a.shape, packed))
     sizes = a.shape
     if a.size == 0:
         raise DmlValidationError("input.sizes: a size of zero is invalid in DirectML")
     last = sum((s - 1) * t for s, t in zip(sizes, strides))
     span = np.lib.stride_tricks.as_strided(a, shape=(last + 1,), strides=(item,), writeable=False)
-    desc_strides = None if strides == packed_strides(sizes) else strides
+    desc_strides = None if strides == packed else strides
     return TensorDesc(dt, sizes, desc_strides), span

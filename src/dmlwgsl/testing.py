@@ -136,7 +136,8 @@ def run_checked(
     ``inputs`` maps names to (description, raw bytes) or None for an absent optional tensor.
     Inputs are placed ``input_offset`` bytes into their buffers and the output ``output_offset``
     bytes into its buffer, after a guard band of poison; both runs must write exactly the
-    elements of ``output`` and leave every other byte of the buffer as it was.
+    elements of ``output`` and leave every other byte of the buffer as it was, and leave every
+    byte of the input buffers (data and guards) as it was.
     """
     region = output.total_tensor_size_in_bytes
     total = output_offset + region + GUARD
@@ -144,17 +145,27 @@ def run_checked(
     result = None
     for poison in POISONS:
         gins = {}
+        images = {}
         for name, item in inputs.items():
             if item is None:
                 gins[name] = None
                 continue
             desc, raw = item
-            buf = device.create_buffer(input_offset + len(raw), name)
-            device.write(buf, input_offset, np.ascontiguousarray(raw, dtype=np.uint8))
+            raw = np.ascontiguousarray(raw, dtype=np.uint8)
+            image = np.full(input_offset + len(raw) + GUARD, poison, np.uint8)
+            image[input_offset : input_offset + len(raw)] = raw
+            buf = device.create_buffer(image.size, name)
+            device.write(buf, 0, image)
             gins[name] = GpuTensor(device, desc, buf, input_offset)
+            images[name] = image
         obuf = device.create_buffer(total, "output")
         device.fill(obuf, bytes([poison]))
         run(gins, GpuTensor(device, output, obuf, output_offset))
+        for name, image in images.items():  # inputs (and the bytes around them) unmodified
+            now = np.frombuffer(device.read(gins[name].buffer, 0, image.size), np.uint8)
+            if not np.array_equal(now, image):
+                where = int(np.nonzero(now != image)[0][0])
+                raise AssertionError(f"input {name!r} changed: byte {where} of its buffer (data at {input_offset})")
         raw = np.frombuffer(device.read(obuf, 0, obuf.size), dtype=np.uint8)
         before, after = raw[:output_offset], raw[output_offset + region :]
         if (before != poison).any() or (after != poison).any():

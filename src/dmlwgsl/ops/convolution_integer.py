@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import oneshot
 from ..runtime import Device, GpuError, GpuTensor, Kernel, default_device
-from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array
+from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array, integers
 
 __all__ = [
     "ConvolutionIntegerDesc",
@@ -53,10 +54,7 @@ def _is_count(v) -> bool:
 
 def _pair(name: str, value, count: int) -> tuple[int, ...]:
     """A tuple of ``count`` non-negative ints, or a named error."""
-    try:
-        t = tuple(int(v) for v in value)
-    except TypeError:
-        raise DmlValidationError(f"{name}: must be a sequence of {count} integers; got {value!r}") from None
+    t = integers(name, value)  # 1.5 or True is an error naming the entry, never truncated
     if len(t) != count:
         raise DmlValidationError(
             f"{name}: must have one entry per spatial dimension ({count}); got {len(t)} ({list(t)})"
@@ -702,7 +700,15 @@ def convolution_integer(
     tensor's type. Padding holds the input zero point; sums wrap in 32 bits. Validation happens
     before any GPU work.
     """
-    xa, wa = np.asarray(x), np.asarray(w)
+    xa = oneshot.as_input(x, "x", "a 3-D {N, C, W} or 4-D {N, C, H, W} array")
+    wa = oneshot.as_input(w, "w", "a 3-D {M, C/G, K} or 4-D {M, C/G, KH, KW} array")
+    if xa.size == 0 or wa.size == 0:
+        out_sizes = convolution_integer_output_sizes(
+            xa.shape, wa.shape, tuple(strides), tuple(dilations), tuple(start_padding), tuple(end_padding)
+        )
+        if 0 not in out_sizes:
+            raise DmlValidationError(f"x, w: shapes {xa.shape} and {wa.shape}: a size-0 axis yields no output")
+        return oneshot.empty_result(out_sizes, np.int32)
     xd, _ = desc_for_array(xa)
     wd, _ = desc_for_array(wa)
     if (
@@ -746,15 +752,5 @@ def convolution_integer(
         tuple(end_padding),
         group_count,
     )
-    desc.validate()  # before any GPU work
-    dev = device or default_device()
-    op = compile_convolution_integer(desc, device=dev)
-    out = dev.tensor(desc.output, label="output")
-    op(
-        dev.upload(xa),
-        dev.upload(wa),
-        out,
-        dev.upload(xz) if xz is not None else None,
-        dev.upload(wz) if wz is not None else None,
-    )
-    return out.numpy()
+    out = oneshot.OUTPUT
+    return oneshot.run(compile_convolution_integer, desc, [xa, wa, out, xz, wz], device=device)  # validates first

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import oneshot
 from ..runtime import Device, default_device
 from ..tensor import DataType, DmlEnum, DmlValidationError, TensorDesc, desc_for_array
 from ._permute import IterationSpace, PermuteOperator, TiledSpace
@@ -178,17 +179,13 @@ def run_on_array(desc_cls, compile_fn, x, block_size, order, device: Device | No
     (numpy strides become DML strides), build and validate the description, upload, run, read back."""
     order = DepthSpaceOrder.parse(order)
     b = check_block_size(block_size)
-    a = np.asarray(x)
+    a = oneshot.as_input(x, "x", "a 4-D array {N, C, H, W}")
+    if a.size == 0 and a.ndim == 4:
+        return oneshot.empty_result(desc_cls.output_sizes(a.shape, b), a.dtype)
     in_desc, _ = desc_for_array(a)
     out_sizes = desc_cls.output_sizes(in_desc.sizes, b) if in_desc.rank == 4 else in_desc.sizes
     desc = desc_cls(in_desc, TensorDesc(in_desc.data_type, out_sizes), b, order)
-    desc.validate()  # before any GPU work
-    dev = device or default_device()
-    xt = dev.upload(a)
-    op = compile_fn(desc, device=dev)
-    out = dev.tensor(desc.output, label="output")
-    op(xt, out)
-    return out.numpy()
+    return oneshot.run(compile_fn, desc, [a, oneshot.OUTPUT], device=device)  # validates before GPU work
 
 
 def depth_to_space(x, block_size: int, order="DCR", *, device: Device | None = None) -> np.ndarray:

@@ -38,9 +38,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import oneshot
 from ..reference import resample as ref
 from ..runtime import Device, GpuTensor, Kernel, default_device
-from ..tensor import DataType, DmlEnum, DmlValidationError, TensorDesc, desc_for_array
+from ..tensor import DataType, DmlEnum, DmlValidationError, TensorDesc, desc_for_array, integers
 
 __all__ = [
     "InterpolationMode",
@@ -599,17 +600,21 @@ def resample(
     no effect on nearest). Any numpy view with non-negative strides is used as it lies (no host
     copy).
     """
-    a = np.asarray(x)
+    a = oneshot.as_input(x, "x", "an array of rank 1 to 4")
+    out_sizes = integers("output_sizes", output_sizes)
+    if len(out_sizes) != a.ndim:
+        raise DmlValidationError(
+            f"output.sizes: dimension count must equal the input's ({a.ndim}); got {len(out_sizes)}"
+        )
+    if any(s < 0 for s in out_sizes):
+        raise DmlValidationError(f"output.sizes: a negative size is invalid; got {list(out_sizes)}")
+    if a.size == 0 or 0 in out_sizes:
+        if 0 not in out_sizes:
+            d = a.shape.index(0)
+            raise DmlValidationError(f"x.sizes[{d}]: a size-0 axis cannot be resampled to {out_sizes[d]} elements")
+        return oneshot.empty_result(out_sizes, a.dtype)
     in_desc, _ = desc_for_array(a)
     r = in_desc.rank
-    try:
-        out_sizes = tuple(int(s) for s in output_sizes)
-    except (TypeError, ValueError):
-        raise DmlValidationError(f"output_sizes: must be a sequence of integers; got {output_sizes!r}") from None
-    if len(out_sizes) != r:
-        raise DmlValidationError(f"output.sizes: dimension count must equal the input's ({r}); got {len(out_sizes)}")
-    if any(s <= 0 for s in out_sizes):
-        raise DmlValidationError(f"output.sizes: a size of zero (or less) is invalid; got {list(out_sizes)}")
     m = InterpolationMode.parse(mode)
     sc = _per_axis(scales, r, (o / i for o, i in zip(out_sizes, in_desc.sizes)))
     io = _per_axis(input_pixel_offsets, r, (0.5,) * r)
@@ -622,13 +627,7 @@ def resample(
         desc = Resample1Desc(in_desc, out_desc, m, sc, io, oo)
     else:
         desc = Resample2Desc(in_desc, out_desc, m, AxisDirection.parse(rounding_direction), sc, io, oo)
-    desc.validate()  # before any GPU work
-    dev = device or default_device()
-    xt = dev.upload(a)
-    op = compile_resample(desc, device=dev)
-    out = dev.tensor(out_desc, label="output")
-    op(xt, out)
-    return out.numpy()
+    return oneshot.run(compile_resample, desc, [a, oneshot.OUTPUT], device=device)  # validates before GPU work
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,0 +1,343 @@
+"""Benchmark the host path: transfers, one-shot numpy calls and batched dispatches, each as a ratio
+to the raw-wgpu floor measured in the same run on the same device.
+
+* Transfers, 1 MiB to 1 GiB (capped by the adapter's max-buffer-size and ``--max-mib``):
+  upload = raw ``queue.write_buffer`` into a kept buffer, dmlwgsl's ``Device.write`` into a kept
+  buffer, ``Device.upload`` (a new tensor), and a buffer mapped at creation; readback = raw copy +
+  map + one copy into a numpy array, and ``GpuTensor.numpy()``; torch ``.cuda()`` / ``.cpu()``
+  (pageable) where torch has CUDA. Every upload is timed to completion on the GPU.
+* One-shot: the numpy one-liner against the floor for the same work (write the input to a kept
+  buffer, the op's own dispatches with kept pipelines and bind groups, copy to a kept mappable
+  buffer, map, read into numpy), medians of interleaved runs.
+* Batched: host microseconds per dispatch of a compiled op on resident tensors inside
+  ``device.batch()`` (recording + encoding + submission).
+
+    python bench/bench_host.py [--backend B] [--adapter NAME] [--quick] [--max-mib N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+import wgpu
+
+import dmlwgsl
+from dmlwgsl.tensor import DataType, TensorDesc
+
+MiB = 1 << 20
+
+
+def _median_s(fn, reps: int, warmup: int = 1) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _torch():
+    try:
+        import torch
+    except Exception:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def _interleaved(variants, nbytes: int, reps: int) -> dict:
+    """GB/s (median) of each (name, fn), the variants run in turn each repetition so that a
+    noisy neighbour slows them alike."""
+    times = {name: [] for name, _ in variants}
+    for name, fn in variants:  # warm-up: pools, staging, first-touch of the pages
+        fn()
+    for _ in range(reps):
+        for name, fn in variants:
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: nbytes / statistics.median(t) / 1e9 for name, t in times.items()}
+
+
+def transfer_rows(dev: dmlwgsl.Device, sizes_mib, reps: int) -> list[dict]:
+    """GB/s of every upload and readback variant per size."""
+    torch = _torch()
+    rows = []
+    d = dev.device
+    for mib in sizes_mib:
+        n = mib * MiB
+        reps_n = max(3, min(reps, (512 * MiB) // n))
+        host = np.random.default_rng(mib).integers(0, 255, size=n, dtype=np.uint8)
+        kept = dev.create_buffer(n, "bench.kept")
+        dev.write(kept, 0, host)
+
+        def raw_upload():
+            d.queue.write_buffer(kept, 0, host)
+            dev.wait()
+
+        def our_write():
+            dev.write(kept, 0, host)
+            dev.wait()
+
+        def our_upload():
+            t = dev.upload(host)
+            dev.wait()
+            t.buffer.destroy()
+
+        def mapped_upload():
+            b = d.create_buffer(
+                size=n, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True
+            )
+            b.write_mapped(host)
+            b.unmap()
+            dev.wait()
+            b.destroy()
+
+        stg = d.create_buffer(size=n, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+
+        def raw_read():
+            enc = d.create_command_encoder()
+            enc.copy_buffer_to_buffer(kept, 0, stg, 0, n)
+            d.queue.submit([enc.finish()])
+            stg.map_sync(wgpu.MapMode.READ)
+            out = np.frombuffer(stg.read_mapped(copy=False), np.uint8).copy()
+            stg.unmap()
+            return out
+
+        tensor = dmlwgsl.GpuTensor(dev, TensorDesc(DataType.UINT8, (n,)), kept, 0)
+        assert np.array_equal(tensor.numpy(), host) and np.array_equal(raw_read(), host)
+
+        def our_read_poller():
+            keep, dev.poll_in_thread = dev.poll_in_thread, 0
+            try:
+                return tensor.numpy()
+            finally:
+                dev.poll_in_thread = keep
+
+        def raw_create_upload():
+            b = d.create_buffer(size=n, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST)
+            d.queue.write_buffer(b, 0, host)
+            dev.wait()
+            b.destroy()
+
+        variants = [
+            ("up raw write_buffer", raw_upload),
+            ("up raw create+write_buffer", raw_create_upload),
+            ("up dev.write", our_write),
+            ("up dev.upload", our_upload),
+            ("up mapped-at-creation", mapped_upload),
+            ("down raw copy+map+copy", raw_read),
+            ("down tensor.numpy", tensor.numpy),
+            ("down tensor.numpy (poll thread)", our_read_poller),
+        ]
+        row = {"MiB": mib}
+        row.update(_interleaved(variants, n, reps_n))
+        stg.destroy()
+        if torch is not None:
+            th = torch.from_numpy(host)
+            tg = th.cuda()
+
+            def t_up():
+                th.cuda()
+                torch.cuda.synchronize()
+
+            row.update(_interleaved([("up torch .cuda()", t_up), ("down torch .cpu()", tg.cpu)], n, reps_n))
+            del tg
+        kept.destroy()
+        rows.append(row)
+        print(f"  .. transfers {mib} MiB", file=sys.stderr, flush=True)
+    return rows
+
+
+def _cases():
+    rng = np.random.default_rng(0)
+    x = rng.random((1, 16, 32, 32), dtype=np.float32)
+    q = rng.integers(-128, 127, size=(1, 32, 28, 28), dtype=np.int8)
+    w = rng.integers(-128, 127, size=(32, 32, 3, 3), dtype=np.int8)
+    return [
+        ("depth_to_space (1,16,32,32) f32", lambda dev: dmlwgsl.depth_to_space(x, 2, device=dev), [x]),
+        ("space_to_depth (1,16,32,32) f32", lambda dev: dmlwgsl.space_to_depth(x, 2, device=dev), [x]),
+        ("resample nearest x2 (1,16,32,32) f32", lambda dev: dmlwgsl.resample(x, (1, 16, 64, 64), device=dev), [x]),
+        ("convolution_integer (1,32,28,28) 3x3", lambda dev: dmlwgsl.convolution_integer(q, w, device=dev), [q, w]),
+    ]
+
+
+def _floor_for(dev: dmlwgsl.Device, run, arrays):
+    """The raw-wgpu floor for one one-liner: its own dispatches (captured from a batch), replayed
+    with raw wgpu calls around kept buffers."""
+    expected = run(dev)
+    op = next(reversed(dev.operators._items.values()))
+    ins = [dev.upload(a) for a in arrays]
+    out = dev.tensor(op.desc.output if hasattr(op, "desc") else op.output_desc)
+    with dev.batch() as b:
+        op(*ins, out)  # (input, output) or (input, filter, output)
+        items = list(b.items)
+        b.items.clear()  # replayed by the floor below, not submitted here
+        b.buffers.clear()
+    d = dev.device
+    n = out.desc.total_tensor_size_in_bytes
+    stg = d.create_buffer(size=n, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+    dt = expected.dtype
+
+    def floor():
+        for t, a in zip(ins, arrays):
+            d.queue.write_buffer(t.buffer, 0, a)
+        enc = d.create_command_encoder()
+        cp = enc.begin_compute_pass()
+        for pipe, bg, g, _ in items:
+            cp.set_pipeline(pipe)
+            cp.set_bind_group(0, bg)
+            cp.dispatch_workgroups(*g)
+        cp.end()
+        enc.copy_buffer_to_buffer(out.buffer, 0, stg, 0, n)
+        d.queue.submit([enc.finish()])
+        stg.map_sync(wgpu.MapMode.READ)
+        r = np.frombuffer(stg.read_mapped(copy=False), dt).copy()
+        stg.unmap()
+        return r
+
+    got = floor().reshape(expected.shape)
+    assert np.array_equal(got, expected), "the floor's result differs from the one-liner's"
+    return floor
+
+
+def oneshot_rows(dev: dmlwgsl.Device, reps: int) -> list[dict]:
+    """Median microseconds of each one-liner and of its floor, runs interleaved."""
+    rows = []
+    for name, run, arrays in _cases():
+        floor = _floor_for(dev, run, arrays)
+
+        def thread_polled():
+            keep, dev.poll_in_thread = dev.poll_in_thread, 0
+            try:
+                run(dev)
+            finally:
+                dev.poll_in_thread = keep
+
+        variants = {"one-liner": lambda: run(dev), "one-liner (poll thread)": thread_polled, "floor": floor}
+        times = {k: [] for k in variants}
+        for _ in range(20):
+            for f in variants.values():
+                f()
+        for _ in range(reps):
+            for k, f in variants.items():
+                t0 = time.perf_counter()
+                f()
+                times[k].append(time.perf_counter() - t0)
+        us = {k: statistics.median(v) * 1e6 for k, v in times.items()}
+        rows.append(
+            {
+                "case": name,
+                "one-liner us": us["one-liner"],
+                "floor us": us["floor"],
+                "ratio": us["one-liner"] / us["floor"],
+                "poll-thread us": us["one-liner (poll thread)"],
+                "poll-thread ratio": us["one-liner (poll thread)"] / us["floor"],
+            }
+        )
+        print(f"  .. one-shot {name}", file=sys.stderr, flush=True)
+    return rows
+
+
+def batched_rows(dev: dmlwgsl.Device, n: int = 2000) -> list[dict]:
+    """Host microseconds per dispatch inside a batch (best of 5 batches of ``n``)."""
+    rows = []
+    x = np.random.default_rng(1).random((1, 16, 8, 8), dtype=np.float32)
+    xt = dev.upload(x)
+    d2s = dmlwgsl.compile_depth_to_space(
+        dmlwgsl.DepthToSpaceDesc(xt.desc, TensorDesc(DataType.FLOAT32, (1, 4, 16, 16)), 2), device=dev
+    )
+    rs = dmlwgsl.compile_resample(
+        dmlwgsl.Resample1Desc(
+            xt.desc, TensorDesc(DataType.FLOAT32, (1, 16, 16, 16)), "nearest", (1, 1, 2, 2), (0.5,) * 4, (-0.5,) * 4
+        ),
+        device=dev,
+    )
+    q = dev.upload(np.ones((1, 16, 8, 8), np.int8))
+    w = dev.upload(np.ones((16, 16, 3, 3), np.int8))
+    conv = dmlwgsl.compile_convolution_integer(
+        dmlwgsl.ConvolutionIntegerDesc(q.desc, w.desc, TensorDesc(DataType.INT32, (1, 16, 6, 6))), device=dev
+    )
+    cases = [
+        ("depth_to_space", d2s, (xt, dev.tensor(TensorDesc(DataType.FLOAT32, (1, 4, 16, 16))))),
+        ("resample", rs, (xt, dev.tensor(TensorDesc(DataType.FLOAT32, (1, 16, 16, 16))))),
+        ("convolution_integer", conv, (q, w, dev.tensor(TensorDesc(DataType.INT32, (1, 16, 6, 6))))),
+    ]
+    for name, op, args in cases:
+        op(*args)
+        dev.wait()
+        with dev.batch() as b:
+            op(*args)
+            per_call = len(b.items)
+        dev.wait()
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            with dev.batch():
+                for _ in range(n):
+                    op(*args)
+            best = min(best, time.perf_counter() - t0)
+            dev.wait()
+        rows.append({"op": name, "dispatches per call": per_call, "us per dispatch": best * 1e6 / (n * per_call)})
+    return rows
+
+
+def _table(title: str, rows: list[dict], fmt=None) -> None:
+    if not rows:
+        return
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    cells = [[_cell(r.get(c), fmt) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    print(f"\n{title}")
+    print("  ".join(c.rjust(w) for c, w in zip(cols, widths)))
+    for row in cells:
+        print("  ".join(v.rjust(w) for v, w in zip(row, widths)))
+
+
+def _cell(v, fmt) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3g}" if v < 100 else f"{v:.0f}"
+    return str(v)
+
+
+def main(argv=None) -> int:
+    """Command-line entry point (``dmlwgsl bench host``)."""
+    p = argparse.ArgumentParser(prog="dmlwgsl bench host", description=__doc__.split("\n\n")[0])
+    p.add_argument("--backend")
+    p.add_argument("--adapter")
+    p.add_argument("--quick", action="store_true", help="1 to 64 MiB, fewer repetitions")
+    p.add_argument("--max-mib", type=int, default=1024, help="largest transfer (default 1024, capped by the adapter)")
+    p.add_argument("--reps", type=int, default=300, help="one-shot repetitions (default 300)")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    dev = dmlwgsl.Device(backend=args.backend, adapter=args.adapter)
+    cap = min(args.max_mib, 64 if args.quick else args.max_mib, dev.max_buffer_size // MiB // 2)
+    sizes = [m for m in (1, 4, 16, 64, 256, 1024) if m <= cap]
+    print(f"  .. {dev.name}: transfers {sizes} MiB", file=sys.stderr, flush=True)
+    transfers = transfer_rows(dev, sizes, 3 if args.quick else 7)
+    for r in transfers:
+        r["up ours/raw"] = r["up dev.write"] / r["up raw write_buffer"]
+        r["upload/raw create+write"] = r["up dev.upload"] / r["up raw create+write_buffer"]
+        r["down ours/raw"] = r["down tensor.numpy"] / r["down raw copy+map+copy"]
+    oneshot = oneshot_rows(dev, 50 if args.quick else args.reps)
+    batched = batched_rows(dev)
+    if args.json:
+        print(json.dumps({"adapter": dev.name, "transfers_gbps": transfers, "oneshot": oneshot, "batched": batched}))
+        return 0
+    print(f"\ndmlwgsl bench host on {dev.name}")
+    _table("Transfers (GB/s; ratios: ours / raw floor, same run)", transfers)
+    _table("One-shot numpy call (median us, interleaved; ratio = one-liner / raw-wgpu floor)", oneshot)
+    _table("Batched: host us per dispatch on resident tensors (batch of 2000 calls, best of 5)", batched)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
