@@ -74,8 +74,9 @@ def test_graph_keeps_intermediates_on_the_gpu(device, rng, monkeypatch):
     )
     rep = onnx_backend.prepare(model, device)
     reads = []
-    real_read = device.read
-    monkeypatch.setattr(device, "read", lambda *a, **k: reads.append(a) or real_read(*a, **k))
+    for name in ("read", "read_into"):  # every readback path of the Device
+        real = getattr(device, name)
+        monkeypatch.setattr(device, name, lambda *a, real=real, **k: reads.append(a) or real(*a, **k))
     (y,) = rep.run([x])
     assert len(reads) == 1
     b = ref_depth_to_space(ref_space_to_depth(x, 2, "DCR"), 2, "CRD")
