@@ -6,6 +6,7 @@ Every GPU run goes through run_checked (poisoned output, guard bands, two poison
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 
@@ -22,19 +23,19 @@ from dmlwgsl.ops.convolution_integer import (
     convolution_integer,
     dot4_available,
 )
+from dmlwgsl.plan import Capabilities, PlanError
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
 from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
-from dmlwgsl.runtime import GpuError
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
 from dmlwgsl.testing import random_bytes, run_checked, strided_desc
 
-KERNELS = ("portable", "dot4")
+KERNELS = ("portable", "direct", "dot4")
 MIXES = [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.uint8), (np.int8, np.int8)]
 U8, I8 = DataType.UINT8, DataType.INT8
 
 
 def need_kernel(device, kernel):
-    """Skip dot4 where the adapter does not compile it (portable always runs)."""
+    """Skip dot4 where the adapter does not compile it (portable and direct always run)."""
     if kernel == "dot4" and not dot4_available(device):
         pytest.skip(f"{device.name} does not compile dot4I8Packed")
 
@@ -364,11 +365,19 @@ def test_extreme_values(device, kernel, mix, rng):
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_overflow_wraps(device, kernel):
     """Each tap adds (0 - 255) * (-128 - 127) = 65025; 4097 * 9 taps sum to 2_397_666_825 > 2^31 - 1,
-    which wraps to a negative int32 (channel 1 stays 0)."""
+    which wraps to a negative int32 (channel 1 stays 0). The direct kernel stages at most 2048
+    taps a filter row (no sum of so few products can overflow), so it refuses this layer by name."""
     c = 4097
     x = np.zeros((1, c, 3, 3), np.uint8)
     w = np.full((2, c, 3, 3), -128, np.int8)
     w[1] = 127
+    if kernel == "direct":
+        desc = ConvolutionIntegerDesc(
+            TensorDesc(U8, x.shape), TensorDesc(I8, w.shape), TensorDesc(DataType.INT32, (1, 2, 1, 1))
+        )
+        with pytest.raises(PlanError, match=r"kernel: 'direct' cannot run this layer: a filter row of .* 36873 taps"):
+            compile_convolution_integer(desc, device=device, kernel="direct")
+        return
     got = check(device, kernel, x, w, np.uint8(255), np.int8(127))
     exact = np.array([c * 9 * 65025, 0], np.int64)
     assert exact[0] > 2**31 - 1
@@ -435,8 +444,8 @@ def test_dot4_tile_shapes(device, tile, rng):
     )
     rp, threads, tm = tile
     tp = threads // (tm // 4) * rp
-    if not _tile_fits(device, threads, tp, tm):
-        assert (threads == 512 and not _tile_fits(device, 512, 128, 128)) or tp == 256
+    if not _tile_fits(Capabilities.from_device(device), threads, tp, tm):
+        assert (threads == 512 and not _tile_fits(Capabilities.from_device(device), 512, 128, 128)) or tp == 256
         with pytest.raises(DmlValidationError, match="max-compute-workgroup-storage-size"):
             ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, tile_channels=tm)
         return
@@ -476,10 +485,10 @@ def test_dot4_split_k(device, split, rng):
     need_kernel(device, "dot4")
     x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
     rp = 8 if split in (2, 100, 4) else 4
-    threads = {3: 128, 4: 512 if _tile_fits(device, 512, 128, 128) else 256}.get(split, 256)
+    threads = {3: 128, 4: 512 if _tile_fits(Capabilities.from_device(device), 512, 128, 128) else 256}.get(split, 256)
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, split_k=split)
     assert op.k_steps == 18 and op.slices == {2: 2, 3: 3, 5: 5, 100: 18, 4: 4}[split] and op.dispatches == 2
-    assert not op._zero_linear  # a padded output: zeroed through the 4-D index
+    assert not dict(op.plan.details)["zero_linear"]  # a padded output: zeroed through the 4-D index
     run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
 
 
@@ -493,7 +502,7 @@ def test_dot4_stream_k(device, per, rng):
     need_kernel(device, "dot4")
     x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
     rp, threads = {7: (5, 256), 13: (6, 128), 1: (7, 256), 17: (7, 512)}[per]
-    if threads == 512 and not _tile_fits(device, 512, 128, 128):
+    if threads == 512 and not _tile_fits(Capabilities.from_device(device), 512, 128, 128):
         threads = 256
     op = ConvolutionIntegerOperator(
         device, desc, "dot4", pixels_per_thread=rp, threads=threads, steps_per_workgroup=per
@@ -528,7 +537,7 @@ def test_dot4_split_k_overflow_and_mixes(device, rng):
         )
         op = ConvolutionIntegerOperator(device, desc, "dot4", split_k=4)
         assert op.slices == (4 if xx is x0 else 3)  # 585 steps: 4 x 147 (the last 144); 9 steps: 3 x 3
-        assert op._zero_linear  # packed output: zeroed by linear index
+        assert dict(op.plan.details)["zero_linear"]  # packed output: zeroed by linear index
         run_op(
             device,
             op,
@@ -592,28 +601,32 @@ def test_auto_kernel_and_cache(device, rng):
         )
 
     op = compile_convolution_integer(desc(6, 7), device=device)
-    assert op.kernel == ("dot4" if dot4_available(device) else "portable")
+    assert op.kernel == ("dot4" if dot4_available(device) else "direct")
     misses = device.pipelines.misses
     op2 = compile_convolution_integer(desc(9, 5), device=device)
     assert device.pipelines.misses == misses and op2.cache_keys == op.cache_keys
     small = ConvolutionIntegerDesc(
         TensorDesc(U8, (1, 2, 4, 4)), TensorDesc(I8, (2, 2, 3, 3)), TensorDesc(DataType.INT32, (1, 2, 2, 2))
     )
-    assert compile_convolution_integer(small, device=device).kernel == "portable"
-    with pytest.raises(DmlValidationError, match="kernel: must be one of"):
+    assert compile_convolution_integer(small, device=device).kernel == "direct"
+    with pytest.raises(PlanError, match="kernel: must be one of"):
         compile_convolution_integer(small, device=device, kernel="fast")
 
 
-def test_dot4_unavailable_raises(device, monkeypatch):
-    import dmlwgsl.ops.convolution_integer as mod
-
-    monkeypatch.setitem(mod._dot4_ok, device, False)
-    small = ConvolutionIntegerDesc(
-        TensorDesc(U8, (1, 2, 4, 4)), TensorDesc(I8, (2, 2, 3, 3)), TensorDesc(DataType.INT32, (1, 2, 2, 2))
+def test_dot4_unavailable_raises(device):
+    """An adapter without the packed dot product (this one's record without the WGSL feature):
+    requesting dot4 is a named error before any GPU work; a dense layer falls back to direct."""
+    caps = Capabilities.from_device(device)
+    bare = dataclasses.replace(caps, wgsl_features=frozenset(caps.wgsl_features - {"packed_4x8_integer_dot_product"}))
+    dense = ConvolutionIntegerDesc(
+        TensorDesc(U8, (1, 16, 4, 4)), TensorDesc(I8, (16, 16, 3, 3)), TensorDesc(DataType.INT32, (1, 16, 2, 2))
     )
-    with pytest.raises(GpuError, match="dot4I8Packed"):
-        compile_convolution_integer(small, device=device, kernel="dot4")
-    assert compile_convolution_integer(small, device=device).kernel == "portable"
+    with pytest.raises(
+        PlanError, match="kernel: 'dot4' needs the WGSL language feature packed_4x8_integer_dot_product"
+    ):
+        compile_convolution_integer(dense, device=device, kernel="dot4", capabilities=bare)
+    op = compile_convolution_integer(dense, device=device, capabilities=bare)
+    assert op.kernel == "direct" and "no packed_4x8_integer_dot_product" in op.plan.why
 
 
 # ------------------------------------------------------------------------------------------------

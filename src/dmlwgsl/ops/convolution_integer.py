@@ -6,42 +6,54 @@ with g = m // (M/G). Padding holds the input zero point, so padded taps contribu
 Sums accumulate in 32-bit two's complement: a sum that overflows wraps around (as the int64
 reference wrapped to int32 does); nothing saturates.
 
-Two kernels compute it bit-exactly:
+Three kernels compute it bit-exactly; :func:`plan_convolution_integer` chooses one from the
+description and the adapter's capabilities (``dmlwgsl explain convolution_integer`` prints the
+choice and why):
 
-* ``portable`` (wgsl/convolution_integer.wgsl): one thread per output, core WGSL only;
-* ``dot4`` (wgsl/convolution_integer_dot4.wgsl): packs input and filter into signed 4x8 words
-  (one pass into scratch buffers owned by the compiled op), then a tiled implicit GEMM on
-  ``dot4I8Packed``: double-buffered workgroup memory, output tiles of 16*RP pixels (8*RP with
-  128 threads) by 64 or 128 channels, RP = 4..8 pixels by 4 channels a thread in named vec4
-  accumulators; the k steps may be shared over workgroups that add atomically into the output,
-  which the pack pass then zeroes (split-K in stream-K form: a workgroup's steps may cross tiles;
-  see _gemm_shape). Used where the adapter compiles it.
+* ``portable`` (wgsl/convolution_integer.wgsl): one thread per output, core WGSL only; the
+  reference every fast path is tested against;
+* ``direct`` (wgsl/convolution_integer_direct.wgsl): few channels per group (depthwise, small
+  groups, small-channel stems): the input window of a tile of outputs and a block of filters
+  staged once in workgroup memory as i32 values, then plain multiply-adds;
+* ``dot4`` (wgsl/convolution_integer_dot4.wgsl): dense layers (at least 16 channels per group in
+  and out) on adapters with the packed 4x8 dot product: a pack pass (input and filter into signed
+  4x8 words, in workspace buffers), then a tiled implicit GEMM on ``dot4I8Packed`` (output tiles
+  of 16*RP pixels by 64 or 128 channels, RP = 4..8; split-K in stream-K form where a wave of
+  workgroups would otherwise be partial; see _gemm_shape).
 
 1-D convolution takes 3-D tensors {N, C, W}; it runs as {N, C, 1, W}.
 """
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime import Device, GpuError, GpuTensor, Kernel, default_device
+from ..operator import Operator
+from ..plan import Capabilities, Plan, PlanError, placement_of, step
+from ..runtime import Device, GpuTensor, Kernel, default_device
+from ..shader import interface
 from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array
 
 __all__ = [
     "ConvolutionIntegerDesc",
     "ConvolutionIntegerOperator",
+    "add_explain_arguments",
+    "ceiling_kernel",
+    "ceiling_uniforms",
     "compile_convolution_integer",
     "convolution_integer",
     "convolution_integer_output_sizes",
     "dot4_available",
+    "explain_plan",
+    "plan_convolution_integer",
 ]
 
 OP = "convolution_integer"
 INTEGER_TYPES = frozenset({DataType.INT8, DataType.UINT8})
-KERNELS = ("auto", "portable", "dot4")
+KERNELS = ("portable", "direct", "dot4")
+DOT4_FEATURE = "packed_4x8_integer_dot_product"  # the WGSL language feature the dot4 path needs
 _WG = 256
 _KC = 16  # k words per step of the dot4 kernel (KC in the WGSL)
 
@@ -215,65 +227,8 @@ def _insert_h(d: TensorDesc) -> TensorDesc:
 
 
 # ------------------------------------------------------------------------------------------------
-# Fast-path availability (per device, decided once by compiling the kernel)
+# The dot4 GEMM's cost model (tile and split choice)
 # ------------------------------------------------------------------------------------------------
-_dot4_ok: "weakref.WeakKeyDictionary[Device, bool]" = weakref.WeakKeyDictionary()
-
-
-def dot4_available(device: Device | None = None) -> bool:
-    """Whether ``device`` compiles the dot4I8Packed kernels (decided once per device)."""
-    dev = device or default_device()
-    if dev not in _dot4_ok:
-        try:
-            for entry in ("pack", "convolution_integer_dot4"):
-                _dot4_kernel(dev, entry, {"X_SIGNED": 0, "W_SIGNED": 1, "XZP": 0, "WZP": 0})
-            _dot4_ok[dev] = True
-        except GpuError:
-            _dot4_ok[dev] = False
-    return _dot4_ok[dev]
-
-
-_BINDINGS = {
-    "input": 0,
-    "filter": 1,
-    "input_zero_point": 2,
-    "filter_zero_point": 3,
-    "output": 4,
-    "packed_input": 6,
-    "packed_filter": 7,
-    "packed_input_ro": 8,
-    "packed_filter_ro": 9,
-}
-
-
-def _dot4_kernel(device: Device, entry: str, constants: dict, workgroup_size: int = _WG) -> Kernel:
-    gemm = ("input_zero_point", "filter_zero_point", "output", "packed_input_ro", "packed_filter_ro")
-    uses = {
-        "pack": ("input", "filter", "packed_input", "packed_filter"),
-        "pack_zero": ("input", "filter", "packed_input", "packed_filter", "output"),
-        "convolution_integer_dot4": gemm,
-        "convolution_integer_dot4_splitk": gemm,
-        "dot4_ceiling": ("output",),
-    }[entry]
-    outputs = {"pack": ("packed_input", "packed_filter"), "pack_zero": ("packed_input", "packed_filter", "output")}.get(
-        entry, ("output",)
-    )
-    bindings = {k: _BINDINGS[k] for k in uses}
-    if entry == "convolution_integer_dot4_splitk":
-        bindings["output"] = 10  # the output as array<atomic<i32>>
-    return Kernel(
-        device,
-        op=OP,
-        shader="convolution_integer_dot4.wgsl",
-        entry_point=entry,
-        bindings=bindings,
-        uniform_binding=5,
-        constants=constants,
-        workgroup_size=workgroup_size,
-        outputs=outputs,
-    )
-
-
 _WAVE = 132  # workgroups of the dot4 GEMM resident at once on the H100 (one per SM)
 #: The cost model, fitted on the H100 (Vulkan) over 266 tile / split configurations of the four
 #: benchmark layers (per configuration: median of 20 runs): a wave of workgroups costs
@@ -291,21 +246,21 @@ def _tile_pixels(threads: int, tm: int, rp: int) -> int:
     return threads // (tm // 4) * rp
 
 
-def _tile_fits(device: Device | None, threads: int, tp: int, tm: int) -> bool:
-    """Whether ``device`` runs a tp x tm tile in workgroups of ``threads`` (workgroup memory: two
-    A and two B buffers of 5 vec4s a row; invocations a workgroup)."""
-    if device is None:
+def _tile_fits(caps: Capabilities | None, threads: int, tp: int, tm: int) -> bool:
+    """Whether the adapter of ``caps`` runs a tp x tm tile in workgroups of ``threads`` (workgroup
+    memory: two A and two B buffers of 5 vec4s a row; invocations a workgroup). ``None``: the
+    128x128 bound the cost model was fitted under."""
+    if caps is None:
         return tp * tm <= 128 * 128
-    lim = device.limits
     return (
-        lim.get("max-compute-workgroup-storage-size", 0) >= 2 * (tp + tm) * 5 * 16
-        and lim.get("max-compute-invocations-per-workgroup", 0) >= threads
-        and lim.get("max-compute-workgroup-size-x", 0) >= threads
+        caps.limit("max-compute-workgroup-storage-size") >= 2 * (tp + tm) * 5 * 16
+        and caps.limit("max-compute-invocations-per-workgroup") >= threads
+        and caps.limit("max-compute-workgroup-size-x") >= threads
     )
 
 
 def _gemm_shape(
-    device: Device | None,
+    caps: Capabilities | None,
     pixels: int,
     mg: int,
     groups: int,
@@ -334,7 +289,7 @@ def _gemm_shape(
     for nt, c in shapes:
         for r in (rp,) if rp else range(4, 9):
             tp = _tile_pixels(nt, c, r)
-            if not _tile_fits(device, nt, tp, c) and not (rp and threads):
+            if not _tile_fits(caps, nt, tp, c) and not (rp and threads):
                 continue
             r128 = tp * c / (16 * 128)  # the RP of a 128-channel tile of the same size
             step = _STEP_US_A + _STEP_US_B * r128 if nt == 512 else _STEP_US_256 * (_STEP_US_A + _STEP_US_B * 2 * r128)
@@ -355,299 +310,599 @@ def _gemm_shape(
                 if best is None or cost < best[0]:
                     best = (cost, r, nt, c, per)
     if best is None:
-        raise DmlValidationError(f"tile_channels: {tm} channels a tile need 512 threads; got threads {threads}")
+        raise PlanError(f"tile_channels: {tm} channels a tile need 512 threads; got threads {threads}")
     return best[1:]
 
 
+# ------------------------------------------------------------------------------------------------
+# Planning: the path, its grid and its named uniforms, from the description and capabilities only
+# ------------------------------------------------------------------------------------------------
+_DIRECT_MAX_BYTES = 32768  # workgroup memory the direct kernel stages into (lavapipe/GL have 32 KiB)
+
+
+def _uniform_fields() -> tuple[str, ...]:
+    """The fields of the Conv struct, read from wgsl/convolution_integer.wgsl."""
+    return interface("convolution_integer.wgsl").uniform_layout("cv").names
+
+
+def _common_uniforms(d: ConvolutionIntegerDesc, placements) -> dict:
+    """The Conv fields every kernel reads (4-D view ``d``); the others are 0."""
+    u = dict.fromkeys(_uniform_fields(), 0)
+    _, c, h, w = d.input.sizes
+    m, cg, kh, kw = d.filter.sizes
+    wz = d.filter_zero_point
+    zs = wz.element_strides[min(1, wz.rank - 1)] if wz is not None and wz.element_count > 1 else 0
+
+    def res(name):
+        return placement_of(placements, name).residual
+
+    u.update(
+        in_channels=c,
+        in_height=h,
+        in_width=w,
+        out_channels=m,
+        group_in_channels=cg,
+        kernel_h=kh,
+        kernel_w=kw,
+        out_height=d.output.sizes[2],
+        out_width=d.output.sizes[3],
+        stride_h=d.strides[0],
+        stride_w=d.strides[1],
+        dilation_h=d.dilations[0],
+        dilation_w=d.dilations[1],
+        pad_top=d.start_padding[0],
+        pad_left=d.start_padding[1],
+        group_count=d.group_count,
+        group_out_channels=m // d.group_count,
+        input_base=res("input"),
+        filter_base=res("filter"),
+        output_base=res("output") // 4,
+        output_count=d.output.element_count,
+        input_zp_base=res("input_zero_point"),
+        filter_zp_base=res("filter_zero_point"),
+        filter_zp_stride=zs,
+        group_words=-(-cg // 4),
+    )
+    for prefix, t in (("in_stride_", d.input), ("filter_stride_", d.filter), ("out_stride_", d.output)):
+        names = ("n", "c", "h", "w") if prefix == "in_stride_" else ("m", "c", "h", "w")
+        if prefix == "out_stride_":
+            names = ("n", "m", "h", "w")
+        u.update({prefix + k: s for k, s in zip(names, t.element_strides)})
+    return u
+
+
+def _structure(d: ConvolutionIntegerDesc) -> dict:
+    """Override constants every kernel takes: the sign of each tensor and which zero points exist."""
+    wz = d.filter_zero_point
+    return {
+        "X_SIGNED": int(d.input.data_type == DataType.INT8),
+        "W_SIGNED": int(d.filter.data_type == DataType.INT8),
+        "XZP": int(d.input_zero_point is not None),
+        "WZP": 0 if wz is None else (2 if wz.element_count > 1 else 1),
+    }
+
+
+_TENSOR_VARS = {
+    "input": "input",
+    "filter": "filter_weights",
+    "input_zero_point": "input_zero_point",
+    "filter_zero_point": "filter_zero_point",
+    "output": "output",
+}
+
+
+def _bytes_moved(d: ConvolutionIntegerDesc) -> int:
+    """Input, filter and zero points read once, the output written once."""
+    n = d.input.element_count + d.filter.element_count + 4 * d.output.element_count
+    for z in (d.input_zero_point, d.filter_zero_point):
+        n += 0 if z is None else z.element_count
+    return n
+
+
+def _direct_budget(caps: Capabilities) -> tuple[int, int]:
+    """(input slots, filter slots) of i32 the direct kernel stages: 3/4 and 1/4 of min(32 KiB,
+    the adapter's workgroup memory)."""
+    nbytes = min(_DIRECT_MAX_BYTES, caps.limit("max-compute-workgroup-storage-size"))
+    return nbytes * 3 // 16, nbytes // 16
+
+
+def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG):
+    """The direct kernel's tile (tile_h, tile_w), channel block and a why-line, or (None, reason)
+    where even a one-pixel tile or a one-channel filter block does not fit the staging memory.
+
+    Candidates: tile widths min(OW, WG) and the powers of two below it, each with the most rows
+    that keep tile_h * tile_w <= WG and the input window in XS slots. Cost (instructions, a rough
+    count): per workgroup, staging Cg * window / WG elements at ~8 instructions each plus
+    ceil(channel_block / lanes) outputs a thread at ~3 per tap and a store (dearer in rows of
+    fewer than 8 outputs: partial 32-byte sectors); the cheapest total wins."""
+    xs, ws = _direct_budget(caps)
+    n, _, _, _ = d.input.sizes
+    m, cg, kh, kw = d.filter.sizes
+    g = d.group_count
+    mg = m // g
+    oh, ow = d.output.sizes[2:]
+    (sh, sw), (dh, dw) = d.strides, d.dilations
+    taps = cg * kh * kw
+    if taps > ws:
+        return None, f"a filter row of C/G*KH*KW = {taps} taps exceeds the {ws} staged filter slots"
+    cb = min(mg, ws // taps)
+    blocks = -(-mg // cb)
+    cb = -(-mg // blocks)
+    widths = {min(ow, wg)} | {1 << i for i in range(9) if (1 << i) < min(ow, wg)}
+    best = None
+    for tw in sorted(widths, reverse=True):
+        th = min(oh, wg // tw)
+        while th >= 1:
+            win = ((th - 1) * sh + (kh - 1) * dh + 1) * ((tw - 1) * sw + (kw - 1) * dw + 1)
+            if cg * win <= xs:
+                break
+            th -= 1 if th <= 4 else th // 2
+        if th < 1:
+            continue
+        lanes = wg // (th * tw)
+        wgs = n * g * blocks * -(-oh // th) * -(-ow // tw)
+        outputs = -(-cb // lanes)  # a thread's outputs; rows narrower than 8 words store in partial sectors
+        cost = wgs * (8 * -(-cg * win // wg) + outputs * (3 * taps + 4 * max(1, 8 // tw)) + 40)
+        if best is None or cost < best[0]:
+            best = (cost, th, tw, win)
+    if best is None:
+        return None, f"the input window of one output pixel (C/G = {cg} channels) exceeds the {xs} staged slots"
+    _, th, tw, win = best
+    return (th, tw, cb, blocks), (
+        f"tiles of {th}x{tw} output pixels (input window of {cg}x{win} values staged), blocks of {cb} of the "
+        f"group's {mg} output channels"
+    )
+
+
+def _plan_portable(d, caps, placements, why_choice):
+    u = _common_uniforms(d, placements)
+    s = step(
+        "convolution_integer_portable",
+        "convolution_integer.wgsl",
+        "one thread per output element: core WGSL only, the reference kernel",
+        d.output.element_count,
+        constants=_structure(d),
+        uniforms=u,
+        bindings=_TENSOR_VARS,
+        uniform_var="cv",
+    )
+    return (s,), why_choice, (), (("kernel", "portable"),)
+
+
+def _plan_direct(d, caps, placements, why_choice, shape):
+    (th, tw, cb, blocks), why_tile = shape
+    xs, ws = _direct_budget(caps)
+    n = d.input.sizes[0]
+    oh, ow = d.output.sizes[2:]
+    kh, kw = d.filter.sizes[2:]
+    tiles_h, tiles_w = -(-oh // th), -(-ow // tw)
+    wgs = n * d.group_count * blocks * tiles_h * tiles_w
+    u = _common_uniforms(d, placements)
+    u.update(
+        tile_h=th,
+        tile_w=tw,
+        window_h=(th - 1) * d.strides[0] + (kh - 1) * d.dilations[0] + 1,
+        window_w=(tw - 1) * d.strides[1] + (kw - 1) * d.dilations[1] + 1,
+        tiles_h=tiles_h,
+        tiles_w=tiles_w,
+        channel_block=cb,
+        channel_blocks=blocks,
+        workgroups=wgs,
+    )
+    s = step(
+        "convolution_integer_direct",
+        "convolution_integer_direct.wgsl",
+        why_tile,
+        wgs * _WG,
+        constants={**_structure(d), "XS": xs, "WS": ws},
+        uniforms=u,
+        bindings=_TENSOR_VARS,
+        uniform_var="cv",
+    )
+    details = (("kernel", "direct"), ("tile", (th, tw)), ("channel_block", cb), ("workgroups", wgs))
+    return (s,), why_choice, (), details
+
+
+def _plan_dot4(d, caps, placements, why_choice, tuning):
+    n, c, h, w = d.input.sizes
+    m, cg, kh, kw = d.filter.sizes
+    g = d.group_count
+    mg, cg4 = m // g, -(-cg // 4)
+    cg4p = -(-cg4 // 4) * 4  # channel words of a pixel / tap, padded to whole vec4s
+    pixels = n * d.output.sizes[2] * d.output.sizes[3]
+    k_words = kh * kw * cg4p
+    x_signed = d.input.data_type == DataType.INT8
+    w_signed = d.filter.data_type == DataType.INT8
+    structure = _structure(d)
+    need_sx = structure["WZP"] != 0 or not w_signed
+    need_sw = d.input_zero_point is not None or not x_signed
+    fast = {"X_FAST": int(d.input.element_strides[1] % 4 == 0 and cg % 16 == 0), "W_FAST": int(cg % 16 == 0)}
+    rp_req, threads_req, tm_req = tuning.get("pixels_per_thread"), tuning.get("threads"), tuning.get("tile_channels")
+    split_k, per_req = tuning.get("split_k"), tuning.get("steps_per_workgroup")
+    if rp_req is not None and (not _is_count(rp_req) or not 4 <= rp_req <= 8):
+        raise DmlValidationError(f"pixels_per_thread: must be an integer from 4 to 8; got {rp_req!r}")
+    if threads_req is not None and (not _is_count(threads_req) or threads_req not in (128, 256, 512)):
+        raise DmlValidationError(f"threads: must be 128, 256 or 512; got {threads_req!r}")
+    if tm_req not in (None, 64, 128) or isinstance(tm_req, bool):
+        raise DmlValidationError(f"tile_channels: must be 64 or 128; got {tm_req!r}")
+    k_steps = kh * kw * -(-cg4p // _KC)
+    out_mb = d.output.element_count * 4 / 1e6
+    rp, threads, tm, auto_steps = _gemm_shape(caps, pixels, mg, g, k_steps, out_mb, rp_req, threads_req, tm_req)
+    tp = _tile_pixels(threads, tm, rp)
+    if not _tile_fits(caps, threads, tp, tm):
+        raise PlanError(
+            f"threads, pixels_per_thread, tile_channels: the {tp}x{tm} tile in {threads}-thread workgroups needs "
+            f"{2 * (tp + tm) * 80} bytes of workgroup memory; {caps.name} has max-compute-workgroup-storage-size "
+            f"{caps.limit('max-compute-workgroup-storage-size')} and max-compute-invocations-per-workgroup "
+            f"{caps.limit('max-compute-invocations-per-workgroup')}"
+        )
+    ptiles, mtiles = -(-pixels // tp), -(-mg // tm)
+    tiles = ptiles * mtiles * g
+    # Split-K in stream-K form: the k steps of all tiles in one line, each workgroup running
+    # `slice_steps` consecutive steps of it (crossing into the next tile where they do not divide
+    # a tile's steps); `slices` is the most segments a tile is cut into.
+    if split_k is not None and per_req is not None:
+        raise DmlValidationError("split_k, steps_per_workgroup: give at most one of them")
+    if per_req is not None:
+        if not _is_count(per_req):
+            raise DmlValidationError(f"steps_per_workgroup: must be an integer >= 1; got {per_req!r}")
+        slice_steps = min(int(per_req), k_steps)
+    elif split_k is not None:
+        if not _is_count(split_k):
+            raise DmlValidationError(f"split_k: must be an integer >= 1; got {split_k!r}")
+        slice_steps = -(-k_steps // min(int(split_k), k_steps))
+    else:
+        slice_steps = auto_steps
+    slices = -(-k_steps // slice_steps)
+    line = tiles * k_steps
+    if slices > 1 and line >= 2**31:
+        raise DmlValidationError(f"split_k: tiles x k steps ({line}) must stay below 2**31 to split")
+    workgroups = -(-line // slice_steps)
+    split = slices > 1
+    zero_linear = split and d.output.is_packed
+    x_words, w_words = n * h * w * g * cg4p, m * k_words
+    u = _common_uniforms(d, placements)
+    u.update(
+        pixels=pixels,
+        k_words=k_words,
+        group_words_padded=cg4p,
+        pixel_tiles=ptiles,
+        channel_tiles=mtiles,
+        taps=(cg * kh * kw) % 2**32,
+        packed_input_words=x_words,
+        workgroups=workgroups,
+        tile_steps=k_steps,
+        workgroup_steps=slice_steps,
+        tiles=tiles,
+    )
+    pack_consts = {**structure, **fast}
+    pack_bind = {"input": "input", "filter": "filter_weights", "packed_input": "packed_input"}
+    pack_bind["packed_filter"] = "packed_filter"
+    n_pack = x_words // 4 + w_words
+    if split:  # the pack also zeroes the output the slices add into
+        pack_consts["OUT_PACKED"] = int(zero_linear)
+        pack_bind["output"] = "output"
+        n_pack += d.output.element_count
+    pack = step(
+        "pack_zero" if split else "pack",
+        "convolution_integer_dot4.wgsl",
+        "input and filter into signed 4x8 words (UINT8 flipped by 0x80), 16 channels a thread"
+        + ("; zero the output the split GEMM adds into" if split else ""),
+        n_pack,
+        constants=pack_consts,
+        uniforms=u,
+        bindings=pack_bind,
+        uniform_var="cv",
+    )
+    gemm_bind = {
+        "input_zero_point": "input_zero_point",
+        "filter_zero_point": "filter_zero_point",
+        "output": "output_atomic" if split else "output",
+        "packed_input": "packed_input_ro",
+        "packed_filter": "packed_filter_ro",
+    }
+    how = (
+        f"stream-K: {workgroups} workgroups of {slice_steps} of a tile's {k_steps} k steps, adding atomically"
+        if split
+        else f"{workgroups} workgroups, {k_steps} k steps a tile"
+    )
+    gemm = step(
+        "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
+        "convolution_integer_dot4.wgsl",
+        f"implicit GEMM on dot4I8Packed: {tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how} "
+        f"(the H100-fitted cost model's cheapest)",
+        workgroups * threads,
+        workgroup_size=threads,
+        constants={**structure, "RP": rp, "TM": tm, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)},
+        uniforms=u,
+        bindings=gemm_bind,
+        uniform_var="cv",
+    )
+    details = (
+        ("kernel", "dot4"),
+        ("tile", (tp, tm)),
+        ("pixels_per_thread", rp),
+        ("threads", threads),
+        ("k_steps", k_steps),
+        ("slice_steps", slice_steps),
+        ("slices", slices),
+        ("tiles", tiles),
+        ("workgroups", workgroups),
+        ("zero_linear", zero_linear),
+    )
+    workspace = (("packed_input", 4 * x_words), ("packed_filter", 4 * w_words))
+    return (pack, gemm), why_choice, workspace, details
+
+
+def plan_convolution_integer(
+    desc: ConvolutionIntegerDesc,
+    caps: Capabilities,
+    *,
+    kernel: str | None = None,
+    placements=None,
+    pixels_per_thread=None,
+    threads=None,
+    tile_channels=None,
+    split_k=None,
+    steps_per_workgroup=None,
+) -> Plan:
+    """The execution plan of ``desc`` on an adapter with capabilities ``caps`` (no device needed).
+
+    ``kernel`` requests a path ("portable", "direct", "dot4"; None or "auto": choose); an
+    impossible request raises :class:`PlanError` naming the rule. Where no path is requested:
+    dot4 for dense layers (C/G and M/G >= 16) on adapters with the WGSL feature
+    packed_4x8_integer_dot_product, else direct where its tile fits the staging memory, else
+    portable. ``placements`` give the tensors' residual byte offsets (uniforms). The dot4 tuning
+    options (``pixels_per_thread`` 4-8, ``threads`` 128/256/512, ``tile_channels`` 64/128, and
+    ``split_k`` or ``steps_per_workgroup``) override the cost model's choice (benchmarks, tests).
+    """
+    desc.validate()
+    if kernel == "auto":
+        kernel = None
+    if kernel is not None and kernel not in KERNELS:
+        raise PlanError(f"kernel: must be one of {', '.join(KERNELS)} (or auto); got {kernel!r}")
+    d = desc.as_4d()
+    m, cg = d.filter.sizes[:2]
+    mg = m // d.group_count
+    has_dot4 = caps.has(DOT4_FEATURE)
+    dense = cg >= 16 and mg >= 16
+    direct = _direct_shape(d, caps)
+    if kernel is None:
+        if dense and has_dot4:
+            kernel = "dot4"
+            why = (
+                f"C/G = {cg} and M/G = {mg} (>= 16): a dense layer, run as an implicit GEMM on the packed 4x8 dot "
+                f"product ({caps.name} has {DOT4_FEATURE})"
+            )
+        elif direct[0] is not None:
+            kernel = "direct"
+            why = (
+                (f"C/G = {cg}, M/G = {mg}: " if not dense else f"no {DOT4_FEATURE} on {caps.name}: ")
+                + "the direct kernel (input window and filter block staged once in workgroup memory); a GEMM "
+                "would pad K to 16-word steps and leave its tiles mostly idle"
+            )
+        else:
+            kernel = "portable"
+            why = f"the direct kernel does not fit: {direct[1]}; one thread an output"
+    else:
+        why = f"kernel {kernel!r} requested"
+        if kernel == "dot4" and not has_dot4:
+            raise PlanError(
+                f"kernel: 'dot4' needs the WGSL language feature {DOT4_FEATURE}, which {caps.name} "
+                f"({caps.backend}) lacks; use 'direct' or 'portable'"
+            )
+        if kernel == "direct" and direct[0] is None:
+            raise PlanError(f"kernel: 'direct' cannot run this layer: {direct[1]}")
+    if kernel == "dot4":
+        tuning = dict(
+            pixels_per_thread=pixels_per_thread,
+            threads=threads,
+            tile_channels=tile_channels,
+            split_k=split_k,
+            steps_per_workgroup=steps_per_workgroup,
+        )
+        steps, why, workspace, details = _plan_dot4(d, caps, placements, why, tuning)
+    elif kernel == "direct":
+        steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct)
+    else:
+        steps, why, workspace, details = _plan_portable(d, caps, placements, why)
+    n = d.input.sizes[0]
+    ops = 2 * n * m * d.output.sizes[2] * d.output.sizes[3] * cg * d.filter.sizes[2] * d.filter.sizes[3]
+    return Plan(
+        OP,
+        steps,
+        why,
+        _bytes_moved(d),
+        caps.name,
+        ops=ops,
+        workspace=workspace,
+        details=details,
+    )
+
+
+def dot4_available(device: Device | None = None) -> bool:
+    """Whether ``device`` compiles WGSL's packed 4x8 dot product (the dot4 path's need)."""
+    return Capabilities.from_device(device or default_device()).has(DOT4_FEATURE)
+
+
 def ceiling_kernel(device: Device) -> Kernel:
-    """The benchmark's dot4I8Packed-from-registers kernel (16 chains of ``steps`` dot products per
-    thread, ``steps`` a multiple of 4; uniforms: gemm.x = steps, bases.w = threads that store)."""
-    return _dot4_kernel(device, "dot4_ceiling", {})
+    """The benchmark's dot4I8Packed-from-registers kernel (wgsl/convolution_integer_ceiling.wgsl):
+    binding ``output``; uniforms from :func:`ceiling_uniforms`."""
+    return Kernel(
+        device,
+        op=OP,
+        shader="convolution_integer_ceiling.wgsl",
+        entry_point="dot4_ceiling",
+        bindings={"output": "output"},
+        uniform_binding="ceiling",
+        workgroup_size=256,
+    )
+
+
+def ceiling_uniforms(steps: int, threads: int, operand: int = 0x01FF7F80) -> bytes:
+    """The ceiling kernel's uniforms: ``steps`` dot products a chain (a multiple of 4), ``threads``
+    that store their result (all of them: the compiler must keep every chain)."""
+    lay = interface("convolution_integer_ceiling.wgsl").uniform_layout("ceiling")
+    return lay.pack({"steps": steps, "operand": operand, "threads": threads})
 
 
 # ------------------------------------------------------------------------------------------------
 # Compiled operator
 # ------------------------------------------------------------------------------------------------
-class ConvolutionIntegerOperator:
+class ConvolutionIntegerOperator(Operator):
     """A compiled ConvolutionInteger; call it as ``op(input, filter, output, input_zero_point=None,
     filter_zero_point=None)`` with :class:`GpuTensor` objects whose descriptions equal the
     compiled ones (zero points exactly when the description has them). Returns ``output``.
 
-    ``kernel`` is "portable" or "dot4" (the one chosen at compile time); ``dispatches`` is the
-    number of GPU dispatches per call (1 portable, 2 dot4: pack input and filter, GEMM).
-    ``pixels_per_thread`` (4 to 8), ``threads`` (128, 256 or 512 a workgroup), ``tile_channels``
-    (64, or 128 with 512 threads; a tile has threads / (tile_channels / 4) * pixels_per_thread
-    pixels; ``tile`` is (pixels, channels)) and either ``split_k`` (cut each tile's k steps into
-    that many slices, >= 1; capped at the step count, and fewer where the steps per slice cover
-    them) or ``steps_per_workgroup`` (stream-K: each workgroup runs that many consecutive k steps
-    of the tile-major line of all tiles' steps, crossing tile boundaries) override the dot4 tile and split choice (for
-    benchmarks and tests). ``slice_steps`` is the k steps a workgroup runs, ``k_steps`` those of a
-    tile, ``slices`` the most segments a tile is cut into (1: unsplit) and ``workgroups`` the GEMM's
-    workgroup count.
+    ``kernel`` requests a path (see :func:`plan_convolution_integer`; None chooses); the dot4
+    tuning options ``pixels_per_thread``, ``threads``, ``tile_channels``, ``split_k`` and
+    ``steps_per_workgroup`` are passed to it. ``plan`` is the execution plan; ``kernel``,
+    ``dispatches``, and for dot4 ``tile`` (pixels, channels), ``rp``, ``threads``, ``k_steps``,
+    ``slice_steps``, ``slices``, ``tiles`` and ``workgroups`` read from it.
     """
+
+    op = OP
+    tensors = ("input", "filter", "output", "input_zero_point", "filter_zero_point")
+    optional = frozenset({"input_zero_point", "filter_zero_point"})
+    outputs = ("output",)
 
     def __init__(
         self,
         device: Device,
         desc: ConvolutionIntegerDesc,
-        kernel: str,
+        kernel: str | None = None,
         *,
+        capabilities: Capabilities | None = None,
         pixels_per_thread=None,
         threads=None,
         tile_channels=None,
         split_k=None,
         steps_per_workgroup=None,
     ):
-        self.device = device
-        self.desc = desc
-        self.kernel = kernel
-        d = desc.as_4d()
-        self._d4 = d
-        n, c, h, w = d.input.sizes
-        m, cg, kh, kw = d.filter.sizes
-        g = d.group_count
-        self.mg, self.cg4 = m // g, -(-cg // 4)
-        self.cg4p = -(-self.cg4 // 4) * 4  # channel words of a pixel / tap, padded to whole vec4s
-        self.pixels = n * d.output.sizes[2] * d.output.sizes[3]
-        self.k_words = kh * kw * self.cg4p
-        wz = d.filter_zero_point
-        self.wzp_mode = 0 if wz is None else (2 if wz.element_count > 1 else 1)
-        x_signed = d.input.data_type == DataType.INT8
-        w_signed = d.filter.data_type == DataType.INT8
-        consts = {
-            "X_SIGNED": int(x_signed),
-            "W_SIGNED": int(w_signed),
-            "XZP": int(d.input_zero_point is not None),
-            "WZP": self.wzp_mode,
-        }
-        # Dummy tensors stand in for absent zero points (the shader never reads them).
-        self._dummy = {}
-        for name, ref in (("input_zero_point", d.input), ("filter_zero_point", d.filter)):
-            if getattr(d, name) is None:
-                self._dummy[name] = GpuTensor(
-                    device, TensorDesc(ref.data_type, (1, 1, 1, 1)), device.create_buffer(16, f"{OP}.{name}.absent"), 0
-                )
-        if kernel == "portable":
-            self._main = Kernel(
-                device,
-                op=OP,
-                shader="convolution_integer.wgsl",
-                entry_point="convolution_integer_portable",
-                bindings={
-                    k: _BINDINGS[k] for k in ("input", "filter", "input_zero_point", "filter_zero_point", "output")
-                },
-                uniform_binding=5,
-                constants=consts,
-                workgroup_size=_WG,
-            )
-            self.dispatches = 1
-        else:
-            # RP pixels x 4 channels a thread; workgroups of 128 or 256 threads (8 or 16 along the
-            # pixels, 16 along the channels: tiles of (threads/16)*RP pixels by 64 channels) or of
-            # 512 (16 along the pixels, 32 along the channels: 16*RP pixels by 128 channels).
-            need_sx = self.wzp_mode != 0 or not w_signed
-            need_sw = d.input_zero_point is not None or not x_signed
-            fast = {"X_FAST": int(d.input.element_strides[1] % 4 == 0 and cg % 16 == 0), "W_FAST": int(cg % 16 == 0)}
-            if pixels_per_thread is not None and (not _is_count(pixels_per_thread) or not 4 <= pixels_per_thread <= 8):
-                raise DmlValidationError(
-                    f"pixels_per_thread: must be an integer from 4 to 8; got {pixels_per_thread!r}"
-                )
-            if threads is not None and (not _is_count(threads) or threads not in (128, 256, 512)):
-                raise DmlValidationError(f"threads: must be 128, 256 or 512; got {threads!r}")
-            self.k_steps = kh * kw * -(-self.cg4p // _KC)
-            if tile_channels not in (None, 64, 128) or isinstance(tile_channels, bool):
-                raise DmlValidationError(f"tile_channels: must be 64 or 128; got {tile_channels!r}")
-            self.rp, self.threads, tm, auto_steps = _gemm_shape(
-                device,
-                self.pixels,
-                self.mg,
-                g,
-                self.k_steps,
-                d.output.element_count * 4 / 1e6,
-                pixels_per_thread,
-                threads,
-                tile_channels,
-            )
-            tp = _tile_pixels(self.threads, tm, self.rp)
-            self.tile = (tp, tm)
-            if not _tile_fits(device, self.threads, tp, tm):
-                raise DmlValidationError(
-                    f"threads, pixels_per_thread, tile_channels: the {tp}x{tm} tile in {self.threads}-thread "
-                    f"workgroups needs {2 * (tp + tm) * 80} bytes of workgroup memory; this adapter has "
-                    f"max-compute-workgroup-storage-size {device.limits.get('max-compute-workgroup-storage-size')} "
-                    f"and max-compute-invocations-per-workgroup "
-                    f"{device.limits.get('max-compute-invocations-per-workgroup')}"
-                )
-            self.ptiles = -(-self.pixels // tp)
-            self.mtiles = -(-self.mg // tm)
-            self.tiles = self.ptiles * self.mtiles * g
-            # Split-K in stream-K form: the k steps of all tiles in one line, each workgroup running
-            # `slice_steps` consecutive steps of it (crossing into the next tile where they do not
-            # divide a tile's steps); `slices` is the most segments a tile is cut into.
-            if split_k is not None and steps_per_workgroup is not None:
-                raise DmlValidationError("split_k, steps_per_workgroup: give at most one of them")
-            if steps_per_workgroup is not None:
-                if not _is_count(steps_per_workgroup):
-                    raise DmlValidationError(
-                        f"steps_per_workgroup: must be an integer >= 1; got {steps_per_workgroup!r}"
-                    )
-                self.slice_steps = min(int(steps_per_workgroup), self.k_steps)
-            elif split_k is not None:
-                if not _is_count(split_k):
-                    raise DmlValidationError(f"split_k: must be an integer >= 1; got {split_k!r}")
-                self.slice_steps = -(-self.k_steps // min(int(split_k), self.k_steps))
-            else:
-                self.slice_steps = auto_steps
-            self.slices = -(-self.k_steps // self.slice_steps)
-            line = self.tiles * self.k_steps
-            if self.slices > 1 and line >= 2**31:
-                raise DmlValidationError(f"split_k: tiles x k steps ({line}) must stay below 2**31 to split")
-            self.workgroups = -(-line // self.slice_steps)
-            split = self.slices > 1
-            # zw' = zw - 128 for UINT8 filters, zx' = zx - 128 for UINT8 inputs (see the WGSL header).
-            self._zero_linear = split and desc.output.is_packed
-            if split:
-                fast["OUT_PACKED"] = int(self._zero_linear)
-            self._pack_xw = _dot4_kernel(device, "pack_zero" if split else "pack", {**consts, **fast})
-            self._main = _dot4_kernel(
-                device,
-                "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
-                {**consts, "RP": self.rp, "TM": tm, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)},
-                self.threads,
-            )
-            self.x_words = n * h * w * g * self.cg4p
-            self.w_words = m * self.k_words
-            self._packed_input = GpuTensor(
-                device,
-                TensorDesc(DataType.UINT32, (self.x_words,)),
-                device.create_buffer(4 * self.x_words, f"{OP}.packed_input"),
-                0,
-            )
-            self._packed_filter = GpuTensor(
-                device,
-                TensorDesc(DataType.UINT32, (self.w_words,)),
-                device.create_buffer(4 * self.w_words, f"{OP}.packed_filter"),
-                0,
-            )
-            self.dispatches = 2
-        self._pack = self._pack_uniforms  # one bound method: bind groups cache by its identity
+        self._tuning = dict(
+            pixels_per_thread=pixels_per_thread,
+            threads=threads,
+            tile_channels=tile_channels,
+            split_k=split_k,
+            steps_per_workgroup=steps_per_workgroup,
+        )
+        super().__init__(device, desc, kernel=kernel, capabilities=capabilities)
 
-    def _pack_uniforms(self, residual: dict) -> bytes:
-        d = self._d4
-        u = np.zeros((13, 4), dtype=np.uint32)
-        zs = d.filter_zero_point.element_strides[min(1, d.filter_zero_point.rank - 1)] if self.wzp_mode == 2 else 0
-        cg, kh, kw = d.filter.sizes[1:]
-        u[0], u[1] = d.input.sizes, d.input.element_strides
-        u[2], u[3] = d.filter.sizes, d.filter.element_strides
-        u[4], u[5] = d.output.sizes, d.output.element_strides
-        u[6] = [*d.strides, *d.dilations]
-        u[7] = [*d.start_padding, d.group_count, self.mg]
-        u[8] = [
-            residual.get("input", 0),
-            residual.get("filter", 0),
-            residual.get("output", 0) // 4,
-            d.output.element_count,
-        ]
-        u[9] = [residual.get("input_zero_point", 0), residual.get("filter_zero_point", 0), zs, self.cg4]
-        if self.kernel == "dot4":
-            u[10] = [self.pixels, self.k_words, self.cg4p, self.ptiles]
-            u[11] = [self.mtiles, (cg * kh * kw) % 2**32, self.x_words, self.workgroups]
-            u[12] = [self.k_steps, self.slice_steps, 0, self.tiles]
-        return u.tobytes()
+    def make_plan(self, placements) -> Plan:
+        """:func:`plan_convolution_integer` for this description, device and placement."""
+        return plan_convolution_integer(
+            self.desc, self.capabilities, kernel=self.kernel_request, placements=placements, **self._tuning
+        )
 
-    def __call__(
-        self,
-        input: GpuTensor,
-        filter: GpuTensor,
-        output: GpuTensor,
-        input_zero_point: GpuTensor | None = None,
-        filter_zero_point: GpuTensor | None = None,
-    ) -> GpuTensor:
+    def host_tensors(self, plan: Plan):
+        """The plan's workspace (packed input and filter words) and stand-ins for absent zero
+        points (bound, never read: the shader's XZP / WZP say so)."""
+        dev = self.device
+        out = {}
+        for name, nbytes in plan.workspace:
+            out[name] = GpuTensor(
+                dev, TensorDesc(DataType.UINT32, (nbytes // 4,)), dev.create_buffer(nbytes, f"{OP}.{name}"), 0
+            )
+        bound = {n for s in plan.steps for n in s.bindings_dict}
+        for name, ref in (("input_zero_point", self.desc.input), ("filter_zero_point", self.desc.filter)):
+            if getattr(self.desc, name) is None and name in bound:
+                out[name] = GpuTensor(
+                    dev, TensorDesc(ref.data_type, (1, 1, 1, 1)), dev.create_buffer(16, f"{OP}.{name}.absent"), 0
+                )
+        return out
+
+    def __call__(self, input, filter, output, input_zero_point=None, filter_zero_point=None) -> GpuTensor:
         """Run the convolution (recorded into an open ``device.batch()`` if there is one)."""
-        d = self.desc
-        given = {
-            "input": input,
-            "filter": filter,
-            "output": output,
-            "input_zero_point": input_zero_point,
-            "filter_zero_point": filter_zero_point,
-        }
-        for name, t in given.items():
-            want = getattr(d, name)
-            if (t is None) != (want is None):
-                raise DmlValidationError(
-                    f"{OP}: {name} is {'missing' if t is None else 'given'} but the compiled "
-                    f"description {'has' if want is not None else 'has none'}"
-                )
-            if t is not None:
-                if t.desc != want:
-                    raise DmlValidationError(f"{OP}: {name} description differs from the compiled one")
-                t.check(name)
-        # Kernels see 1-D tensors as 4-D: same buffer and offset, description with a 0-stride axis.
-        if d.input.rank == 3:
-            input, filter, output = (
-                GpuTensor(t.device, _insert_h(t.desc), t.buffer, t.offset) for t in (input, filter, output)
-            )
-        zps = {
-            "input_zero_point": input_zero_point or self._dummy.get("input_zero_point"),
-            "filter_zero_point": filter_zero_point or self._dummy.get("filter_zero_point"),
-        }
-        if self.kernel == "portable":
-            self._main.dispatch(
-                {"input": input, "filter": filter, **zps, "output": output}, self._pack, d.output.element_count
-            )
-            return output
-        with self.device.batch():
-            packs = {
-                "input": input,
-                "filter": filter,
-                "packed_input": self._packed_input,
-                "packed_filter": self._packed_filter,
-            }
-            n_pack = self.x_words // 4 + self.w_words
-            if self.slices > 1:  # the pack also zeroes the output the slices add into
-                packs["output"] = output
-                n_pack += d.output.element_count
-            self._pack_xw.dispatch(packs, self._pack, n_pack)
-            self._main.dispatch(
-                {
-                    **zps,
-                    "output": output,
-                    "packed_input_ro": self._packed_input,
-                    "packed_filter_ro": self._packed_filter,
-                },
-                self._pack,
-                self.workgroups * self.threads,
-            )
-        return output
+        return super().__call__(input, filter, output, input_zero_point, filter_zero_point)
+
+    def _detail(self, key: str):
+        return dict(self.plan.details).get(key)
 
     @property
-    def cache_keys(self) -> list[str]:
-        """The pipeline cache keys this operator uses."""
-        ks = [self._main]
-        if self.kernel == "dot4":
-            ks = [self._pack_xw, self._main]
-        return [k.key for k in ks]
+    def kernel(self) -> str:
+        """The path the plan runs: "portable", "direct" or "dot4"."""
+        return self._detail("kernel")
+
+    @property
+    def dispatches(self) -> int:
+        """Dispatches per call."""
+        return self.plan.dispatches
+
+    tile = property(lambda self: self._detail("tile"), doc="dot4: (pixels, channels) of a tile; direct: (rows, cols)")
+    rp = property(lambda self: self._detail("pixels_per_thread"), doc="dot4: output pixels a thread")
+    threads = property(lambda self: self._detail("threads"), doc="dot4: threads a workgroup")
+    k_steps = property(lambda self: self._detail("k_steps"), doc="dot4: k steps of a tile")
+    slice_steps = property(lambda self: self._detail("slice_steps"), doc="dot4: k steps a workgroup runs")
+    slices = property(lambda self: self._detail("slices"), doc="dot4: most segments a tile is cut into")
+    tiles = property(lambda self: self._detail("tiles"), doc="dot4: output tiles")
+    workgroups = property(lambda self: self._detail("workgroups"), doc="workgroups of the main dispatch")
 
 
 def compile_convolution_integer(
-    desc: ConvolutionIntegerDesc, *, device: Device | None = None, kernel: str = "auto"
+    desc: ConvolutionIntegerDesc,
+    *,
+    device: Device | None = None,
+    kernel: str | None = None,
+    capabilities: Capabilities | None = None,
 ) -> ConvolutionIntegerOperator:
     """Validate ``desc`` and build the operator once; call the result with GPU tensors (see
-    :class:`ConvolutionIntegerOperator`). ``kernel``: "portable", "dot4" (raises
-    :class:`GpuError` where the adapter cannot compile it) or "auto" (dot4 where it compiles and
-    the layer is a dense one: at least 16 channels per group in and out; portable otherwise)."""
-    if kernel not in KERNELS:
-        raise DmlValidationError(f"kernel: must be one of {', '.join(KERNELS)}; got {kernel!r}")
+    :class:`ConvolutionIntegerOperator`). ``kernel``: "portable", "direct", "dot4" or None / "auto"
+    (the plan chooses; see :func:`plan_convolution_integer`); an impossible request raises
+    :class:`PlanError`. ``capabilities`` replaces the device's record for planning (tighter only)."""
     desc.validate()
     dev = device or default_device()
-    if kernel == "auto":
-        m, cg = desc.filter.sizes[:2]
-        dense = cg >= 16 and m // desc.group_count >= 16
-        kernel = "dot4" if dense and dot4_available(dev) else "portable"
-    elif kernel == "dot4" and not dot4_available(dev):
-        raise GpuError(f"{OP}: {dev.name} does not compile the dot4I8Packed kernel; use kernel='portable'")
-    return ConvolutionIntegerOperator(dev, desc, kernel)
+    return ConvolutionIntegerOperator(dev, desc, kernel, capabilities=capabilities)
+
+
+# ------------------------------------------------------------------------------------------------
+# dmlwgsl explain convolution_integer
+# ------------------------------------------------------------------------------------------------
+def add_explain_arguments(parser) -> None:
+    """``dmlwgsl explain convolution_integer`` options (besides --input and --dtype, default uint8)."""
+    from ..cli import parse_ints
+
+    parser.set_defaults(dtype="uint8")
+    parser.add_argument("--filter", type=parse_ints, required=True, help="filter sizes M,C/G,KH,KW (1-D: M,C/G,K)")
+    parser.add_argument("--filter-dtype", default="int8", help="filter data type: int8 or uint8")
+    parser.add_argument("--pads", type=parse_ints, help="top,left,bottom,right (1-D: left,right); default 0")
+    parser.add_argument("--strides", type=parse_ints, help="one per spatial dimension; default 1")
+    parser.add_argument("--dilations", type=parse_ints, help="one per spatial dimension; default 1")
+    parser.add_argument("--groups", type=int, default=1, help="group count")
+    parser.add_argument(
+        "--zero-points",
+        choices=("none", "tensor", "channel"),
+        default="none",
+        help="none; tensor: both per tensor; channel: input per tensor, filter per output channel",
+    )
+
+
+def explain_plan(args, caps: Capabilities) -> Plan:
+    """The plan of the description the explain options give (validated first)."""
+    x = TensorDesc(DataType.parse(args.dtype), args.input)
+    w = TensorDesc(DataType.parse(args.filter_dtype), args.filter)
+    nsp = max(len(args.input) - 2, 0)
+    pads = tuple(args.pads) if args.pads else (0,) * 2 * nsp
+    if len(pads) != 2 * nsp:
+        raise DmlValidationError(
+            f"pads: must have {2 * nsp} entries (start then end per spatial dimension); got {len(pads)}"
+        )
+    strides = tuple(args.strides) if args.strides else (1,) * nsp
+    dilations = tuple(args.dilations) if args.dilations else (1,) * nsp
+    try:
+        out = convolution_integer_output_sizes(x.sizes, w.sizes, strides, dilations, pads[:nsp], pads[nsp:])
+    except ZeroDivisionError:
+        out = x.sizes  # validate() names the zero stride
+    zp = args.zero_points
+    rank = len(args.input)
+    m = args.filter[0] if args.filter else 1
+    xz = None if zp == "none" else TensorDesc(x.data_type, (1,) * rank)
+    wz = (
+        None if zp == "none" else TensorDesc(w.data_type, (1,) * rank if zp == "tensor" else (1, m) + (1,) * (rank - 2))
+    )
+    desc = ConvolutionIntegerDesc(
+        x, w, TensorDesc(DataType.INT32, out), xz, wz, strides, dilations, pads[:nsp], pads[nsp:], args.groups
+    )
+    return plan_convolution_integer(desc, caps, kernel=args.kernel)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,0 +1,124 @@
+// ConvolutionInteger (DML_OPERATOR_CONVOLUTION_INTEGER), direct kernel for few channels per group:
+// depthwise (C/G = 1), small groups (C/G < 16) and small-channel stems, where an implicit GEMM
+// would pad its K to whole 16-word steps and the dot4 tiles would sit mostly idle.
+//
+// A workgroup owns one (n, g), a block of `channel_block` output channels of the group and a
+// tile of tile_h x tile_w output pixels. It stages the input window the tile reads (all Cg
+// channels, window_h x window_w positions, x - zx as i32, 0 outside the input: padding holds the
+// input zero point) and the filter block (w - zw[m] as i32) in workgroup memory once, then each
+// thread computes pixel l % (tile_h*tile_w) for channels l / (tile_h*tile_w), stepping by the
+// lanes a workgroup has over its tile. Every product is exact in i32 and the sums wrap, as in
+// the portable kernel:
+//   out[n, m, oh, ow] = sum_{c, kh, kw} x_sh[c][(oh - oh0)*sh + kh*dh][(ow - ow0)*sw + kw*dw] * w_sh[m][c][kh][kw]
+// Workgroups are ordered tile_w fastest, then tile_h, channel block, group, batch.
+// Bindings and uniforms: those of convolution_integer.wgsl (Conv's tile_*, window_*,
+// channel_block* and workgroups fields are this kernel's).
+
+#include "convolution_integer.wgsl"
+
+override XS: u32 = 6144u;  // i32 slots for the staged input window (Cg * window_h * window_w at most)
+override WS: u32 = 2048u;  // i32 slots for the staged filter block (channel_block * Cg * KH * KW at most)
+
+var<workgroup> x_sh: array<i32, XS>;
+var<workgroup> w_sh: array<i32, WS>;
+
+@compute @workgroup_size(WG)
+fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                              @builtin(local_invocation_index) l: u32) {
+    var wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
+    if (wg >= cv.workgroups) { return; }   // uniform across the workgroup: no barrier is skipped unevenly
+    let tw = wg % cv.tiles_w;
+    wg = wg / cv.tiles_w;
+    let th = wg % cv.tiles_h;
+    wg = wg / cv.tiles_h;
+    let mb = wg % cv.channel_blocks;
+    wg = wg / cv.channel_blocks;
+    let g = wg % cv.group_count;
+    let n = wg / cv.group_count;
+
+    let cg = cv.group_in_channels;
+    let KH = cv.kernel_h;
+    let KW = cv.kernel_w;
+    let oh0 = th * cv.tile_h;
+    let ow0 = tw * cv.tile_w;
+    let ih0 = i32(oh0 * cv.stride_h) - i32(cv.pad_top);
+    let iw0 = i32(ow0 * cv.stride_w) - i32(cv.pad_left);
+    let WW = cv.window_w;
+    let win = cv.window_h * WW;
+
+    // Stage the input window, element i = (c * window_h + wy) * window_w + wx, WG at a time; the
+    // coordinates advance by carries instead of a division per element.
+    let xz = input_zp();
+    let xn = n * cv.in_stride_n + g * cg * cv.in_stride_c;
+    let H = i32(cv.in_height);
+    let W = i32(cv.in_width);
+    var wx = l % WW;
+    var wy = (l / WW) % cv.window_h;
+    var c = l / win;
+    let dx = WG % WW;
+    let dy = (WG / WW) % cv.window_h;
+    let dc = WG / win;
+    for (var i = l; i < cg * win; i += WG) {
+        let ih = ih0 + i32(wy);
+        let iw = iw0 + i32(wx);
+        var v = 0i;
+        if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+            v = widen(input_byte(xn + c * cv.in_stride_c + u32(ih) * cv.in_stride_h + u32(iw) * cv.in_stride_w),
+                      X_SIGNED) - xz;
+        }
+        x_sh[i] = v;
+        wx += dx;
+        wy += dy;
+        c += dc;
+        if (wx >= WW) { wx -= WW; wy += 1u; }
+        if (wy >= cv.window_h) { wy -= cv.window_h; c += 1u; }
+    }
+
+    // Stage the filter block: channel_block rows of Cg*KH*KW taps, w - zw[m].
+    let mg = cv.group_out_channels;
+    let ml0 = mb * cv.channel_block;
+    let nblk = min(cv.channel_block, mg - ml0);
+    let m0 = g * mg + ml0;
+    let khw = KH * KW;
+    let taps = cg * khw;
+    for (var j = l; j < nblk * taps; j += WG) {
+        let ml = j / taps;
+        let t = j % taps;
+        let r = t % khw;
+        let m = m0 + ml;
+        let a = m * cv.filter_stride_m + (t / khw) * cv.filter_stride_c + (r / KW) * cv.filter_stride_h
+              + (r % KW) * cv.filter_stride_w;
+        w_sh[j] = widen(filter_byte(a), W_SIGNED) - filter_zp(m);
+    }
+    workgroupBarrier();
+
+    let tile_px = cv.tile_h * cv.tile_w;
+    let lanes = WG / tile_px;
+    let lane = l / tile_px;
+    let pl = l % tile_px;
+    let py = pl / cv.tile_w;
+    let px = pl % cv.tile_w;
+    let oh = oh0 + py;
+    let ow = ow0 + px;
+    if (lane >= lanes || oh >= cv.out_height || ow >= cv.out_width) { return; }
+    let xb = py * cv.stride_h * WW + px * cv.stride_w;
+    let row_step = cv.dilation_h * WW;
+    let col_step = cv.dilation_w;
+    for (var ml = lane; ml < nblk; ml += lanes) {
+        var acc = 0i;
+        var wi = ml * taps;
+        for (var ci = 0u; ci < cg; ci++) {
+            var xr = ci * win + xb;
+            for (var kh = 0u; kh < KH; kh++) {
+                var xi = xr;
+                for (var kw = 0u; kw < KW; kw++) {
+                    acc += x_sh[xi] * w_sh[wi];
+                    xi += col_step;
+                    wi += 1u;
+                }
+                xr += row_step;
+            }
+        }
+        output[output_index(n, m0 + ml, oh, ow)] = acc;
+    }
+}
