@@ -29,14 +29,14 @@ from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
 from dmlwgsl.testing import random_bytes, run_checked, strided_desc
 
-KERNELS = ("portable", "direct", "dot4")
+KERNELS = ("portable", "direct", "dot4", "dot4_im2col")
 MIXES = [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.uint8), (np.int8, np.int8)]
 U8, I8 = DataType.UINT8, DataType.INT8
 
 
 def need_kernel(device, kernel):
     """Skip dot4 where the adapter does not compile it (portable and direct always run)."""
-    if kernel == "dot4" and not dot4_available(device):
+    if kernel.startswith("dot4") and not dot4_available(device):
         pytest.skip(f"{device.name} does not compile dot4I8Packed")
 
 
@@ -342,7 +342,7 @@ def test_property_vs_reference(device, data):
     x_desc, x_raw, x = tensor_random(xdt, (2, cg * g, h, wd), pattern, rng)
     w_desc, w_raw, w = tensor_random(wdt, (mg * g, cg, kh, kw), pattern, rng)
     _, _, xz, wz = random_case(rng, xdt, wdt, c=g, m=mg * g, hw=(1, 1), k=(1, 1), zp=zp, wzp=wzp, group_count=g)
-    for kernel in KERNELS if dot4_available(device) else KERNELS[:1]:
+    for kernel in KERNELS if dot4_available(device) else ("portable", "direct"):
         check(device, kernel, x, w, xz, wz, x_in=(x_desc, x_raw), w_in=(w_desc, w_raw), out_pattern=pattern, **params)
 
 

@@ -5,10 +5,10 @@
 // A workgroup owns one (n, g), a block of `channel_block` output channels of the group and a
 // tile of tile_h x tile_w output pixels. It stages the input window the tile reads (all Cg
 // channels, window_h x window_w positions, x - zx as i32, 0 outside the input: padding holds the
-// input zero point) and the filter block (w - zw[m] as i32) in workgroup memory once, then each
-// thread computes pixel l % (tile_h*tile_w) for channels l / (tile_h*tile_w), stepping by the
-// lanes a workgroup has over its tile. Every product is exact in i32 and the sums wrap, as in
-// the portable kernel:
+// input zero point) and the filter block (w - zw[m] as i32) in workgroup memory once, then its
+// threads take the block's outputs (channel, row, column; column fastest) WG at a time; a tile
+// may hold more pixels than the workgroup has threads. Every product is exact in i32 and the sums
+// wrap, as in the portable kernel:
 //   out[n, m, oh, ow] = sum_{c, kh, kw} x_sh[c][(oh - oh0)*sh + kh*dh][(ow - ow0)*sw + kw*dw] * w_sh[m][c][kh][kw]
 // Workgroups are ordered tile_w fastest, then tile_h, channel block, group, batch.
 // Bindings and uniforms: those of convolution_integer.wgsl (Conv's tile_*, window_*,
@@ -16,8 +16,10 @@
 
 #include "convolution_integer.wgsl"
 
-override XS: u32 = 6144u;  // i32 slots for the staged input window (Cg * window_h * window_w at most)
-override WS: u32 = 2048u;  // i32 slots for the staged filter block (channel_block * Cg * KH * KW at most)
+// Staging sizes: powers of two the plan sizes to the tile (WGSL zero-fills workgroup memory at
+// every workgroup's start, so slots beyond the tile's need would cost time, not just space).
+override XS: u32 = 4096u;  // i32 slots for the staged input window (Cg * window_h * window_w at most)
+override WS: u32 = 1024u;  // i32 slots for the staged filter block (channel_block * Cg * KH * KW at most)
 
 var<workgroup> x_sh: array<i32, XS>;
 var<workgroup> w_sh: array<i32, WS>;
@@ -92,33 +94,43 @@ fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(nu
     }
     workgroupBarrier();
 
-    let tile_px = cv.tile_h * cv.tile_w;
-    let lanes = WG / tile_px;
-    let lane = l / tile_px;
-    let pl = l % tile_px;
-    let py = pl / cv.tile_w;
-    let px = pl % cv.tile_w;
-    let oh = oh0 + py;
-    let ow = ow0 + px;
-    if (lane >= lanes || oh >= cv.out_height || ow >= cv.out_width) { return; }
-    let xb = py * cv.stride_h * WW + px * cv.stride_w;
+    // The outputs: item i = (ml * tile_h + py) * tile_w + px, WG at a time (carries again).
+    let TW = cv.tile_w;
+    let TH = cv.tile_h;
+    var px = l % TW;
+    var py = (l / TW) % TH;
+    var ml = l / (TW * TH);
+    let ex = WG % TW;
+    let ey = (WG / TW) % TH;
+    let em = WG / (TW * TH);
     let row_step = cv.dilation_h * WW;
     let col_step = cv.dilation_w;
-    for (var ml = lane; ml < nblk; ml += lanes) {
-        var acc = 0i;
-        var wi = ml * taps;
-        for (var ci = 0u; ci < cg; ci++) {
-            var xr = ci * win + xb;
-            for (var kh = 0u; kh < KH; kh++) {
-                var xi = xr;
-                for (var kw = 0u; kw < KW; kw++) {
-                    acc += x_sh[xi] * w_sh[wi];
-                    xi += col_step;
-                    wi += 1u;
+    while (ml < nblk) {
+        let oh = oh0 + py;
+        let ow = ow0 + px;
+        if (oh < cv.out_height && ow < cv.out_width) {
+            var acc = 0i;
+            var wi = ml * taps;
+            var xr = py * cv.stride_h * WW + px * cv.stride_w;
+            for (var ci = 0u; ci < cg; ci++) {
+                var xk = xr;
+                for (var kh = 0u; kh < KH; kh++) {
+                    var xi = xk;
+                    for (var kw = 0u; kw < KW; kw++) {
+                        acc += x_sh[xi] * w_sh[wi];
+                        xi += col_step;
+                        wi += 1u;
+                    }
+                    xk += row_step;
                 }
-                xr += row_step;
+                xr += win;
             }
+            output[output_index(n, m0 + ml, oh, ow)] = acc;
         }
-        output[output_index(n, m0 + ml, oh, ow)] = acc;
+        px += ex;
+        py += ey;
+        ml += em;
+        if (px >= TW) { px -= TW; py += 1u; }
+        if (py >= TH) { py -= TH; ml += 1u; }
     }
 }

@@ -166,7 +166,12 @@ fn pack_zero(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     if (e < xv) { pack_input_vec4(e); return; }
     let fw = cv.out_channels * cv.k_words;
     if (e - xv < fw) { pack_filter_word(e - xv); return; }
-    let r = e - xv - fw;
+    zero_output(e - xv - fw);
+}
+
+// Zero output element r (in (n, m, oh, ow) order; for a packed output, word r past the output
+// base, without the index arithmetic): the split-K GEMM's slices add into it.
+fn zero_output(r: u32) {
     if (r >= cv.output_count) { return; }
     if (OUT_PACKED) {
         output[cv.output_base + r] = 0i;
@@ -510,4 +515,106 @@ fn gather_word(r: vec4<u32>, sh: u32) -> u32 {
 fn fw4(a: u32, d: u32) -> u32 {
     let w = filter_byte(a) | (filter_byte(a + d) << 8u) | (filter_byte(a + 2u * d) << 16u) | (filter_byte(a + 3u * d) << 24u);
     return w ^ (w_flip() * ONES);
+}
+
+// ---- im2col form, for few channels a group (a 7x7 stem on 3 channels): the GEMM's K is a
+// pixel's whole window, k = (c * KH + kh) * KW + kw < K = Cg*KH*KW, four taps a word and
+// group_words_padded words a (pixel, group) row (K/4 rounded up to whole vec4s), instead of 16
+// padded channel words per tap. pack_im2col writes those rows (packed_input, [n][oh][ow][g][words];
+// taps outside the input hold zx', taps past K hold 0) and the filter rows in the same k order;
+// the GEMM entry points then run the layer as a 1x1 convolution over the OH x OW output pixels
+// (the plan gives the GEMM step that geometry; K zx' zw' uses the real K in `taps`).
+
+// Tap k's byte of output pixel (n, oh, ow), group g, channel-major: (c, kh, kw) advance by carries.
+struct TapPos { c: u32, kh: u32, kw: u32 }
+
+fn tap_pos(k: u32) -> TapPos {
+    let khw = cv.kernel_h * cv.kernel_w;
+    let r = k % khw;
+    return TapPos(k / khw, r / cv.kernel_w, r % cv.kernel_w);
+}
+
+fn next_tap(t: TapPos) -> TapPos {
+    var u = t;
+    u.kw += 1u;
+    if (u.kw == cv.kernel_w) { u.kw = 0u; u.kh += 1u; if (u.kh == cv.kernel_h) { u.kh = 0u; u.c += 1u; } }
+    return u;
+}
+
+// One word (4 taps from tap position t, tap index k) of an im2col row, flipped; advances t.
+fn im2col_word(xn: u32, ih0: i32, iw0: i32, k: u32, t: ptr<function, TapPos>, zx_byte: u32) -> u32 {
+    var word = 0u;
+    for (var j = 0u; j < 4u; j++) {
+        if (k + j < cv.taps) {
+            let ih = ih0 + i32((*t).kh * cv.dilation_h);
+            let iw = iw0 + i32((*t).kw * cv.dilation_w);
+            var b = zx_byte;
+            if (ih >= 0 && ih < i32(cv.in_height) && iw >= 0 && iw < i32(cv.in_width)) {
+                b = input_byte(xn + (*t).c * cv.in_stride_c + u32(ih) * cv.in_stride_h + u32(iw) * cv.in_stride_w)
+                    ^ x_flip();
+            }
+            word |= b << (8u * j);
+            *t = next_tap(*t);
+        }
+    }
+    return word;
+}
+
+fn pack_im2col_vec4(e: u32) {
+    let v4s = cv.group_words_padded / 4u;
+    let v = e % v4s;
+    var r = e / v4s;
+    let g = r % cv.group_count;
+    let p = r / cv.group_count;
+    let ohw = cv.out_height * cv.out_width;
+    let n = p / ohw;
+    let q = p % ohw;
+    let ih0 = i32((q / cv.out_width) * cv.stride_h) - i32(cv.pad_top);
+    let iw0 = i32((q % cv.out_width) * cv.stride_w) - i32(cv.pad_left);
+    let xn = n * cv.in_stride_n + g * cv.group_in_channels * cv.in_stride_c;
+    let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
+    let k0 = v * 16u;
+    var t = tap_pos(k0);
+    let w0 = im2col_word(xn, ih0, iw0, k0, &t, zx_byte);
+    let w1 = im2col_word(xn, ih0, iw0, k0 + 4u, &t, zx_byte);
+    let w2 = im2col_word(xn, ih0, iw0, k0 + 8u, &t, zx_byte);
+    let w3 = im2col_word(xn, ih0, iw0, k0 + 12u, &t, zx_byte);
+    packed_input[e] = vec4<u32>(w0, w1, w2, w3);
+}
+
+// Word j of filter row m in im2col order, flipped (0 past K).
+fn pack_im2col_filter_word(f: u32) {
+    let m = f / cv.group_words_padded;
+    let k0 = (f % cv.group_words_padded) * 4u;
+    var t = tap_pos(k0);
+    var word = 0u;
+    for (var j = 0u; j < 4u; j++) {
+        if (k0 + j < cv.taps) {
+            let a = m * cv.filter_stride_m + t.c * cv.filter_stride_c + t.kh * cv.filter_stride_h
+                  + t.kw * cv.filter_stride_w;
+            word |= (filter_byte(a) ^ w_flip()) << (8u * j);
+            t = next_tap(t);
+        }
+    }
+    packed_filter[f] = word;
+}
+
+// Threads below packed_input_words / 4 pack a vec4 of the input rows, the next M * words a filter word.
+@compute @workgroup_size(WG)
+fn pack_im2col(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = thread_id(gid, nwg);
+    let xv = cv.packed_input_words / 4u;
+    if (e < xv) { pack_im2col_vec4(e); return; }
+    if (e - xv < cv.out_channels * cv.group_words_padded) { pack_im2col_filter_word(e - xv); }
+}
+
+// pack_im2col for the split-K GEMM: the next output_count threads zero the output.
+@compute @workgroup_size(WG)
+fn pack_im2col_zero(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = thread_id(gid, nwg);
+    let xv = cv.packed_input_words / 4u;
+    if (e < xv) { pack_im2col_vec4(e); return; }
+    let fw = cv.out_channels * cv.group_words_padded;
+    if (e - xv < fw) { pack_im2col_filter_word(e - xv); return; }
+    zero_output(e - xv - fw);
 }

@@ -52,7 +52,7 @@ __all__ = [
 
 OP = "convolution_integer"
 INTEGER_TYPES = frozenset({DataType.INT8, DataType.UINT8})
-KERNELS = ("portable", "direct", "dot4")
+KERNELS = ("portable", "direct", "dot4", "dot4_im2col")
 DOT4_FEATURE = "packed_4x8_integer_dot_product"  # the WGSL language feature the dot4 path needs
 _WG = 256
 _KC = 16  # k words per step of the dot4 kernel (KC in the WGSL)
@@ -400,55 +400,69 @@ def _bytes_moved(d: ConvolutionIntegerDesc) -> int:
 
 
 def _direct_budget(caps: Capabilities) -> tuple[int, int]:
-    """(input slots, filter slots) of i32 the direct kernel stages: 3/4 and 1/4 of min(32 KiB,
-    the adapter's workgroup memory)."""
+    """(input slots, filter slots) of i32 the direct kernel may stage at most, powers of two:
+    1/2 and 1/4 of min(32 KiB, the adapter's workgroup memory) rounded down to a power of two."""
     nbytes = min(_DIRECT_MAX_BYTES, caps.limit("max-compute-workgroup-storage-size"))
-    return nbytes * 3 // 16, nbytes // 16
+    slots = 1 << (nbytes // 4).bit_length() - 1
+    return slots // 2, slots // 4
+
+
+def _pow2(n: int, least: int = 64) -> int:
+    """The power of two >= max(n, least)."""
+    return max(least, 1 << (int(n) - 1).bit_length())
+
+
+#: Most output pixels a direct tile holds (4 a thread at 256 threads): larger tiles amortise the
+#: per-workgroup setup (index arithmetic, staging, WGSL's zero-fill of workgroup memory).
+_DIRECT_MAX_TILE = 1024
 
 
 def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG):
-    """The direct kernel's tile (tile_h, tile_w), channel block and a why-line, or (None, reason)
-    where even a one-pixel tile or a one-channel filter block does not fit the staging memory.
+    """The direct kernel's shape ((tile_h, tile_w, channel block, blocks, XS, WS), why), or (None,
+    reason) where even a one-pixel tile or a one-channel filter block does not fit the staging
+    memory.
 
-    Candidates: tile widths min(OW, WG) and the powers of two below it, each with the most rows
-    that keep tile_h * tile_w <= WG and the input window in XS slots. Cost (instructions, a rough
-    count): per workgroup, staging Cg * window / WG elements at ~8 instructions each plus
-    ceil(channel_block / lanes) outputs a thread at ~3 per tap and a store (dearer in rows of
-    fewer than 8 outputs: partial 32-byte sectors); the cheapest total wins."""
-    xs, ws = _direct_budget(caps)
-    n, _, _, _ = d.input.sizes
+    Candidates: tile widths min(OW, 256) and the powers of two below it, each with the most rows
+    that keep tile_h * tile_w <= 1024 and the input window within the staging budget; XS and WS
+    are the powers of two holding the window and the filter block. Cost (instructions, a rough
+    count) per workgroup: ~300 of setup, the zero-fill of XS + WS slots, staging Cg * window / WG
+    elements at ~8 each, and a thread's share of the block's outputs at ~3 per tap plus a store
+    (dearer in rows of fewer than 8 outputs: partial 32-byte sectors); the cheapest total wins."""
+    xs_max, ws_max = _direct_budget(caps)
+    n = d.input.sizes[0]
     m, cg, kh, kw = d.filter.sizes
     g = d.group_count
     mg = m // g
     oh, ow = d.output.sizes[2:]
     (sh, sw), (dh, dw) = d.strides, d.dilations
     taps = cg * kh * kw
-    if taps > ws:
-        return None, f"a filter row of C/G*KH*KW = {taps} taps exceeds the {ws} staged filter slots"
-    cb = min(mg, ws // taps)
+    if taps > ws_max:
+        return None, f"a filter row of C/G*KH*KW = {taps} taps exceeds the {ws_max} staged filter slots"
+    cb = min(mg, ws_max // taps)
     blocks = -(-mg // cb)
     cb = -(-mg // blocks)
-    widths = {min(ow, wg)} | {1 << i for i in range(9) if (1 << i) < min(ow, wg)}
+    ws = _pow2(cb * taps)
+    widths = {min(ow, 256)} | {1 << i for i in range(9) if (1 << i) < min(ow, 256)}
     best = None
     for tw in sorted(widths, reverse=True):
-        th = min(oh, wg // tw)
+        th = min(oh, max(1, _DIRECT_MAX_TILE // tw))
         while th >= 1:
             win = ((th - 1) * sh + (kh - 1) * dh + 1) * ((tw - 1) * sw + (kw - 1) * dw + 1)
-            if cg * win <= xs:
+            if cg * win <= xs_max:
                 break
             th -= 1 if th <= 4 else th // 2
         if th < 1:
             continue
-        lanes = wg // (th * tw)
+        xs = _pow2(cg * win)
         wgs = n * g * blocks * -(-oh // th) * -(-ow // tw)
-        outputs = -(-cb // lanes)  # a thread's outputs; rows narrower than 8 words store in partial sectors
-        cost = wgs * (8 * -(-cg * win // wg) + outputs * (3 * taps + 4 * max(1, 8 // tw)) + 40)
+        outputs = -(-cb * th * tw // wg)  # a thread's outputs
+        cost = wgs * (300 + (xs + ws) // 16 + 8 * -(-cg * win // wg) + outputs * (3 * taps + 4 * max(1, 8 // tw)))
         if best is None or cost < best[0]:
-            best = (cost, th, tw, win)
+            best = (cost, th, tw, win, xs)
     if best is None:
-        return None, f"the input window of one output pixel (C/G = {cg} channels) exceeds the {xs} staged slots"
-    _, th, tw, win = best
-    return (th, tw, cb, blocks), (
+        return None, f"the input window of one output pixel (C/G = {cg} channels) exceeds the {xs_max} staged slots"
+    _, th, tw, win, xs = best
+    return (th, tw, cb, blocks, xs, ws), (
         f"tiles of {th}x{tw} output pixels (input window of {cg}x{win} values staged), blocks of {cb} of the "
         f"group's {mg} output channels"
     )
@@ -470,8 +484,7 @@ def _plan_portable(d, caps, placements, why_choice):
 
 
 def _plan_direct(d, caps, placements, why_choice, shape):
-    (th, tw, cb, blocks), why_tile = shape
-    xs, ws = _direct_budget(caps)
+    (th, tw, cb, blocks, xs, ws), why_tile = shape
     n = d.input.sizes[0]
     oh, ow = d.output.sizes[2:]
     kh, kw = d.filter.sizes[2:]
@@ -503,14 +516,28 @@ def _plan_direct(d, caps, placements, why_choice, shape):
     return (s,), why_choice, (), details
 
 
-def _plan_dot4(d, caps, placements, why_choice, tuning):
+def _k_steps(cg: int, kh: int, kw: int, im2col: bool) -> int:
+    """k steps (16 words each) of a dot4 GEMM tile: per tap, ceil(Cg/4) words padded to whole
+    vec4s; in im2col form the whole window, ceil(Cg*KH*KW/4) words padded to whole vec4s."""
+    if im2col:
+        return -(-_pad4(-(-cg * kh * kw // 4)) // _KC)
+    return kh * kw * -(-_pad4(-(-cg // 4)) // _KC)
+
+
+def _pad4(words: int) -> int:
+    return -(-words // 4) * 4
+
+
+def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     n, c, h, w = d.input.sizes
     m, cg, kh, kw = d.filter.sizes
     g = d.group_count
-    mg, cg4 = m // g, -(-cg // 4)
-    cg4p = -(-cg4 // 4) * 4  # channel words of a pixel / tap, padded to whole vec4s
-    pixels = n * d.output.sizes[2] * d.output.sizes[3]
-    k_words = kh * kw * cg4p
+    mg = m // g
+    oh, ow = d.output.sizes[2:]
+    pixels = n * oh * ow
+    # words of a pixel's group row: channel words a tap, or the whole window's (im2col)
+    cg4p = _pad4(-(-cg * kh * kw // 4)) if im2col else _pad4(-(-cg // 4))
+    k_words = cg4p if im2col else kh * kw * cg4p
     x_signed = d.input.data_type == DataType.INT8
     w_signed = d.filter.data_type == DataType.INT8
     structure = _structure(d)
@@ -525,7 +552,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning):
         raise DmlValidationError(f"threads: must be 128, 256 or 512; got {threads_req!r}")
     if tm_req not in (None, 64, 128) or isinstance(tm_req, bool):
         raise DmlValidationError(f"tile_channels: must be 64 or 128; got {tm_req!r}")
-    k_steps = kh * kw * -(-cg4p // _KC)
+    k_steps = _k_steps(cg, kh, kw, im2col)
     out_mb = d.output.element_count * 4 / 1e6
     rp, threads, tm, auto_steps = _gemm_shape(caps, pixels, mg, g, k_steps, out_mb, rp_req, threads_req, tm_req)
     tp = _tile_pixels(threads, tm, rp)
@@ -560,7 +587,13 @@ def _plan_dot4(d, caps, placements, why_choice, tuning):
     workgroups = -(-line // slice_steps)
     split = slices > 1
     zero_linear = split and d.output.is_packed
-    x_words, w_words = n * h * w * g * cg4p, m * k_words
+    x_words = (pixels if im2col else n * h * w) * g * cg4p
+    w_words = m * k_words
+    if 4 * x_words > caps.max_binding_size:
+        raise PlanError(
+            f"kernel: the packed input of the {'dot4_im2col' if im2col else 'dot4'} path ({4 * x_words} bytes) "
+            f"exceeds {caps.name}'s max-storage-buffer-binding-size {caps.max_binding_size}"
+        )
     u = _common_uniforms(d, placements)
     u.update(
         pixels=pixels,
@@ -583,14 +616,25 @@ def _plan_dot4(d, caps, placements, why_choice, tuning):
         pack_consts["OUT_PACKED"] = int(zero_linear)
         pack_bind["output"] = "output"
         n_pack += d.output.element_count
+    if im2col:
+        pack_bind["input_zero_point"] = "input_zero_point"  # taps outside the input hold it
+        pack_u = dict(u, packed_input_words=x_words)
+        # The GEMM sees a 1x1 convolution over the OH x OW output pixels, one row of words each.
+        u.update(in_height=oh, in_width=ow, kernel_h=1, kernel_w=1, stride_h=1, stride_w=1, pad_top=0, pad_left=0)
+        u.update(dilation_h=1, dilation_w=1)
     pack = step(
-        "pack_zero" if split else "pack",
+        ("pack_im2col" if im2col else "pack") + ("_zero" if split else ""),
         "convolution_integer_dot4.wgsl",
-        "input and filter into signed 4x8 words (UINT8 flipped by 0x80), 16 channels a thread"
-        + ("; zero the output the split GEMM adds into" if split else ""),
+        (
+            f"each output pixel's window of Cg*KH*KW = {cg * kh * kw} taps into {cg4p} signed 4x8 words "
+            "(UINT8 flipped by 0x80; outside the input: the zero point), and the filter rows in the same order"
+            if im2col
+            else "input and filter into signed 4x8 words (UINT8 flipped by 0x80), 16 channels a thread"
+            + ("; zero the output the split GEMM adds into" if split else "")
+        ),
         n_pack,
         constants=pack_consts,
-        uniforms=u,
+        uniforms=pack_u if im2col else u,
         bindings=pack_bind,
         uniform_var="cv",
     )
@@ -619,7 +663,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning):
         uniform_var="cv",
     )
     details = (
-        ("kernel", "dot4"),
+        ("kernel", "dot4_im2col" if im2col else "dot4"),
         ("tile", (tp, tm)),
         ("pixels_per_thread", rp),
         ("threads", threads),
@@ -662,13 +706,25 @@ def plan_convolution_integer(
     if kernel is not None and kernel not in KERNELS:
         raise PlanError(f"kernel: must be one of {', '.join(KERNELS)} (or auto); got {kernel!r}")
     d = desc.as_4d()
-    m, cg = d.filter.sizes[:2]
+    m, cg, kh, kw = d.filter.sizes
     mg = m // d.group_count
     has_dot4 = caps.has(DOT4_FEATURE)
     dense = cg >= 16 and mg >= 16
     direct = _direct_shape(d, caps)
+    # im2col packs a pixel's whole window as the GEMM's K: worth its larger packed input where
+    # per-tap padding to 16-word steps wastes over a fifth of the steps (Cg = 3: 49 steps -> 3)
+    steps, steps_im2col = _k_steps(cg, kh, kw, False), _k_steps(cg, kh, kw, True)
+    x_im2col = 4 * d.input.sizes[0] * d.output.sizes[2] * d.output.sizes[3] * d.group_count * 16 * steps_im2col
+    im2col = mg >= 16 and steps_im2col <= 0.8 * steps and x_im2col <= caps.max_binding_size
     if kernel is None:
-        if dense and has_dot4:
+        if has_dot4 and im2col:
+            kernel = "dot4_im2col"
+            why = (
+                f"M/G = {mg} >= 16 with C/G = {cg}: a GEMM with K = C/G*KH*KW = {cg * kh * kw} taps packed whole "
+                f"({steps_im2col} k steps of 16 words, not {steps} with each tap's channels padded), on the packed "
+                f"4x8 dot product ({caps.name} has {DOT4_FEATURE})"
+            )
+        elif dense and has_dot4:
             kernel = "dot4"
             why = (
                 f"C/G = {cg} and M/G = {mg} (>= 16): a dense layer, run as an implicit GEMM on the packed 4x8 dot "
@@ -686,14 +742,14 @@ def plan_convolution_integer(
             why = f"the direct kernel does not fit: {direct[1]}; one thread an output"
     else:
         why = f"kernel {kernel!r} requested"
-        if kernel == "dot4" and not has_dot4:
+        if kernel.startswith("dot4") and not has_dot4:
             raise PlanError(
-                f"kernel: 'dot4' needs the WGSL language feature {DOT4_FEATURE}, which {caps.name} "
+                f"kernel: {kernel!r} needs the WGSL language feature {DOT4_FEATURE}, which {caps.name} "
                 f"({caps.backend}) lacks; use 'direct' or 'portable'"
             )
         if kernel == "direct" and direct[0] is None:
             raise PlanError(f"kernel: 'direct' cannot run this layer: {direct[1]}")
-    if kernel == "dot4":
+    if kernel.startswith("dot4"):
         tuning = dict(
             pixels_per_thread=pixels_per_thread,
             threads=threads,
@@ -701,7 +757,7 @@ def plan_convolution_integer(
             split_k=split_k,
             steps_per_workgroup=steps_per_workgroup,
         )
-        steps, why, workspace, details = _plan_dot4(d, caps, placements, why, tuning)
+        steps, why, workspace, details = _plan_dot4(d, caps, placements, why, tuning, kernel == "dot4_im2col")
     elif kernel == "direct":
         steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct)
     else:
