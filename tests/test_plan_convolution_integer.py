@@ -89,12 +89,14 @@ def test_split_gemm_zeroes_the_output_in_its_pack():
     [
         ("depthwise", dict(n=8, c=256, m=256, hw=(56, 56), k=3, groups=256)),
         ("grouped", dict(n=8, c=256, m=256, hw=(28, 28), k=3, groups=32)),
-        ("stem", dict(n=8, c=3, m=64, hw=(224, 224), k=7, stride=2)),
+        ("stem without dot4", dict(n=8, c=3, m=64, hw=(224, 224), k=7, stride=2)),
         ("1-D depthwise", dict(n=2, c=16, m=16, hw=(4096,), k=3, groups=16)),
     ],
 )
 def test_few_channels_a_group_run_the_direct_kernel(profile, name, kw):
     caps = Capabilities.profile(profile)
+    if "without dot4" in name:
+        caps = no_dot4(caps)
     d = layer(**kw)
     plan = plan_convolution_integer(d, caps)
     assert plan.kernels == ["convolution_integer_direct"] and plan.workspace == ()
@@ -117,12 +119,30 @@ def test_few_channels_a_group_run_the_direct_kernel(profile, name, kw):
     assert u["group_count"] == d.group_count and u["group_out_channels"] == d4.filter.sizes[0] // d.group_count
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_small_channel_stem_is_an_im2col_gemm(profile):
+    """C = 3, 7x7 stride 2: K = 147 taps packed whole (37 words -> 40, 3 k steps of 16 words)
+    instead of 49 steps of one padded word each; the GEMM sees a 1x1 layer over the OH x OW pixels."""
+    d = layer(8, 3, 64, (224, 224), 7, stride=2)
+    plan = plan_convolution_integer(d, Capabilities.profile(profile))
+    assert plan.kernels == ["pack_im2col", "convolution_integer_dot4"] and "K = C/G*KH*KW = 147" in plan.why
+    assert dict(plan.details)["k_steps"] == 3
+    pixels = 8 * 112 * 112
+    assert dict(plan.workspace) == {"packed_input": 4 * pixels * 40, "packed_filter": 4 * 64 * 40}
+    pack, gemm = (s.uniforms_dict for s in plan.steps)
+    assert (pack["kernel_h"], pack["stride_h"], pack["pad_top"], pack["in_height"], pack["taps"]) == (7, 2, 3, 224, 147)
+    assert (gemm["kernel_h"], gemm["stride_h"], gemm["pad_top"], gemm["in_height"], gemm["taps"]) == (1, 1, 0, 112, 147)
+    assert gemm["group_words_padded"] == gemm["k_words"] == 40 and gemm["pixels"] == pixels
+    assert plan.steps[0].bindings_dict["input_zero_point"] == "input_zero_point"
+    assert plan.ops == 2 * 8 * 64 * 112 * 112 * 147
+
+
 def test_uniforms_are_named_and_pack_into_the_wgsl_struct():
     """Every step's uniforms are exactly the Conv struct's fields (a missing or extra name would raise)."""
     caps = Capabilities.profile("h100")
     lay = interface("convolution_integer.wgsl").uniform_layout("cv")
     for d in (layer(8, 64, 64, (56, 56), 3), layer(8, 256, 256, (56, 56), 3, groups=256), layer(1, 4, 4, (5, 5), 3)):
-        for kernel in ("portable", "direct", "dot4"):
+        for kernel in ("portable", "direct", "dot4", "dot4_im2col"):
             for s in plan_convolution_integer(d, caps, kernel=kernel).steps:
                 assert set(s.uniforms_dict) == set(lay.names)
                 assert len(lay.pack(s.uniforms_dict)) == lay.size
@@ -144,7 +164,7 @@ def test_without_the_packed_dot_product():
     plan = plan_convolution_integer(dense, caps)
     assert plan.kernels == ["convolution_integer_direct"] and "no packed_4x8_integer_dot_product" in plan.why
     with pytest.raises(
-        PlanError, match=r"kernel: 'dot4' needs the WGSL language feature packed_4x8_integer_dot_product"
+        PlanError, match=r"kernel: 'dot4' needs the WGSL language feature packed_4x8_integer_dot_product, which"
     ):
         plan_convolution_integer(dense, caps, kernel="dot4")
 
@@ -157,7 +177,7 @@ def test_layers_past_the_direct_staging_fall_back_to_portable():
     assert plan.kernels == ["convolution_integer_portable"] and "4608 taps" in plan.why
     with pytest.raises(PlanError, match=r"kernel: 'direct' cannot run this layer: a filter row of C/G\*KH\*KW = 4608"):
         plan_convolution_integer(big, caps, kernel="direct")
-    with pytest.raises(PlanError, match="kernel: must be one of portable, direct, dot4"):
+    with pytest.raises(PlanError, match="kernel: must be one of portable, direct, dot4, dot4_im2col"):
         plan_convolution_integer(big, caps, kernel="winograd")
 
 

@@ -6,8 +6,8 @@
 // tile of tile_h x tile_w output pixels. It stages the input window the tile reads (all Cg
 // channels, window_h x window_w positions, x - zx as i32, 0 outside the input: padding holds the
 // input zero point) and the filter block (w - zw[m] as i32) in workgroup memory once, then its
-// threads take the block's outputs (channel, row, column; column fastest) WG at a time; a tile
-// may hold more pixels than the workgroup has threads. Every product is exact in i32 and the sums
+// threads take the block's outputs, four columns a quad-width apart at a time (channel, row,
+// column; columns fastest), WG at a time; a tile may hold more pixels than the workgroup has threads. Every product is exact in i32 and the sums
 // wrap, as in the portable kernel:
 //   out[n, m, oh, ow] = sum_{c, kh, kw} x_sh[c][(oh - oh0)*sh + kh*dh][(ow - ow0)*sw + kw*dw] * w_sh[m][c][kh][kw]
 // Workgroups are ordered tile_w fastest, then tile_h, channel block, group, batch.
@@ -94,22 +94,34 @@ fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(nu
     }
     workgroupBarrier();
 
-    // The outputs: item i = (ml * tile_h + py) * tile_w + px, WG at a time (carries again).
+    // The outputs, four columns a thread (one filter load feeds four multiply-adds): columns
+    // qx + j * quads (j < 4, quads = ceil(tile_w / 4)), so a warp's lanes read neighbouring staged
+    // values (no bank conflicts at stride 1) and store neighbouring outputs; item
+    // i = (ml * tile_h + py) * quads + qx, WG at a time (carries again). Columns past the tile
+    // read staged values of the next row or clamped slots and are not stored.
     let TW = cv.tile_w;
     let TH = cv.tile_h;
-    var px = l % TW;
-    var py = (l / TW) % TH;
-    var ml = l / (TW * TH);
-    let ex = WG % TW;
-    let ey = (WG / TW) % TH;
-    let em = WG / (TW * TH);
+    let TQ = (TW + 3u) / 4u;
+    var qx = l % TQ;
+    var py = (l / TQ) % TH;
+    var ml = l / (TQ * TH);
+    let ex = WG % TQ;
+    let ey = (WG / TQ) % TH;
+    let em = WG / (TQ * TH);
     let row_step = cv.dilation_h * WW;
     let col_step = cv.dilation_w;
+    let s1 = TQ * cv.stride_w;
+    let s2 = 2u * s1;
+    let s3 = 3u * s1;
     while (ml < nblk) {
+        let px = qx;
         let oh = oh0 + py;
         let ow = ow0 + px;
         if (oh < cv.out_height && ow < cv.out_width) {
-            var acc = 0i;
+            var a0 = 0i;
+            var a1 = 0i;
+            var a2 = 0i;
+            var a3 = 0i;
             var wi = ml * taps;
             var xr = py * cv.stride_h * WW + px * cv.stride_w;
             for (var ci = 0u; ci < cg; ci++) {
@@ -117,7 +129,11 @@ fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(nu
                 for (var kh = 0u; kh < KH; kh++) {
                     var xi = xk;
                     for (var kw = 0u; kw < KW; kw++) {
-                        acc += x_sh[xi] * w_sh[wi];
+                        let wv = w_sh[wi];
+                        a0 += x_sh[xi] * wv;
+                        a1 += x_sh[xi + s1] * wv;
+                        a2 += x_sh[xi + s2] * wv;
+                        a3 += x_sh[xi + s3] * wv;
                         xi += col_step;
                         wi += 1u;
                     }
@@ -125,12 +141,19 @@ fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(nu
                 }
                 xr += win;
             }
-            output[output_index(n, m0 + ml, oh, ow)] = acc;
+            let m = m0 + ml;
+            output[output_index(n, m, oh, ow)] = a0;
+            let o1 = TQ;
+            let o2 = 2u * TQ;
+            let o3 = 3u * TQ;
+            if (px + o1 < TW && ow + o1 < cv.out_width) { output[output_index(n, m, oh, ow + o1)] = a1; }
+            if (px + o2 < TW && ow + o2 < cv.out_width) { output[output_index(n, m, oh, ow + o2)] = a2; }
+            if (px + o3 < TW && ow + o3 < cv.out_width) { output[output_index(n, m, oh, ow + o3)] = a3; }
         }
-        px += ex;
+        qx += ex;
         py += ey;
         ml += em;
-        if (px >= TW) { px -= TW; py += 1u; }
+        if (qx >= TQ) { qx -= TQ; py += 1u; }
         if (py >= TH) { py -= TH; ml += 1u; }
     }
 }

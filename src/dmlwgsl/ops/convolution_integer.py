@@ -426,8 +426,9 @@ def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG):
     that keep tile_h * tile_w <= 1024 and the input window within the staging budget; XS and WS
     are the powers of two holding the window and the filter block. Cost (instructions, a rough
     count) per workgroup: ~300 of setup, the zero-fill of XS + WS slots, staging Cg * window / WG
-    elements at ~8 each, and a thread's share of the block's outputs at ~3 per tap plus a store
-    (dearer in rows of fewer than 8 outputs: partial 32-byte sectors); the cheapest total wins."""
+    elements at ~8 each, and a thread's share of the block's outputs (runs of four columns) at ~10
+    a tap plus the stores (dearer in rows of fewer than 8 outputs: partial 32-byte sectors); the
+    cheapest total wins."""
     xs_max, ws_max = _direct_budget(caps)
     n = d.input.sizes[0]
     m, cg, kh, kw = d.filter.sizes
@@ -455,8 +456,8 @@ def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG):
             continue
         xs = _pow2(cg * win)
         wgs = n * g * blocks * -(-oh // th) * -(-ow // tw)
-        outputs = -(-cb * th * tw // wg)  # a thread's outputs
-        cost = wgs * (300 + (xs + ws) // 16 + 8 * -(-cg * win // wg) + outputs * (3 * taps + 4 * max(1, 8 // tw)))
+        quads = -(-cb * th * -(-tw // 4) // wg)  # a thread's runs of four outputs
+        cost = wgs * (300 + (xs + ws) // 16 + 8 * -(-cg * win // wg) + quads * (10 * taps + 16 * max(1, 8 // tw)))
         if best is None or cost < best[0]:
             best = (cost, th, tw, win, xs)
     if best is None:
@@ -712,10 +713,11 @@ def plan_convolution_integer(
     dense = cg >= 16 and mg >= 16
     direct = _direct_shape(d, caps)
     # im2col packs a pixel's whole window as the GEMM's K: worth its larger packed input where
-    # per-tap padding to 16-word steps wastes over a fifth of the steps (Cg = 3: 49 steps -> 3)
+    # per-tap padding to 16-word steps wastes over 40 % of the steps (Cg = 3: 49 steps -> 3; measured on
+    # the H100: 96 channels 3x3, 18 -> 14 steps, and 5x5, 50 -> 38, ran 15-20 % slower with the pack)
     steps, steps_im2col = _k_steps(cg, kh, kw, False), _k_steps(cg, kh, kw, True)
     x_im2col = 4 * d.input.sizes[0] * d.output.sizes[2] * d.output.sizes[3] * d.group_count * 16 * steps_im2col
-    im2col = mg >= 16 and steps_im2col <= 0.8 * steps and x_im2col <= caps.max_binding_size
+    im2col = mg >= 16 and steps_im2col <= 0.6 * steps and x_im2col <= caps.max_binding_size
     if kernel is None:
         if has_dot4 and im2col:
             kernel = "dot4_im2col"
