@@ -542,14 +542,15 @@ fn next_tap(t: TapPos) -> TapPos {
 }
 
 // One word (4 taps from tap position t, tap index k) of an im2col row, flipped; advances t.
-fn im2col_word(xn: u32, ih0: i32, iw0: i32, k: u32, t: ptr<function, TapPos>, zx_byte: u32) -> u32 {
+// `inside`: the pixel's whole window lies in the input (no bounds test a tap).
+fn im2col_word(xn: u32, ih0: i32, iw0: i32, k: u32, t: ptr<function, TapPos>, zx_byte: u32, inside: bool) -> u32 {
     var word = 0u;
     for (var j = 0u; j < 4u; j++) {
         if (k + j < cv.taps) {
             let ih = ih0 + i32((*t).kh * cv.dilation_h);
             let iw = iw0 + i32((*t).kw * cv.dilation_w);
             var b = zx_byte;
-            if (ih >= 0 && ih < i32(cv.in_height) && iw >= 0 && iw < i32(cv.in_width)) {
+            if (inside || (ih >= 0 && ih < i32(cv.in_height) && iw >= 0 && iw < i32(cv.in_width))) {
                 b = input_byte(xn + (*t).c * cv.in_stride_c + u32(ih) * cv.in_stride_h + u32(iw) * cv.in_stride_w)
                     ^ x_flip();
             }
@@ -573,12 +574,14 @@ fn pack_im2col_vec4(e: u32) {
     let iw0 = i32((q % cv.out_width) * cv.stride_w) - i32(cv.pad_left);
     let xn = n * cv.in_stride_n + g * cv.group_in_channels * cv.in_stride_c;
     let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
+    let inside = ih0 >= 0 && iw0 >= 0 && ih0 + i32((cv.kernel_h - 1u) * cv.dilation_h) < i32(cv.in_height)
+        && iw0 + i32((cv.kernel_w - 1u) * cv.dilation_w) < i32(cv.in_width);
     let k0 = v * 16u;
     var t = tap_pos(k0);
-    let w0 = im2col_word(xn, ih0, iw0, k0, &t, zx_byte);
-    let w1 = im2col_word(xn, ih0, iw0, k0 + 4u, &t, zx_byte);
-    let w2 = im2col_word(xn, ih0, iw0, k0 + 8u, &t, zx_byte);
-    let w3 = im2col_word(xn, ih0, iw0, k0 + 12u, &t, zx_byte);
+    let w0 = im2col_word(xn, ih0, iw0, k0, &t, zx_byte, inside);
+    let w1 = im2col_word(xn, ih0, iw0, k0 + 4u, &t, zx_byte, inside);
+    let w2 = im2col_word(xn, ih0, iw0, k0 + 8u, &t, zx_byte, inside);
+    let w3 = im2col_word(xn, ih0, iw0, k0 + 12u, &t, zx_byte, inside);
     packed_input[e] = vec4<u32>(w0, w1, w2, w3);
 }
 
