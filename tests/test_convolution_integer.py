@@ -395,6 +395,39 @@ def test_dot4_fast_pack(device, mix, rng):
     check(device, "dot4", x, w, xz, wz, start_padding=(1, 2), end_padding=(1, 0), group_count=2)
 
 
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(
+            n=2,
+            c=6,
+            m=12,
+            hw=(37, 45),
+            k=(3, 3),
+            group_count=6,
+            strides=(2, 1),
+            start_padding=(1, 1),
+            end_padding=(1, 1),
+        ),
+        dict(n=1, c=4, m=4, hw=(61, 70), k=(5, 5), group_count=4, dilations=(2, 1), start_padding=(2, 2)),
+        dict(n=1, c=8, m=8, hw=(1, 3000), k=(1, 9), group_count=2, start_padding=(0, 4), end_padding=(0, 4)),
+        dict(n=2, c=3, m=20, hw=(30, 33), k=(7, 7), strides=(2, 2), start_padding=(3, 3), end_padding=(3, 3)),
+    ],
+    ids=["depthwise-x2-s2", "depthwise-5x5-d2", "grouped-k9-wide", "stem"],
+)
+def test_direct_tiles(device, case, rng):
+    """The direct kernel on layers whose tiles hold more pixels than a workgroup has threads (the
+    carries through (channel, row, column quad)), partial quads and tiles, several channel
+    blocks, a kernel width it does not unroll (9), strides and dilations; the dot4 paths too."""
+    p = dict(case)
+    params = {k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p}
+    x, w, xz, wz = random_case(rng, np.uint8, np.int8, **p, **params)
+    for kernel in ("direct", "dot4_im2col", "dot4"):
+        if kernel.startswith("dot4") and not dot4_available(device):
+            continue
+        check(device, kernel, x, w, xz, wz, **params)
+
+
 def grouped_u8_layer(rng, hw):
     """The dot4 tile and split-K tests' layer: 2 groups of 84 channels (two channel chunks a tap,
     the second partial) and 70 filters, UINT8 input with zero point 77, INT8 filter with a zero

@@ -20,6 +20,9 @@
 // every workgroup's start, so slots beyond the tile's need would cost time, not just space).
 override XS: u32 = 4096u;  // i32 slots for the staged input window (Cg * window_h * window_w at most)
 override WS: u32 = 1024u;  // i32 slots for the staged filter block (channel_block * Cg * KH * KW at most)
+// The kernel width when the plan fixes it (widths up to 7): a constant trip count lets the compiler
+// unroll the innermost tap loop; 0 reads kernel_w from the uniforms.
+override KW_FIXED: u32 = 0u;
 
 var<workgroup> x_sh: array<i32, XS>;
 var<workgroup> w_sh: array<i32, WS>;
@@ -40,7 +43,7 @@ fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(nu
 
     let cg = cv.group_in_channels;
     let KH = cv.kernel_h;
-    let KW = cv.kernel_w;
+    let KW = select(cv.kernel_w, KW_FIXED, KW_FIXED > 0u);
     let oh0 = th * cv.tile_h;
     let ow0 = tw * cv.tile_w;
     let ih0 = i32(oh0 * cv.stride_h) - i32(cv.pad_top);

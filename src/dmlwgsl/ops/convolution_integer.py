@@ -414,7 +414,9 @@ def _pow2(n: int, least: int = 64) -> int:
 
 #: Most output pixels a direct tile holds (4 a thread at 256 threads): larger tiles amortise the
 #: per-workgroup setup (index arithmetic, staging, WGSL's zero-fill of workgroup memory).
-_DIRECT_MAX_TILE = 1024
+_DIRECT_MAX_TILE = 4096
+#: Kernel widths the direct kernel unrolls (KW_FIXED: one pipeline per width; wider ones loop).
+_DIRECT_UNROLLED_WIDTHS = range(1, 8)
 
 
 def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG):
@@ -422,13 +424,13 @@ def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG):
     reason) where even a one-pixel tile or a one-channel filter block does not fit the staging
     memory.
 
-    Candidates: tile widths min(OW, 256) and the powers of two below it, each with the most rows
-    that keep tile_h * tile_w <= 1024 and the input window within the staging budget; XS and WS
-    are the powers of two holding the window and the filter block. Cost (instructions, a rough
-    count) per workgroup: ~300 of setup, the zero-fill of XS + WS slots, staging Cg * window / WG
-    elements at ~8 each, and a thread's share of the block's outputs (runs of four columns) at ~10
-    a tap plus the stores (dearer in rows of fewer than 8 outputs: partial 32-byte sectors); the
-    cheapest total wins."""
+    Candidates: tile widths min(OW, 4096) and the powers of two below it, each with the most rows
+    that keep tile_h * tile_w <= 4096 and the input window within the staging budget; XS and WS
+    are the powers of two holding the window and the filter block. Cost (instructions a thread,
+    a rough count) per workgroup: ~400 of setup (index arithmetic with divisions), the zero-fill of
+    XS + WS slots, staging Cg * window / WG elements at ~8 each, and a thread's share of the block's
+    outputs (runs of four columns) at ~10 a tap plus the stores (dearer in rows of fewer than 8
+    outputs: partial 32-byte sectors); the cheapest total wins."""
     xs_max, ws_max = _direct_budget(caps)
     n = d.input.sizes[0]
     m, cg, kh, kw = d.filter.sizes
@@ -443,7 +445,8 @@ def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG):
     blocks = -(-mg // cb)
     cb = -(-mg // blocks)
     ws = _pow2(cb * taps)
-    widths = {min(ow, 256)} | {1 << i for i in range(9) if (1 << i) < min(ow, 256)}
+    wmax = min(ow, _DIRECT_MAX_TILE)
+    widths = {wmax} | {1 << i for i in range(13) if (1 << i) < wmax}
     best = None
     for tw in sorted(widths, reverse=True):
         th = min(oh, max(1, _DIRECT_MAX_TILE // tw))
@@ -457,7 +460,7 @@ def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG):
         xs = _pow2(cg * win)
         wgs = n * g * blocks * -(-oh // th) * -(-ow // tw)
         quads = -(-cb * th * -(-tw // 4) // wg)  # a thread's runs of four outputs
-        cost = wgs * (300 + (xs + ws) // 16 + 8 * -(-cg * win // wg) + quads * (10 * taps + 16 * max(1, 8 // tw)))
+        cost = wgs * (400 + (xs + ws) // 16 + 8 * -(-cg * win // wg) + quads * (10 * taps + 16 * max(1, 8 // tw)))
         if best is None or cost < best[0]:
             best = (cost, th, tw, win, xs)
     if best is None:
@@ -508,7 +511,7 @@ def _plan_direct(d, caps, placements, why_choice, shape):
         "convolution_integer_direct.wgsl",
         why_tile,
         wgs * _WG,
-        constants={**_structure(d), "XS": xs, "WS": ws},
+        constants={**_structure(d), "XS": xs, "WS": ws, "KW_FIXED": kw if kw in _DIRECT_UNROLLED_WIDTHS else 0},
         uniforms=u,
         bindings=_TENSOR_VARS,
         uniform_var="cv",
