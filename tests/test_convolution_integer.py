@@ -428,6 +428,35 @@ def test_direct_tiles(device, case, rng):
         check(device, kernel, x, w, xz, wz, **params)
 
 
+@pytest.mark.parametrize("kernel", ["direct", "portable", None])
+def test_past_the_binding_limit(device, kernel, rng):
+    """A capabilities record with a 2 KiB binding limit: the output (3 x 1296 bytes, padded) and input
+    (3 x 324, padded) do not fit one binding, so the plan runs one batch item a step, each binding
+    a window of both (a start on the binding alignment, the rest in input_base / output_base);
+    bit-exact under run_checked (guard bands around a padded output)."""
+    caps = Capabilities.from_device(device)
+    tight = dataclasses.replace(
+        caps, limits=tuple((k, 2048 if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
+    )
+    x, w, xz, wz = random_case(
+        rng, np.int8, np.uint8, n=3, c=4, m=4, hw=(9, 9), start_padding=(1, 1), end_padding=(1, 1)
+    )
+    params = dict(start_padding=(1, 1), end_padding=(1, 1))
+    x_desc, x_raw, x = tensor_random(np.int8, x.shape, "padded", rng)
+    expected = reference(x, w, xz, wz, **params)
+    out_desc = strided_desc(DataType.INT32, expected.shape, "padded", output=True)
+    w_in, xz_in = tensor_from(w), tensor_from(np.asarray(xz, np.int8).reshape(1, 1, 1, 1))
+    wz_in = tensor_from(np.asarray(wz, np.uint8).reshape(1, 4, 1, 1))
+    desc = ConvolutionIntegerDesc(x_desc, w_in[0], out_desc, xz_in[0], wz_in[0], **params)
+    op = compile_convolution_integer(desc, device=device, kernel=kernel, capabilities=tight)
+    assert op.plan.dispatches == 3 and "max-storage-buffer-binding-size (2048 bytes): 3 steps" in op.plan.why
+    assert all(s.windows and s.windows[0][1] % tight.binding_alignment == 0 for s in op.plan.steps)
+    run_op(device, op, (x_desc, x_raw), w_in, xz_in, wz_in, out_desc, expected)
+    if dot4_available(device):
+        with pytest.raises(PlanError, match="kernel: 'dot4' binds the whole input and output"):
+            compile_convolution_integer(desc, device=device, kernel="dot4", capabilities=tight)
+
+
 def grouped_u8_layer(rng, hw):
     """The dot4 tile and split-K tests' layer: 2 groups of 84 channels (two channel chunks a tap,
     the second partial) and 70 filters, UINT8 input with zero point 77, INT8 filter with a zero

@@ -216,3 +216,29 @@ def test_explain_cli(capsys):
     bad = ["explain", "convolution_integer", "--input", "1,4,5,5", "--filter", "2,3,3,3", "--profile", "gl"]
     assert cli_main(bad) == 2
     assert "filter.sizes[1]: must equal C/group_count (4); got 3" in capsys.readouterr().err
+
+
+def test_past_the_binding_limit_on_lavapipe():
+    """An int32 output of 9 x 64 x 256 x 256 = 151 MB past lavapipe's 128 MiB binding: the direct
+    kernel runs in steps of whole batch items, each binding windows of the input and output."""
+    caps = Capabilities.profile("lavapipe")
+    d = layer(9, 64, 64, (256, 256), 3, groups=64)
+    plan = plan_convolution_integer(d, caps)
+    per = 7  # 7 x 16 MiB of output + alignment slack fit 128 MiB
+    assert plan.kernels == ["convolution_integer_direct[0]", "convolution_integer_direct[1]"]
+    assert "2 steps of up to 7 batch items" in plan.why and dict(plan.details)["batch_steps"] == 2
+    s0, s1 = plan.steps
+    out_item = 64 * 256 * 256 * 4
+    assert s1.windows == (("input", per * 64 * 256 * 256, 2 * 64 * 256 * 256), ("output", per * out_item, 2 * out_item))
+    assert s0.windows[1] == ("output", 0, per * out_item)
+    assert (
+        s0.uniforms_dict["workgroups"] * 8
+        == plan_convolution_integer(d, Capabilities.profile("h100")).steps[0].uniforms_dict["workgroups"] * per
+    )
+    with pytest.raises(PlanError, match="kernel: 'dot4' binds the whole input and output"):
+        plan_convolution_integer(layer(8, 64, 64, (256, 256), 3), caps, kernel="dot4")
+    assert (
+        plan_convolution_integer(layer(8, 64, 64, (256, 256), 3), caps)
+        .kernels[0]
+        .startswith("convolution_integer_direct")
+    )

@@ -721,7 +721,17 @@ def plan_convolution_integer(
     steps, steps_im2col = _k_steps(cg, kh, kw, False), _k_steps(cg, kh, kw, True)
     x_im2col = 4 * d.input.sizes[0] * d.output.sizes[2] * d.output.sizes[3] * d.group_count * 16 * steps_im2col
     im2col = mg >= 16 and steps_im2col <= 0.6 * steps and x_im2col <= caps.max_binding_size
+    # Past the binding limit (input or output larger than one storage binding) the one-pass
+    # kernels run in steps of whole batch items, each binding a window of the input and output.
+    past_limit = max(d.input.total_tensor_size_in_bytes, d.output.total_tensor_size_in_bytes) > caps.max_binding_size
+    if past_limit and kernel is not None and kernel.startswith("dot4"):
+        raise PlanError(
+            f"kernel: {kernel!r} binds the whole input and output; past {caps.name}'s "
+            f"max-storage-buffer-binding-size ({caps.max_binding_size}) use 'direct' or 'portable'"
+        )
     if kernel is None:
+        if past_limit:
+            has_dot4 = False  # the batch split is the one-pass kernels'
         if has_dot4 and im2col:
             kernel = "dot4_im2col"
             why = (
@@ -738,7 +748,13 @@ def plan_convolution_integer(
         elif direct[0] is not None:
             kernel = "direct"
             why = (
-                (f"C/G = {cg}, M/G = {mg}: " if not dense else f"no {DOT4_FEATURE} on {caps.name}: ")
+                (
+                    f"C/G = {cg}, M/G = {mg}: "
+                    if not dense
+                    else "the dot4 paths bind whole tensors: "
+                    if past_limit
+                    else f"no {DOT4_FEATURE} on {caps.name}: "
+                )
                 + "the direct kernel (input window and filter block staged once in workgroup memory); a GEMM "
                 "would pad K to 16-word steps and leave its tiles mostly idle"
             )
@@ -767,6 +783,10 @@ def plan_convolution_integer(
         steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct)
     else:
         steps, why, workspace, details = _plan_portable(d, caps, placements, why)
+    if past_limit:
+        steps, split_why = _split_batches(d, caps, placements, steps[0])
+        why += f"; {split_why}"
+        details += (("batch_steps", len(steps)),)
     n = d.input.sizes[0]
     ops = 2 * n * m * d.output.sizes[2] * d.output.sizes[3] * cg * d.filter.sizes[2] * d.filter.sizes[3]
     return Plan(
@@ -778,6 +798,67 @@ def plan_convolution_integer(
         ops=ops,
         workspace=workspace,
         details=details,
+    )
+
+
+def _span(t: TensorDesc, items: int) -> int:
+    """Bytes from the first element of tensor ``t`` to the end of the last one of its first ``items``
+    batch items."""
+    sizes = (items,) + tuple(t.sizes[1:])
+    return (sum((z - 1) * st for z, st in zip(sizes, t.element_strides)) + 1) * t.data_type.size_in_bytes
+
+
+def _split_batches(d: ConvolutionIntegerDesc, caps: Capabilities, placements, s):
+    """``s`` (a one-pass step over all N batch items) as steps of whole batch items, each binding a
+    window of the input and output that fits the binding limit; the windows start on the binding
+    alignment and the rest of each batch's offset goes into input_base / output_base."""
+    al, limit = caps.binding_alignment, caps.max_binding_size
+    n = d.input.sizes[0]
+    per = 0
+    while per < n and all(_span(t, per + 1) + 2 * al <= limit for t in (d.input, d.output)):
+        per += 1
+    if per == 0:
+        raise PlanError(
+            f"input, output: one batch item spans more than {caps.name}'s max-storage-buffer-binding-size "
+            f"({limit} bytes); splitting within a batch item is not implemented"
+        )
+    u0 = s.uniforms_dict
+    steps = []
+    for i, n0 in enumerate(range(0, n, per)):
+        items = min(per, n - n0)
+        u = dict(u0)
+        windows = []
+        for name, t, base in (("input", d.input, "input_base"), ("output", d.output, "output_base")):
+            eb = t.data_type.size_in_bytes
+            at = n0 * t.element_strides[0] * eb
+            start = at // al * al
+            r = placement_of(placements, name).residual
+            u[base] = (r + at - start) // eb if name == "output" else r + at - start
+            windows.append((name, start, at - start + _span(t, items)))
+        if "workgroups" in u and u["workgroups"]:
+            u["workgroups"] = u0["workgroups"] // n * items
+            invocations = u["workgroups"] * s.workgroup_size
+        else:
+            u["output_count"] = u0["output_count"] // n * items
+            invocations = u["output_count"]
+        steps.append(
+            step(
+                f"{s.name}[{i}]",
+                s.shader,
+                f"batch items {n0}..{n0 + items - 1}",
+                invocations,
+                entry_point=s.entry_point,
+                workgroup_size=s.workgroup_size,
+                constants=s.constants_dict,
+                uniforms=u,
+                bindings=s.bindings_dict,
+                uniform_var=s.uniform_var,
+                windows=windows,
+            )
+        )
+    return tuple(steps), (
+        f"input or output past max-storage-buffer-binding-size ({limit} bytes): {len(steps)} steps of up to "
+        f"{per} batch items, each binding a window of both"
     )
 
 
