@@ -29,14 +29,14 @@ from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
 from dmlwgsl.testing import random_bytes, run_checked, strided_desc
 
-KERNELS = ("portable", "direct", "dot4", "dot4_im2col")
+KERNELS = ("portable", "direct", "direct_dot4", "dot4", "dot4_im2col")
 MIXES = [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.uint8), (np.int8, np.int8)]
 U8, I8 = DataType.UINT8, DataType.INT8
 
 
 def need_kernel(device, kernel):
     """Skip dot4 where the adapter does not compile it (portable and direct always run)."""
-    if kernel.startswith("dot4") and not dot4_available(device):
+    if "dot4" in kernel and not dot4_available(device):
         pytest.skip(f"{device.name} does not compile dot4I8Packed")
 
 
@@ -365,18 +365,21 @@ def test_extreme_values(device, kernel, mix, rng):
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_overflow_wraps(device, kernel):
     """Each tap adds (0 - 255) * (-128 - 127) = 65025; 4097 * 9 taps sum to 2_397_666_825 > 2^31 - 1,
-    which wraps to a negative int32 (channel 1 stays 0). The direct kernel stages at most 2048
-    taps a filter row (no sum of so few products can overflow), so it refuses this layer by name."""
+    which wraps to a negative int32 (channel 1 stays 0). The direct kernels stage at most 2048
+    taps (or words) a filter row (no sum of so few products can overflow), so they refuse this
+    layer by name."""
     c = 4097
     x = np.zeros((1, c, 3, 3), np.uint8)
     w = np.full((2, c, 3, 3), -128, np.int8)
     w[1] = 127
-    if kernel == "direct":
+    if kernel.startswith("direct"):
+        need_kernel(device, kernel)
         desc = ConvolutionIntegerDesc(
             TensorDesc(U8, x.shape), TensorDesc(I8, w.shape), TensorDesc(DataType.INT32, (1, 2, 1, 1))
         )
-        with pytest.raises(PlanError, match=r"kernel: 'direct' cannot run this layer: a filter row of .* 36873 taps"):
-            compile_convolution_integer(desc, device=device, kernel="direct")
+        row = "C/G\\*KH\\*KW = 36873 taps" if kernel == "direct" else "ceil\\(C/G/4\\)\\*KH\\*KW = 9225 words"
+        with pytest.raises(PlanError, match=rf"kernel: '{kernel}' cannot run this layer: a filter row of {row}"):
+            compile_convolution_integer(desc, device=device, kernel=kernel)
         return
     got = check(device, kernel, x, w, np.uint8(255), np.int8(127))
     exact = np.array([c * 9 * 65025, 0], np.int64)
@@ -422,8 +425,8 @@ def test_direct_tiles(device, case, rng):
     p = dict(case)
     params = {k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p}
     x, w, xz, wz = random_case(rng, np.uint8, np.int8, **p, **params)
-    for kernel in ("direct", "dot4_im2col", "dot4"):
-        if kernel.startswith("dot4") and not dot4_available(device):
+    for kernel in ("direct", "direct_dot4", "dot4_im2col", "dot4"):
+        if "dot4" in kernel and not dot4_available(device):
             continue
         check(device, kernel, x, w, xz, wz, **params)
 

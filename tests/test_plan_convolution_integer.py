@@ -99,7 +99,9 @@ def test_few_channels_a_group_run_the_direct_kernel(profile, name, kw):
         caps = no_dot4(caps)
     d = layer(**kw)
     plan = plan_convolution_integer(d, caps)
-    assert plan.kernels == ["convolution_integer_direct"] and plan.workspace == ()
+    # 8 channels a group: four a word on the packed dot product
+    words = name == "grouped"
+    assert plan.kernels == ["convolution_integer_direct" + ("_dot4" if words else "")] and plan.workspace == ()
     (s,) = plan.steps
     u = s.uniforms_dict
     d4 = d.as_4d()
@@ -111,7 +113,7 @@ def test_few_channels_a_group_run_the_direct_kernel(profile, name, kw):
     assert u["workgroups"] == wgs and s.invocations == wgs * 256
     assert u["channel_block"] * u["channel_blocks"] >= d4.filter.sizes[0] // d4.group_count
     # the staged input window and filter block fit the staging slots (XS, WS: workgroup memory)
-    cg = d4.filter.sizes[1]
+    cg = -(-d4.filter.sizes[1] // 4) if words else d4.filter.sizes[1]
     consts = s.constants_dict
     assert cg * u["window_h"] * u["window_w"] <= consts["XS"]
     assert u["channel_block"] * cg * d4.filter.sizes[2] * d4.filter.sizes[3] <= consts["WS"]
@@ -142,7 +144,7 @@ def test_uniforms_are_named_and_pack_into_the_wgsl_struct():
     caps = Capabilities.profile("h100")
     lay = interface("convolution_integer.wgsl").uniform_layout("cv")
     for d in (layer(8, 64, 64, (56, 56), 3), layer(8, 256, 256, (56, 56), 3, groups=256), layer(1, 4, 4, (5, 5), 3)):
-        for kernel in ("portable", "direct", "dot4", "dot4_im2col"):
+        for kernel in ("portable", "direct", "direct_dot4", "dot4", "dot4_im2col"):
             for s in plan_convolution_integer(d, caps, kernel=kernel).steps:
                 assert set(s.uniforms_dict) == set(lay.names)
                 assert len(lay.pack(s.uniforms_dict)) == lay.size
@@ -177,7 +179,7 @@ def test_layers_past_the_direct_staging_fall_back_to_portable():
     assert plan.kernels == ["convolution_integer_portable"] and "4608 taps" in plan.why
     with pytest.raises(PlanError, match=r"kernel: 'direct' cannot run this layer: a filter row of C/G\*KH\*KW = 4608"):
         plan_convolution_integer(big, caps, kernel="direct")
-    with pytest.raises(PlanError, match="kernel: must be one of portable, direct, dot4, dot4_im2col"):
+    with pytest.raises(PlanError, match="kernel: must be one of portable, direct, direct_dot4, dot4, dot4_im2col"):
         plan_convolution_integer(big, caps, kernel="winograd")
 
 

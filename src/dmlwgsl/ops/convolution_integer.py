@@ -52,7 +52,7 @@ __all__ = [
 
 OP = "convolution_integer"
 INTEGER_TYPES = frozenset({DataType.INT8, DataType.UINT8})
-KERNELS = ("portable", "direct", "dot4", "dot4_im2col")
+KERNELS = ("portable", "direct", "direct_dot4", "dot4", "dot4_im2col")
 DOT4_FEATURE = "packed_4x8_integer_dot_product"  # the WGSL language feature the dot4 path needs
 _WG = 256
 _KC = 16  # k words per step of the dot4 kernel (KC in the WGSL)
@@ -419,10 +419,11 @@ _DIRECT_MAX_TILE = 4096
 _DIRECT_UNROLLED_WIDTHS = range(1, 8)
 
 
-def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG):
+def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG, words: bool = False):
     """The direct kernel's shape ((tile_h, tile_w, channel block, blocks, XS, WS), why), or (None,
     reason) where even a one-pixel tile or a one-channel filter block does not fit the staging
-    memory.
+    memory. ``words``: the direct_dot4 form, which stages ceil(C/G / 4) words a position and tap
+    instead of C/G values.
 
     Candidates: tile widths min(OW, 4096) and the powers of two below it, each with the most rows
     that keep tile_h * tile_w <= 4096 and the input window within the staging budget; XS and WS
@@ -434,13 +435,16 @@ def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG):
     xs_max, ws_max = _direct_budget(caps)
     n = d.input.sizes[0]
     m, cg, kh, kw = d.filter.sizes
+    if words:
+        cg = -(-cg // 4)
     g = d.group_count
     mg = m // g
     oh, ow = d.output.sizes[2:]
     (sh, sw), (dh, dw) = d.strides, d.dilations
     taps = cg * kh * kw
     if taps > ws_max:
-        return None, f"a filter row of C/G*KH*KW = {taps} taps exceeds the {ws_max} staged filter slots"
+        what = f"ceil(C/G/4)*KH*KW = {taps} words" if words else f"C/G*KH*KW = {taps} taps"
+        return None, f"a filter row of {what} exceeds the {ws_max} staged filter slots"
     cb = min(mg, ws_max // taps)
     blocks = -(-mg // cb)
     cb = -(-mg // blocks)
@@ -487,7 +491,7 @@ def _plan_portable(d, caps, placements, why_choice):
     return (s,), why_choice, (), (("kernel", "portable"),)
 
 
-def _plan_direct(d, caps, placements, why_choice, shape):
+def _plan_direct(d, caps, placements, why_choice, shape, words=False):
     (th, tw, cb, blocks, xs, ws), why_tile = shape
     n = d.input.sizes[0]
     oh, ow = d.output.sizes[2:]
@@ -506,17 +510,25 @@ def _plan_direct(d, caps, placements, why_choice, shape):
         channel_blocks=blocks,
         workgroups=wgs,
     )
+    structure = _structure(d)
+    consts = {**structure, "XS": xs, "WS": ws, "KW_FIXED": kw if kw in _DIRECT_UNROLLED_WIDTHS else 0}
+    if words:
+        u["taps"] = (d.filter.sizes[1] * kh * kw) % 2**32
+        consts["NEED_SX"] = int(structure["WZP"] != 0 or not structure["W_SIGNED"])
+        consts["NEED_SW"] = int(structure["XZP"] != 0 or not structure["X_SIGNED"])
+    name = "convolution_integer_direct_dot4" if words else "convolution_integer_direct"
     s = step(
-        "convolution_integer_direct",
-        "convolution_integer_direct.wgsl",
-        why_tile,
+        name,
+        f"{name}.wgsl",
+        why_tile + ("; four channels a word, dot4I8Packed" if words else ""),
         wgs * _WG,
-        constants={**_structure(d), "XS": xs, "WS": ws, "KW_FIXED": kw if kw in _DIRECT_UNROLLED_WIDTHS else 0},
+        constants=consts,
         uniforms=u,
         bindings=_TENSOR_VARS,
         uniform_var="cv",
     )
-    details = (("kernel", "direct"), ("tile", (th, tw)), ("channel_block", cb), ("workgroups", wgs))
+    details = (("kernel", "direct_dot4" if words else "direct"), ("tile", (th, tw)), ("channel_block", cb))
+    details += (("workgroups", wgs),)
     return (s,), why_choice, (), details
 
 
@@ -715,6 +727,7 @@ def plan_convolution_integer(
     has_dot4 = caps.has(DOT4_FEATURE)
     dense = cg >= 16 and mg >= 16
     direct = _direct_shape(d, caps)
+    direct4 = _direct_shape(d, caps, words=True)
     # im2col packs a pixel's whole window as the GEMM's K: worth its larger packed input where
     # per-tap padding to 16-word steps wastes over 40 % of the steps (Cg = 3: 49 steps -> 3; measured on
     # the H100: 96 channels 3x3, 18 -> 14 steps, and 5x5, 50 -> 38, ran 15-20 % slower with the pack)
@@ -745,6 +758,12 @@ def plan_convolution_integer(
                 f"C/G = {cg} and M/G = {mg} (>= 16): a dense layer, run as an implicit GEMM on the packed 4x8 dot "
                 f"product ({caps.name} has {DOT4_FEATURE})"
             )
+        elif has_dot4 and cg >= 4 and direct4[0] is not None:
+            kernel = "direct_dot4"
+            why = (
+                f"C/G = {cg}, M/G = {mg}: the direct kernel (input window and filter block staged once in workgroup "
+                f"memory), four channels a word on the packed 4x8 dot product"
+            )
         elif direct[0] is not None:
             kernel = "direct"
             why = (
@@ -763,13 +782,15 @@ def plan_convolution_integer(
             why = f"the direct kernel does not fit: {direct[1]}; one thread an output"
     else:
         why = f"kernel {kernel!r} requested"
-        if kernel.startswith("dot4") and not has_dot4:
+        if "dot4" in kernel and not has_dot4:
             raise PlanError(
                 f"kernel: {kernel!r} needs the WGSL language feature {DOT4_FEATURE}, which {caps.name} "
                 f"({caps.backend}) lacks; use 'direct' or 'portable'"
             )
         if kernel == "direct" and direct[0] is None:
             raise PlanError(f"kernel: 'direct' cannot run this layer: {direct[1]}")
+        if kernel == "direct_dot4" and direct4[0] is None:
+            raise PlanError(f"kernel: 'direct_dot4' cannot run this layer: {direct4[1]}")
     if kernel.startswith("dot4"):
         tuning = dict(
             pixels_per_thread=pixels_per_thread,
@@ -781,6 +802,8 @@ def plan_convolution_integer(
         steps, why, workspace, details = _plan_dot4(d, caps, placements, why, tuning, kernel == "dot4_im2col")
     elif kernel == "direct":
         steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct)
+    elif kernel == "direct_dot4":
+        steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct4, words=True)
     else:
         steps, why, workspace, details = _plan_portable(d, caps, placements, why)
     if past_limit:
