@@ -23,6 +23,9 @@ override WS: u32 = 1024u;  // i32 slots for the staged filter block (channel_blo
 // The kernel width when the plan fixes it (widths up to 7): a constant trip count lets the compiler
 // unroll the innermost tap loop; 0 reads kernel_w from the uniforms.
 override KW_FIXED: u32 = 0u;
+// The input's rows are contiguous (W stride 1): stage a window row a word at a time (one load for
+// four values) instead of a byte at a time.
+override ROW_WORDS: bool = false;
 
 var<workgroup> x_sh: array<i32, XS>;
 var<workgroup> w_sh: array<i32, WS>;
@@ -63,7 +66,10 @@ fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(nu
     let dx = WG % WW;
     let dy = (WG / WW) % cv.window_h;
     let dc = WG / win;
-    for (var i = l; i < cg * win; i += WG) {
+    if (ROW_WORDS) {
+        stage_rows_by_words(l, xn, ih0, iw0, cg, xz);
+    }
+    for (var i = select(l, cg * win, ROW_WORDS); i < cg * win; i += WG) {
         let ih = ih0 + i32(wy);
         let iw = iw0 + i32(wx);
         var v = 0i;
@@ -158,5 +164,41 @@ fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(nu
         ml += em;
         if (qx >= TQ) { qx -= TQ; py += 1u; }
         if (py >= TH) { py -= TH; ml += 1u; }
+    }
+}
+
+// The input window staged by words (ROW_WORDS: in_stride_w = 1): item (row, k) loads word k of
+// the bytes that window row `row` = c * window_h + wy covers and writes the (up to four) window
+// columns it holds; words wholly outside the input row are not loaded (their columns are padding).
+fn stage_rows_by_words(l: u32, xn: u32, ih0: i32, iw0: i32, cg: u32, xz: i32) {
+    let WW = cv.window_w;
+    let rows = cg * cv.window_h;
+    let per_row = WW / 4u + 2u;   // words a row of WW bytes can touch at any byte offset
+    let W = i32(cv.in_width);
+    for (var i = l; i < rows * per_row; i += WG) {
+        let row = i / per_row;
+        let k = i % per_row;
+        let c = row / cv.window_h;
+        let wy = row % cv.window_h;
+        let ih = ih0 + i32(wy);
+        // byte address of window column 0 (iw = iw0), as a signed value: it may lie before the buffer
+        let a0 = i32(cv.input_base + xn + c * cv.in_stride_c) + ih * i32(cv.in_stride_h) + iw0;
+        let w0 = (a0 >> 2u) + i32(k);            // the word (floor division: >> on i32 is arithmetic)
+        let col0 = w0 * 4 - a0;                  // window column of the word's byte 0
+        if (col0 >= i32(WW)) { continue; }
+        let row_ok = ih >= 0 && ih < i32(cv.in_height);
+        let iwa = iw0 + col0;                    // input column of byte 0
+        let overlaps = row_ok && iwa + 3 >= 0 && iwa < W;
+        var word = 0u;
+        if (overlaps) { word = input[u32(w0)]; }
+        let base = row * WW;
+        for (var b = 0; b < 4; b++) {
+            let col = col0 + b;
+            if (col < 0 || col >= i32(WW)) { continue; }
+            let iw = iwa + b;
+            var v = 0i;
+            if (overlaps && iw >= 0 && iw < W) { v = widen((word >> (8u * u32(b))) & 0xFFu, X_SIGNED) - xz; }
+            x_sh[base + u32(col)] = v;
+        }
     }
 }

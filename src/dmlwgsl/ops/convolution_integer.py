@@ -512,6 +512,8 @@ def _plan_direct(d, caps, placements, why_choice, shape, words=False):
     )
     structure = _structure(d)
     consts = {**structure, "XS": xs, "WS": ws, "KW_FIXED": kw if kw in _DIRECT_UNROLLED_WIDTHS else 0}
+    if not words:
+        consts["ROW_WORDS"] = int(d.input.element_strides[3] == 1)  # contiguous rows: staged a word at a time
     if words:
         u["taps"] = (d.filter.sizes[1] * kh * kw) % 2**32
         consts["NEED_SX"] = int(structure["WZP"] != 0 or not structure["W_SIGNED"])
