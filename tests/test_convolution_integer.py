@@ -1,5 +1,6 @@
 """ConvolutionInteger: public vectors, onnx node tests, properties against the numpy reference,
-extremes, overflow, both kernels on every adapter, and one test per validation rule.
+extremes, overflow, every kernel (portable, direct, direct_dot4, dot4, dot4_im2col) on every adapter
+that compiles it, the split past the binding limit, and one test per validation rule.
 
 Every GPU run goes through run_checked (poisoned output, guard bands, two poisons).
 """

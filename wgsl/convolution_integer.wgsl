@@ -5,13 +5,14 @@
 //                               * (filter[m, c, kh, kw] - wzp[m])        (i32, wraps on overflow)
 // Taps outside the input are skipped: padding holds the input zero point, so they add exactly 0.
 //
-// This file also holds the declarations the fast path (convolution_integer_dot4.wgsl) includes.
+// This file also holds the declarations the fast paths include (convolution_integer_direct.wgsl,
+// convolution_integer_direct_dot4.wgsl, convolution_integer_dot4.wgsl).
 // Every tensor is seen as 4-D (a 1-D convolution is {N, C, 1, W} with a 0 stride on the extra
 // axis); element addresses are base + dot(index, strides) in elements. INT8/UINT8 data are read as
 // bytes of u32 words, the INT32 output as whole words (one per element, so no atomics).
 //
 // Bindings: 0 input, 1 filter (filter_weights), 2 input_zero_point, 3 filter_zero_point (bytes in u32 words),
-//           4 output (i32), 5 uniforms (Conv); the fast path adds 6 packed_input, 7 packed_filter.
+//           4 output (i32), 5 uniforms (Conv); the dot4 paths add 6 packed_input, 7 packed_filter.
 // An absent zero point is bound to a dummy tensor and never read (XZP / WZP say so).
 
 override WG: u32 = 256u;

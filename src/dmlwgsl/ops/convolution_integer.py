@@ -6,20 +6,29 @@ with g = m // (M/G). Padding holds the input zero point, so padded taps contribu
 Sums accumulate in 32-bit two's complement: a sum that overflows wraps around (as the int64
 reference wrapped to int32 does); nothing saturates.
 
-Three kernels compute it bit-exactly; :func:`plan_convolution_integer` chooses one from the
+Five kernels compute it bit-exactly; :func:`plan_convolution_integer` chooses one from the
 description and the adapter's capabilities (``dmlwgsl explain convolution_integer`` prints the
 choice and why):
 
 * ``portable`` (wgsl/convolution_integer.wgsl): one thread per output, core WGSL only; the
   reference every fast path is tested against;
 * ``direct`` (wgsl/convolution_integer_direct.wgsl): few channels per group (depthwise, small
-  groups, small-channel stems): the input window of a tile of outputs and a block of filters
-  staged once in workgroup memory as i32 values, then plain multiply-adds;
+  groups, small-channel stems without the packed dot product): the input window of a tile of
+  outputs and a block of filters staged once in workgroup memory as i32 values, then four output
+  columns a thread of plain multiply-adds;
+* ``direct_dot4`` (wgsl/convolution_integer_direct_dot4.wgsl): the same tiling with four channels
+  a staged word on ``dot4I8Packed`` (4 <= C/G, e.g. ResNeXt's groups of 8);
 * ``dot4`` (wgsl/convolution_integer_dot4.wgsl): dense layers (at least 16 channels per group in
   and out) on adapters with the packed 4x8 dot product: a pack pass (input and filter into signed
   4x8 words, in workspace buffers), then a tiled implicit GEMM on ``dot4I8Packed`` (output tiles
   of 16*RP pixels by 64 or 128 channels, RP = 4..8; split-K in stream-K form where a wave of
-  workgroups would otherwise be partial; see _gemm_shape).
+  workgroups would otherwise be partial; see _gemm_shape);
+* ``dot4_im2col`` (same file): the GEMM with a pixel's whole C/G x KH x KW window as its K, four
+  taps a word (a C = 3 7x7 stem is 3 k steps, not 49 of one padded word), where that saves over
+  40 % of the k steps; its pack writes the im2col rows.
+
+Past the binding limit the one-pass kernels (portable, direct) run in steps of whole batch items,
+each binding windows of the input and output.
 
 1-D convolution takes 3-D tensors {N, C, W}; it runs as {N, C, 1, W}.
 """
