@@ -372,11 +372,12 @@ def _common_uniforms(d: ConvolutionIntegerDesc, placements) -> dict:
         filter_zp_stride=zs,
         group_words=-(-cg // 4),
     )
-    for prefix, t in (("in_stride_", d.input), ("filter_stride_", d.filter), ("out_stride_", d.output)):
-        names = ("n", "c", "h", "w") if prefix == "in_stride_" else ("m", "c", "h", "w")
-        if prefix == "out_stride_":
-            names = ("n", "m", "h", "w")
-        u.update({prefix + k: s for k, s in zip(names, t.element_strides)})
+    for prefix, t, axes in (
+        ("in_stride_", d.input, "nchw"),
+        ("filter_stride_", d.filter, "mchw"),
+        ("out_stride_", d.output, "nmhw"),
+    ):
+        u.update({prefix + axis: s for axis, s in zip(axes, t.element_strides)})
     return u
 
 
