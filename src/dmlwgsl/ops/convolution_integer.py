@@ -480,8 +480,9 @@ def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG, 
     if best is None:
         return None, f"the input window of one output pixel (C/G = {cg} channels) exceeds the {xs_max} staged slots"
     _, th, tw, win, xs = best
+    unit = "words" if words else "values"
     return (th, tw, cb, blocks, xs, ws), (
-        f"tiles of {th}x{tw} output pixels (input window of {cg}x{win} values staged), blocks of {cb} of the "
+        f"tiles of {th}x{tw} output pixels (input window of {cg}x{win} {unit} staged), blocks of {cb} of the "
         f"group's {mg} output channels"
     )
 
