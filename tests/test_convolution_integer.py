@@ -1,11 +1,13 @@
 """ConvolutionInteger: public vectors, onnx node tests, properties against the numpy reference,
-extremes, overflow, both kernels on every adapter, and one test per validation rule.
+extremes, overflow, every kernel (portable, direct, direct_dot4, dot4, dot4_im2col) on every adapter
+that compiles it, the split past the binding limit, and one test per validation rule.
 
 Every GPU run goes through run_checked (poisoned output, guard bands, two poisons).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 
@@ -22,20 +24,20 @@ from dmlwgsl.ops.convolution_integer import (
     convolution_integer,
     dot4_available,
 )
+from dmlwgsl.plan import Capabilities, PlanError
 from dmlwgsl.reference.convolution_integer import convolution_integer as reference
 from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
-from dmlwgsl.runtime import GpuError
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
 from dmlwgsl.testing import random_bytes, run_checked, strided_desc
 
-KERNELS = ("portable", "dot4")
+KERNELS = ("portable", "direct", "direct_dot4", "dot4", "dot4_im2col")
 MIXES = [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.uint8), (np.int8, np.int8)]
 U8, I8 = DataType.UINT8, DataType.INT8
 
 
 def need_kernel(device, kernel):
-    """Skip dot4 where the adapter does not compile it (portable always runs)."""
-    if kernel == "dot4" and not dot4_available(device):
+    """Skip dot4 where the adapter does not compile it (portable and direct always run)."""
+    if "dot4" in kernel and not dot4_available(device):
         pytest.skip(f"{device.name} does not compile dot4I8Packed")
 
 
@@ -341,7 +343,7 @@ def test_property_vs_reference(device, data):
     x_desc, x_raw, x = tensor_random(xdt, (2, cg * g, h, wd), pattern, rng)
     w_desc, w_raw, w = tensor_random(wdt, (mg * g, cg, kh, kw), pattern, rng)
     _, _, xz, wz = random_case(rng, xdt, wdt, c=g, m=mg * g, hw=(1, 1), k=(1, 1), zp=zp, wzp=wzp, group_count=g)
-    for kernel in KERNELS if dot4_available(device) else KERNELS[:1]:
+    for kernel in KERNELS if dot4_available(device) else ("portable", "direct"):
         check(device, kernel, x, w, xz, wz, x_in=(x_desc, x_raw), w_in=(w_desc, w_raw), out_pattern=pattern, **params)
 
 
@@ -364,11 +366,22 @@ def test_extreme_values(device, kernel, mix, rng):
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_overflow_wraps(device, kernel):
     """Each tap adds (0 - 255) * (-128 - 127) = 65025; 4097 * 9 taps sum to 2_397_666_825 > 2^31 - 1,
-    which wraps to a negative int32 (channel 1 stays 0)."""
+    which wraps to a negative int32 (channel 1 stays 0). The direct kernels stage at most 2048
+    taps (or words) a filter row (no sum of so few products can overflow), so they refuse this
+    layer by name."""
     c = 4097
     x = np.zeros((1, c, 3, 3), np.uint8)
     w = np.full((2, c, 3, 3), -128, np.int8)
     w[1] = 127
+    if kernel.startswith("direct"):
+        need_kernel(device, kernel)
+        desc = ConvolutionIntegerDesc(
+            TensorDesc(U8, x.shape), TensorDesc(I8, w.shape), TensorDesc(DataType.INT32, (1, 2, 1, 1))
+        )
+        row = "C/G\\*KH\\*KW = 36873 taps" if kernel == "direct" else "ceil\\(C/G/4\\)\\*KH\\*KW = 9225 words"
+        with pytest.raises(PlanError, match=rf"kernel: '{kernel}' cannot run this layer: a filter row of {row}"):
+            compile_convolution_integer(desc, device=device, kernel=kernel)
+        return
     got = check(device, kernel, x, w, np.uint8(255), np.int8(127))
     exact = np.array([c * 9 * 65025, 0], np.int64)
     assert exact[0] > 2**31 - 1
@@ -384,6 +397,68 @@ def test_dot4_fast_pack(device, mix, rng):
         rng, *mix, n=2, c=64, m=40, hw=(4, 6), start_padding=(1, 2), end_padding=(1, 0), group_count=2
     )
     check(device, "dot4", x, w, xz, wz, start_padding=(1, 2), end_padding=(1, 0), group_count=2)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(
+            n=2,
+            c=6,
+            m=12,
+            hw=(37, 45),
+            k=(3, 3),
+            group_count=6,
+            strides=(2, 1),
+            start_padding=(1, 1),
+            end_padding=(1, 1),
+        ),
+        dict(n=1, c=4, m=4, hw=(61, 70), k=(5, 5), group_count=4, dilations=(2, 1), start_padding=(2, 2)),
+        dict(n=1, c=8, m=8, hw=(1, 3000), k=(1, 9), group_count=2, start_padding=(0, 4), end_padding=(0, 4)),
+        dict(n=2, c=3, m=20, hw=(30, 33), k=(7, 7), strides=(2, 2), start_padding=(3, 3), end_padding=(3, 3)),
+    ],
+    ids=["depthwise-x2-s2", "depthwise-5x5-d2", "grouped-k9-wide", "stem"],
+)
+def test_direct_tiles(device, case, rng):
+    """The direct kernel on layers whose tiles hold more pixels than a workgroup has threads (the
+    carries through (channel, row, column quad)), partial quads and tiles, several channel
+    blocks, a kernel width it does not unroll (9), strides and dilations; the dot4 paths too."""
+    p = dict(case)
+    params = {k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p}
+    x, w, xz, wz = random_case(rng, np.uint8, np.int8, **p, **params)
+    for kernel in ("direct", "direct_dot4", "dot4_im2col", "dot4"):
+        if "dot4" in kernel and not dot4_available(device):
+            continue
+        check(device, kernel, x, w, xz, wz, **params)
+
+
+@pytest.mark.parametrize("kernel", ["direct", "portable", None])
+def test_past_the_binding_limit(device, kernel, rng):
+    """A capabilities record with a 2 KiB binding limit: the output (3 x 1296 bytes, padded) and input
+    (3 x 324, padded) do not fit one binding, so the plan runs one batch item a step, each binding
+    a window of both (a start on the binding alignment, the rest in input_base / output_base);
+    bit-exact under run_checked (guard bands around a padded output)."""
+    caps = Capabilities.from_device(device)
+    tight = dataclasses.replace(
+        caps, limits=tuple((k, 2048 if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
+    )
+    x, w, xz, wz = random_case(
+        rng, np.int8, np.uint8, n=3, c=4, m=4, hw=(9, 9), start_padding=(1, 1), end_padding=(1, 1)
+    )
+    params = dict(start_padding=(1, 1), end_padding=(1, 1))
+    x_desc, x_raw, x = tensor_random(np.int8, x.shape, "padded", rng)
+    expected = reference(x, w, xz, wz, **params)
+    out_desc = strided_desc(DataType.INT32, expected.shape, "padded", output=True)
+    w_in, xz_in = tensor_from(w), tensor_from(np.asarray(xz, np.int8).reshape(1, 1, 1, 1))
+    wz_in = tensor_from(np.asarray(wz, np.uint8).reshape(1, 4, 1, 1))
+    desc = ConvolutionIntegerDesc(x_desc, w_in[0], out_desc, xz_in[0], wz_in[0], **params)
+    op = compile_convolution_integer(desc, device=device, kernel=kernel, capabilities=tight)
+    assert op.plan.dispatches == 3 and "max-storage-buffer-binding-size (2048 bytes): 3 steps" in op.plan.why
+    assert all(s.windows and s.windows[0][1] % tight.binding_alignment == 0 for s in op.plan.steps)
+    run_op(device, op, (x_desc, x_raw), w_in, xz_in, wz_in, out_desc, expected)
+    if dot4_available(device):
+        with pytest.raises(PlanError, match="kernel: 'dot4' binds the whole input and output"):
+            compile_convolution_integer(desc, device=device, kernel="dot4", capabilities=tight)
 
 
 def grouped_u8_layer(rng, hw):
@@ -435,8 +510,8 @@ def test_dot4_tile_shapes(device, tile, rng):
     )
     rp, threads, tm = tile
     tp = threads // (tm // 4) * rp
-    if not _tile_fits(device, threads, tp, tm):
-        assert (threads == 512 and not _tile_fits(device, 512, 128, 128)) or tp == 256
+    if not _tile_fits(Capabilities.from_device(device), threads, tp, tm):
+        assert (threads == 512 and not _tile_fits(Capabilities.from_device(device), 512, 128, 128)) or tp == 256
         with pytest.raises(DmlValidationError, match="max-compute-workgroup-storage-size"):
             ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, tile_channels=tm)
         return
@@ -476,10 +551,10 @@ def test_dot4_split_k(device, split, rng):
     need_kernel(device, "dot4")
     x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
     rp = 8 if split in (2, 100, 4) else 4
-    threads = {3: 128, 4: 512 if _tile_fits(device, 512, 128, 128) else 256}.get(split, 256)
+    threads = {3: 128, 4: 512 if _tile_fits(Capabilities.from_device(device), 512, 128, 128) else 256}.get(split, 256)
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, split_k=split)
     assert op.k_steps == 18 and op.slices == {2: 2, 3: 3, 5: 5, 100: 18, 4: 4}[split] and op.dispatches == 2
-    assert not op._zero_linear  # a padded output: zeroed through the 4-D index
+    assert not dict(op.plan.details)["zero_linear"]  # a padded output: zeroed through the 4-D index
     run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
 
 
@@ -493,7 +568,7 @@ def test_dot4_stream_k(device, per, rng):
     need_kernel(device, "dot4")
     x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
     rp, threads = {7: (5, 256), 13: (6, 128), 1: (7, 256), 17: (7, 512)}[per]
-    if threads == 512 and not _tile_fits(device, 512, 128, 128):
+    if threads == 512 and not _tile_fits(Capabilities.from_device(device), 512, 128, 128):
         threads = 256
     op = ConvolutionIntegerOperator(
         device, desc, "dot4", pixels_per_thread=rp, threads=threads, steps_per_workgroup=per
@@ -528,7 +603,7 @@ def test_dot4_split_k_overflow_and_mixes(device, rng):
         )
         op = ConvolutionIntegerOperator(device, desc, "dot4", split_k=4)
         assert op.slices == (4 if xx is x0 else 3)  # 585 steps: 4 x 147 (the last 144); 9 steps: 3 x 3
-        assert op._zero_linear  # packed output: zeroed by linear index
+        assert dict(op.plan.details)["zero_linear"]  # packed output: zeroed by linear index
         run_op(
             device,
             op,
@@ -592,28 +667,32 @@ def test_auto_kernel_and_cache(device, rng):
         )
 
     op = compile_convolution_integer(desc(6, 7), device=device)
-    assert op.kernel == ("dot4" if dot4_available(device) else "portable")
+    assert op.kernel == ("dot4_im2col" if dot4_available(device) else "direct")  # 16 channels: 3 k steps, not 9
     misses = device.pipelines.misses
     op2 = compile_convolution_integer(desc(9, 5), device=device)
     assert device.pipelines.misses == misses and op2.cache_keys == op.cache_keys
     small = ConvolutionIntegerDesc(
         TensorDesc(U8, (1, 2, 4, 4)), TensorDesc(I8, (2, 2, 3, 3)), TensorDesc(DataType.INT32, (1, 2, 2, 2))
     )
-    assert compile_convolution_integer(small, device=device).kernel == "portable"
-    with pytest.raises(DmlValidationError, match="kernel: must be one of"):
+    assert compile_convolution_integer(small, device=device).kernel == "direct"
+    with pytest.raises(PlanError, match="kernel: must be one of"):
         compile_convolution_integer(small, device=device, kernel="fast")
 
 
-def test_dot4_unavailable_raises(device, monkeypatch):
-    import dmlwgsl.ops.convolution_integer as mod
-
-    monkeypatch.setitem(mod._dot4_ok, device, False)
-    small = ConvolutionIntegerDesc(
-        TensorDesc(U8, (1, 2, 4, 4)), TensorDesc(I8, (2, 2, 3, 3)), TensorDesc(DataType.INT32, (1, 2, 2, 2))
+def test_dot4_unavailable_raises(device):
+    """An adapter without the packed dot product (this one's record without the WGSL feature):
+    requesting dot4 is a named error before any GPU work; a dense layer falls back to direct."""
+    caps = Capabilities.from_device(device)
+    bare = dataclasses.replace(caps, wgsl_features=frozenset(caps.wgsl_features - {"packed_4x8_integer_dot_product"}))
+    dense = ConvolutionIntegerDesc(
+        TensorDesc(U8, (1, 16, 4, 4)), TensorDesc(I8, (16, 16, 3, 3)), TensorDesc(DataType.INT32, (1, 16, 2, 2))
     )
-    with pytest.raises(GpuError, match="dot4I8Packed"):
-        compile_convolution_integer(small, device=device, kernel="dot4")
-    assert compile_convolution_integer(small, device=device).kernel == "portable"
+    with pytest.raises(
+        PlanError, match="kernel: 'dot4' needs the WGSL language feature packed_4x8_integer_dot_product"
+    ):
+        compile_convolution_integer(dense, device=device, kernel="dot4", capabilities=bare)
+    op = compile_convolution_integer(dense, device=device, capabilities=bare)
+    assert op.kernel == "direct" and "no packed_4x8_integer_dot_product" in op.plan.why
 
 
 # ------------------------------------------------------------------------------------------------

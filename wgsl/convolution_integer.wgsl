@@ -5,13 +5,14 @@
 //                               * (filter[m, c, kh, kw] - wzp[m])        (i32, wraps on overflow)
 // Taps outside the input are skipped: padding holds the input zero point, so they add exactly 0.
 //
-// This file also holds the declarations the fast path (convolution_integer_dot4.wgsl) includes.
+// This file also holds the declarations the fast paths include (convolution_integer_direct.wgsl,
+// convolution_integer_direct_dot4.wgsl, convolution_integer_dot4.wgsl).
 // Every tensor is seen as 4-D (a 1-D convolution is {N, C, 1, W} with a 0 stride on the extra
 // axis); element addresses are base + dot(index, strides) in elements. INT8/UINT8 data are read as
 // bytes of u32 words, the INT32 output as whole words (one per element, so no atomics).
 //
 // Bindings: 0 input, 1 filter (filter_weights), 2 input_zero_point, 3 filter_zero_point (bytes in u32 words),
-//           4 output (i32), 5 uniforms (Conv); the fast path adds 6 packed_input, 7 packed_filter.
+//           4 output (i32), 5 uniforms (Conv); the dot4 paths add 6 packed_input, 7 packed_filter.
 // An absent zero point is bound to a dummy tensor and never read (XZP / WZP say so).
 
 override WG: u32 = 256u;
@@ -20,20 +21,47 @@ override W_SIGNED: bool = false;  // filter is INT8 (else UINT8)
 override XZP: bool = false;       // input_zero_point present
 override WZP: u32 = 0u;           // filter_zero_point: 0 absent, 1 per tensor, 2 per output channel
 
+// The parameters of every ConvolutionInteger kernel, filled by field name from the plan (a kernel
+// leaves the fields of the others at 0). Strides and bases are in elements unless marked bytes;
+// the 4-D view is {N, C, H, W} input, {M, C/G, KH, KW} filter, {N, M, OH, OW} output.
 struct Conv {
-    in_sizes: vec4<u32>,      // N, C, H, W
-    in_strides: vec4<u32>,    // elements
-    filt_sizes: vec4<u32>,    // M, C/G, KH, KW
-    filt_strides: vec4<u32>,  // elements
-    out_sizes: vec4<u32>,     // N, M, OH, OW
-    out_strides: vec4<u32>,   // elements
-    geom: vec4<u32>,          // stride h, stride w, dilation h, dilation w
-    pads: vec4<u32>,          // start pad h, start pad w, group count, M/G
-    bases: vec4<u32>,         // input base, filter base (bytes), output base (elements), output count
-    zp: vec4<u32>,            // input zp base, filter zp base (bytes), filter zp channel stride, ceil(Cg/4)
-    gemm: vec4<u32>,          // P = N*OH*OW, K words = KH*KW*CG4P, CG4P (ceil(Cg/4) rounded up to 4), pixel tiles
-    gemm2: vec4<u32>,         // channel tiles, K taps = Cg*KH*KW, packed_input words, workgroups
-    split: vec4<u32>,         // dot4: k steps a tile, k steps a workgroup (split-K), -, tiles
+    in_channels: u32, in_height: u32, in_width: u32,
+    in_stride_n: u32, in_stride_c: u32, in_stride_h: u32, in_stride_w: u32,
+    out_channels: u32,            // M
+    group_in_channels: u32,       // C/G
+    kernel_h: u32, kernel_w: u32,
+    filter_stride_m: u32, filter_stride_c: u32, filter_stride_h: u32, filter_stride_w: u32,
+    out_height: u32, out_width: u32,
+    out_stride_n: u32, out_stride_m: u32, out_stride_h: u32, out_stride_w: u32,
+    stride_h: u32, stride_w: u32, dilation_h: u32, dilation_w: u32,
+    pad_top: u32, pad_left: u32,
+    group_count: u32,
+    group_out_channels: u32,      // M/G
+    input_base: u32,              // bytes: the input's residual offset in its binding
+    filter_base: u32,             // bytes
+    output_base: u32,             // elements
+    output_count: u32,            // N*M*OH*OW
+    input_zp_base: u32,           // bytes
+    filter_zp_base: u32,          // bytes
+    filter_zp_stride: u32,        // elements between per-channel filter zero points
+    group_words: u32,             // ceil(Cg/4): packed words of a pixel's group channels
+    // dot4 (convolution_integer_dot4.wgsl)
+    pixels: u32,                  // P = N*OH*OW, the GEMM's rows
+    k_words: u32,                 // KH*KW*CG4P, the GEMM's reduction in words
+    group_words_padded: u32,      // CG4P: ceil(Cg/4) rounded up to a multiple of 4
+    pixel_tiles: u32, channel_tiles: u32,
+    taps: u32,                    // K = Cg*KH*KW (mod 2^32)
+    packed_input_words: u32,
+    workgroups: u32,
+    tile_steps: u32,              // k steps of a tile
+    workgroup_steps: u32,         // k steps a workgroup runs (split-K / stream-K)
+    tiles: u32,
+    // direct (convolution_integer_direct.wgsl)
+    tile_h: u32, tile_w: u32,     // output pixels of a workgroup's tile
+    window_h: u32, window_w: u32, // the input window a tile reads (staged in workgroup memory)
+    tiles_h: u32, tiles_w: u32,
+    channel_block: u32,           // output channels a workgroup computes
+    channel_blocks: u32,          // blocks of a group's output channels
 }
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;
@@ -56,68 +84,68 @@ fn widen(bits: u32, signed: bool) -> i32 {
     return i32(bits);
 }
 
-fn input_byte(e: u32) -> u32 { let a = cv.bases.x + e; return byte_of(input[a >> 2u], a); }
-fn filter_byte(e: u32) -> u32 { let a = cv.bases.y + e; return byte_of(filter_weights[a >> 2u], a); }
+fn input_byte(e: u32) -> u32 { let a = cv.input_base + e; return byte_of(input[a >> 2u], a); }
+fn filter_byte(e: u32) -> u32 { let a = cv.filter_base + e; return byte_of(filter_weights[a >> 2u], a); }
 
 // The input zero point as an integer (0 when absent).
 fn input_zp() -> i32 {
     if (!XZP) { return 0; }
-    let a = cv.zp.x;
+    let a = cv.input_zp_base;
     return widen(byte_of(input_zero_point[a >> 2u], a), X_SIGNED);
 }
 
 // The filter zero point of output channel m (0 when absent).
 fn filter_zp(m: u32) -> i32 {
     if (WZP == 0u) { return 0; }
-    var a = cv.zp.y;
-    if (WZP == 2u) { a += m * cv.zp.z; }
+    var a = cv.filter_zp_base;
+    if (WZP == 2u) { a += m * cv.filter_zp_stride; }
     return widen(byte_of(filter_zero_point[a >> 2u], a), W_SIGNED);
 }
 
 fn output_index(n: u32, m: u32, oh: u32, ow: u32) -> u32 {
-    return cv.bases.z + n * cv.out_strides.x + m * cv.out_strides.y + oh * cv.out_strides.z + ow * cv.out_strides.w;
+    return cv.output_base + n * cv.out_stride_n + m * cv.out_stride_m + oh * cv.out_stride_h + ow * cv.out_stride_w;
 }
 
 @compute @workgroup_size(WG)
 fn convolution_integer_portable(@builtin(global_invocation_id) gid: vec3<u32>,
                                 @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = thread_id(gid, nwg);
-    if (e >= cv.bases.w) { return; }
-    let ow = e % cv.out_sizes.w;
-    var rest = e / cv.out_sizes.w;
-    let oh = rest % cv.out_sizes.z;
-    rest = rest / cv.out_sizes.z;
-    let m = rest % cv.out_sizes.y;
-    let n = rest / cv.out_sizes.y;
+    if (e >= cv.output_count) { return; }
+    let ow = e % cv.out_width;
+    var rest = e / cv.out_width;
+    let oh = rest % cv.out_height;
+    rest = rest / cv.out_height;
+    let m = rest % cv.out_channels;
+    let n = rest / cv.out_channels;
 
-    let H = i32(cv.in_sizes.z);
-    let W = i32(cv.in_sizes.w);
-    let cg = cv.filt_sizes.y;
-    let KH = cv.filt_sizes.z;
-    let KW = cv.filt_sizes.w;
-    let g = m / cv.pads.w;
+    let H = i32(cv.in_height);
+    let W = i32(cv.in_width);
+    let cg = cv.group_in_channels;
+    let KH = cv.kernel_h;
+    let KW = cv.kernel_w;
+    let g = m / cv.group_out_channels;
     let xz = input_zp();
     let wz = filter_zp(m);
-    let ih0 = i32(oh * cv.geom.x) - i32(cv.pads.x);
-    let iw0 = i32(ow * cv.geom.y) - i32(cv.pads.y);
-    let x_n = n * cv.in_strides.x + g * cg * cv.in_strides.y;
-    let w_m = m * cv.filt_strides.x;
+    let ih0 = i32(oh * cv.stride_h) - i32(cv.pad_top);
+    let iw0 = i32(ow * cv.stride_w) - i32(cv.pad_left);
+    let x_n = n * cv.in_stride_n + g * cg * cv.in_stride_c;
+    let w_m = m * cv.filter_stride_m;
 
     var acc = 0i;
     for (var kh = 0u; kh < KH; kh++) {
-        let ih = ih0 + i32(kh * cv.geom.z);
+        let ih = ih0 + i32(kh * cv.dilation_h);
         if (ih < 0 || ih >= H) { continue; }
         for (var kw = 0u; kw < KW; kw++) {
-            let iw = iw0 + i32(kw * cv.geom.w);
+            let iw = iw0 + i32(kw * cv.dilation_w);
             if (iw < 0 || iw >= W) { continue; }
-            var xa = x_n + u32(ih) * cv.in_strides.z + u32(iw) * cv.in_strides.w;
-            var wa = w_m + kh * cv.filt_strides.z + kw * cv.filt_strides.w;
+            var xa = x_n + u32(ih) * cv.in_stride_h + u32(iw) * cv.in_stride_w;
+            var wa = w_m + kh * cv.filter_stride_h + kw * cv.filter_stride_w;
             for (var c = 0u; c < cg; c++) {
                 let xv = widen(input_byte(xa), X_SIGNED) - xz;
                 let wv = widen(filter_byte(wa), W_SIGNED) - wz;
                 acc += xv * wv;
-                xa += cv.in_strides.y;
-                wa += cv.filt_strides.y;
+                xa += cv.in_stride_c;
+                wa += cv.filter_stride_c;
             }
         }
     }

@@ -37,7 +37,6 @@
 // Bindings: those of convolution_integer.wgsl, plus 6 packed_input, 7 packed_filter (written by the
 // pack passes) and 8, 9: the same buffers, read-only (as vec4s), for the GEMM; 10 the output as
 // atomics (split-K).
-// Extra entry point: dot4_ceiling, nothing but dot4I8Packed from registers (benchmark ceiling).
 
 #include "convolution_integer.wgsl"
 
@@ -74,14 +73,14 @@ fn w_flip() -> u32 { return select(0x80u, 0u, W_SIGNED); }
 
 // Packed word c4 of the channels from input address a (channel c4*4 of the group at a0): 0 past Cg.
 fn input_word(a0: u32, c4: u32) -> u32 {
-    let cg = cv.filt_sizes.y;
+    let cg = cv.group_in_channels;
     if (c4 * 4u >= cg) { return 0u; }
-    var a = a0 + c4 * 4u * cv.in_strides.y;
+    var a = a0 + c4 * 4u * cv.in_stride_c;
     var word = 0u;
     let lanes = min(4u, cg - c4 * 4u);
     for (var j = 0u; j < lanes; j++) {
         word |= (input_byte(a) ^ x_flip()) << (8u * j);
-        a += cv.in_strides.y;
+        a += cv.in_stride_c;
     }
     return word;
 }
@@ -89,24 +88,24 @@ fn input_word(a0: u32, c4: u32) -> u32 {
 // One thread per vec4 (4 words, 16 channels) of a pixel; neighbouring threads take neighbouring
 // pixels (iw fastest) so each channel plane is read coalesced.
 fn pack_input_vec4(e: u32) {
-    let cg4p = cv.gemm.z;
-    let iw = e % cv.in_sizes.w;
-    var r = e / cv.in_sizes.w;
-    let ih = r % cv.in_sizes.z;
-    r = r / cv.in_sizes.z;
+    let cg4p = cv.group_words_padded;
+    let iw = e % cv.in_width;
+    var r = e / cv.in_width;
+    let ih = r % cv.in_height;
+    r = r / cv.in_height;
     let v4 = r % (cg4p / 4u);
     r = r / (cg4p / 4u);
-    let g = r % cv.pads.z;
-    let n = r / cv.pads.z;
-    let a0 = n * cv.in_strides.x + g * cv.filt_sizes.y * cv.in_strides.y + ih * cv.in_strides.z + iw * cv.in_strides.w;
+    let g = r % cv.group_count;
+    let n = r / cv.group_count;
+    let a0 = n * cv.in_stride_n + g * cv.group_in_channels * cv.in_stride_c + ih * cv.in_stride_h + iw * cv.in_stride_w;
     let c4 = v4 * 4u;
-    let pix = (n * cv.in_sizes.z + ih) * cv.in_sizes.w + iw;
-    let o = (pix * cv.pads.z + g) * (cg4p / 4u) + v4;
+    let pix = (n * cv.in_height + ih) * cv.in_width + iw;
+    let o = (pix * cv.group_count + g) * (cg4p / 4u) + v4;
     if (X_FAST) {
         // 16 independent word loads (every channel real, one byte offset), then the byte gather.
-        let a = cv.bases.x + a0 + c4 * 4u * cv.in_strides.y;
+        let a = cv.input_base + a0 + c4 * 4u * cv.in_stride_c;
         let b = a >> 2u;
-        let d = cv.in_strides.y >> 2u;
+        let d = cv.in_stride_c >> 2u;
         let sh = (a & 3u) * 8u;
         let r0 = vec4<u32>(input[b], input[b + d], input[b + 2u * d], input[b + 3u * d]);
         let r1 = vec4<u32>(input[b + 4u * d], input[b + 5u * d], input[b + 6u * d], input[b + 7u * d]);
@@ -120,28 +119,28 @@ fn pack_input_vec4(e: u32) {
 }
 
 fn pack_filter_word(e: u32) {
-    packed_filter[e] = filter_word(e / cv.gemm.y, e % cv.gemm.y);
+    packed_filter[e] = filter_word(e / cv.k_words, e % cv.k_words);
 }
 
 // Packed word k of filter row m (flipped; 0 past Cg).
 fn filter_word(m: u32, k: u32) -> u32 {
-    let cg4p = cv.gemm.z;
-    let cg = cv.filt_sizes.y;
+    let cg4p = cv.group_words_padded;
+    let cg = cv.group_in_channels;
     let c4 = k % cg4p;
     let khw = k / cg4p;
-    let kh = khw / cv.filt_sizes.w;
-    let kw = khw % cv.filt_sizes.w;
+    let kh = khw / cv.kernel_w;
+    let kw = khw % cv.kernel_w;
     if (W_FAST) {   // every word holds 4 real channels: straight-line byte loads
-        return fw4(m * cv.filt_strides.x + c4 * 4u * cv.filt_strides.y + kh * cv.filt_strides.z + kw * cv.filt_strides.w,
-                   cv.filt_strides.y);
+        return fw4(m * cv.filter_stride_m + c4 * 4u * cv.filter_stride_c + kh * cv.filter_stride_h + kw * cv.filter_stride_w,
+                   cv.filter_stride_c);
     }
     var word = 0u;
-    if (c4 < cv.zp.w) {
-        var a = m * cv.filt_strides.x + c4 * 4u * cv.filt_strides.y + kh * cv.filt_strides.z + kw * cv.filt_strides.w;
+    if (c4 < cv.group_words) {
+        var a = m * cv.filter_stride_m + c4 * 4u * cv.filter_stride_c + kh * cv.filter_stride_h + kw * cv.filter_stride_w;
         let lanes = min(4u, cg - c4 * 4u);
         for (var j = 0u; j < lanes; j++) {
             word |= (filter_byte(a) ^ w_flip()) << (8u * j);
-            a += cv.filt_strides.y;
+            a += cv.filter_stride_c;
         }
     }
     return word;
@@ -152,9 +151,9 @@ fn filter_word(m: u32, k: u32) -> u32 {
 @compute @workgroup_size(WG)
 fn pack(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = thread_id(gid, nwg);
-    let xv = cv.gemm2.z / 4u;
+    let xv = cv.packed_input_words / 4u;
     if (e < xv) { pack_input_vec4(e); return; }
-    if (e - xv < cv.filt_sizes.x * cv.gemm.y) { pack_filter_word(e - xv); }
+    if (e - xv < cv.out_channels * cv.k_words) { pack_filter_word(e - xv); }
 }
 
 // The pack for split-K: the same, then the next threads zero the output, which the split-K GEMM's
@@ -163,26 +162,31 @@ fn pack(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 @compute @workgroup_size(WG)
 fn pack_zero(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = thread_id(gid, nwg);
-    let xv = cv.gemm2.z / 4u;
+    let xv = cv.packed_input_words / 4u;
     if (e < xv) { pack_input_vec4(e); return; }
-    let fw = cv.filt_sizes.x * cv.gemm.y;
+    let fw = cv.out_channels * cv.k_words;
     if (e - xv < fw) { pack_filter_word(e - xv); return; }
-    let r = e - xv - fw;
-    if (r >= cv.bases.w) { return; }
+    zero_output(e - xv - fw);
+}
+
+// Zero output element r (in (n, m, oh, ow) order; for a packed output, word r past the output
+// base, without the index arithmetic): the split-K GEMM's slices add into it.
+fn zero_output(r: u32) {
+    if (r >= cv.output_count) { return; }
     if (OUT_PACKED) {
-        output[cv.bases.z + r] = 0i;
+        output[cv.output_base + r] = 0i;
         return;
     }
-    let ow = r % cv.out_sizes.w;
-    var t = r / cv.out_sizes.w;
-    let oh = t % cv.out_sizes.z;
-    t = t / cv.out_sizes.z;
-    output[output_index(t / cv.out_sizes.y, t % cv.out_sizes.y, oh, ow)] = 0i;
+    let ow = r % cv.out_width;
+    var t = r / cv.out_width;
+    let oh = t % cv.out_height;
+    t = t / cv.out_height;
+    output[output_index(t / cv.out_channels, t % cv.out_channels, oh, ow)] = 0i;
 }
 
 // The packed word of a padded tap at channel word c4: zx' in the real channels, 0 past Cg.
 fn pad_word(c4: u32, zx_byte: u32) -> u32 {
-    let cg = cv.filt_sizes.y;
+    let cg = cv.group_in_channels;
     if (c4 * 4u >= cg) { return 0u; }
     let lanes = min(4u, cg - c4 * 4u);
     let mask = select((1u << (8u * lanes)) - 1u, 0xFFFFFFFFu, lanes == 4u);
@@ -207,15 +211,15 @@ fn sum4(v: vec4<u32>) -> i32 { return dd(0i, v, vec4<u32>(ONES)); }
 struct PixRow { base: i32, ih0: i32, iw0: i32, live: bool }
 
 fn pix_row(p_in: u32, g: u32, q: u32, live: bool) -> PixRow {
-    let p = min(p_in, cv.gemm.x - 1u);   // rows past P read pixel P - 1: valid, never stored
-    let ohw = cv.out_sizes.z * cv.out_sizes.w;
+    let p = min(p_in, cv.pixels - 1u);   // rows past P read pixel P - 1: valid, never stored
+    let ohw = cv.out_height * cv.out_width;
     let n = p / ohw;
     let r = p % ohw;
-    let ih0 = i32((r / cv.out_sizes.w) * cv.geom.x) - i32(cv.pads.x);
-    let iw0 = i32((r % cv.out_sizes.w) * cv.geom.y) - i32(cv.pads.y);
-    let pix_words = i32(cv.pads.z * cv.gemm.z);
-    let base = ((i32(n) * i32(cv.in_sizes.z) + ih0) * i32(cv.in_sizes.w) + iw0) * pix_words
-             + i32(g * cv.gemm.z + 4u * q);
+    let ih0 = i32((r / cv.out_width) * cv.stride_h) - i32(cv.pad_top);
+    let iw0 = i32((r % cv.out_width) * cv.stride_w) - i32(cv.pad_left);
+    let pix_words = i32(cv.group_count * cv.group_words_padded);
+    let base = ((i32(n) * i32(cv.in_height) + ih0) * i32(cv.in_width) + iw0) * pix_words
+             + i32(g * cv.group_words_padded + 4u * q);
     return PixRow(base, ih0, iw0, live);
 }
 
@@ -225,7 +229,7 @@ fn load_a(pr: PixRow, dh: i32, dw: i32, toff: i32, chunk_ok: bool, padv: vec4<u3
     let ih = pr.ih0 + dh;
     let iw = pr.iw0 + dw;
     if (!chunk_ok || !pr.live) { return vec4<u32>(0u); }
-    if (ih < 0 || ih >= i32(cv.in_sizes.z) || iw < 0 || iw >= i32(cv.in_sizes.w)) { return padv; }
+    if (ih < 0 || ih >= i32(cv.in_height) || iw < 0 || iw >= i32(cv.in_width)) { return padv; }
     return packed_input_ro[u32(pr.base + toff) >> 2u];
 }
 
@@ -235,15 +239,15 @@ struct Staged { a0: vec4<u32>, a1: vec4<u32>, b0: vec4<u32>, b1: vec4<u32> }
 // pixel rows ra0 (and ra0 + WG/4 when TP > WG/4) and of channel rows rb0 (and rb0 + 32 when WG = 128).
 fn stage(pr0: PixRow, pr1: PixRow, wrow0: u32, w_ok0: bool, wrow1: u32, w_ok1: bool, q: u32,
          kh: u32, kw: u32, c0: u32, zx_byte: u32) -> Staged {
-    let cg4p = cv.gemm.z;
+    let cg4p = cv.group_words_padded;
     let c4 = c0 + 4u * q;
     let chunk_ok = c4 < cg4p;
-    let dh = i32(kh * cv.geom.z);
-    let dw = i32(kw * cv.geom.w);
-    let toff = (dh * i32(cv.in_sizes.w) + dw) * i32(cv.pads.z * cg4p) + i32(c0);
+    let dh = i32(kh * cv.dilation_h);
+    let dw = i32(kw * cv.dilation_w);
+    let toff = (dh * i32(cv.in_width) + dw) * i32(cv.group_count * cg4p) + i32(c0);
     let padv = vec4<u32>(pad_word(c4, zx_byte), pad_word(c4 + 1u, zx_byte), pad_word(c4 + 2u, zx_byte),
                          pad_word(c4 + 3u, zx_byte));
-    let wk = ((kh * cv.filt_sizes.w + kw) * cg4p + c0) / 4u + q;
+    let wk = ((kh * cv.kernel_w + kw) * cg4p + c0) / 4u + q;
     var s: Staged;
     s.a0 = load_a(pr0, dh, dw, toff, chunk_ok, padv);
     s.a1 = vec4<u32>(0u);
@@ -286,17 +290,17 @@ fn channel_sum(r: u32) -> i32 {
 // returning a struct measured 1.8-2.5% slower on the H100, same-run A/B, on the unsplit layers.)
 fn store_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<i32>, zw: vec4<i32>) {
     let p = ptile * (txn() * RP) + pl;
-    if (p >= cv.gemm.x) { return; }
+    if (p >= cv.pixels) { return; }
     var sx = 0i;
     if (NEED_SX) { sx = pixel_sum(pl); }
     let y = c + corr - zw * sx;
-    let OW = cv.out_sizes.w;
-    let ohw = cv.out_sizes.z * OW;
+    let OW = cv.out_width;
+    let ohw = cv.out_height * OW;
     let n = p / ohw;
     let q = p % ohw;
     let oh = q / OW;
     let ow = q % OW;
-    let mg = cv.pads.w;
+    let mg = cv.group_out_channels;
     if (ml0 < mg) { output[output_index(n, m0, oh, ow)] = y.x; }
     let d = tyn();
     if (ml0 + d < mg) { output[output_index(n, m0 + d, oh, ow)] = y.y; }
@@ -307,17 +311,17 @@ fn store_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<
 // store_pixel for split-K: each slice adds its partial outputs (wrapping i32 adds: exact in any order).
 fn add_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<i32>, zw: vec4<i32>) {
     let p = ptile * (txn() * RP) + pl;
-    if (p >= cv.gemm.x) { return; }
+    if (p >= cv.pixels) { return; }
     var sx = 0i;
     if (NEED_SX) { sx = pixel_sum(pl); }
     let y = c + corr - zw * sx;
-    let OW = cv.out_sizes.w;
-    let ohw = cv.out_sizes.z * OW;
+    let OW = cv.out_width;
+    let ohw = cv.out_height * OW;
     let n = p / ohw;
     let q = p % ohw;
     let oh = q / OW;
     let ow = q % OW;
-    let mg = cv.pads.w;
+    let mg = cv.group_out_channels;
     if (ml0 < mg) { atomicAdd(&output_atomic[output_index(n, m0, oh, ow)], y.x); }
     let d = tyn();
     if (ml0 + d < mg) { atomicAdd(&output_atomic[output_index(n, m0 + d, oh, ow)], y.y); }
@@ -327,7 +331,7 @@ fn add_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<i3
 
 // zw' of channel ml (local to the group; global m): 0 past Mg.
 fn chan_zw(ml: u32, m: u32) -> i32 {
-    if (ml >= cv.pads.w) { return 0i; }
+    if (ml >= cv.group_out_channels) { return 0i; }
     return filter_zp(m) - select(128i, 0i, W_SIGNED);
 }
 
@@ -344,13 +348,13 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
     var tile: Tile;
     let TXN = txn();           // threads along the pixels (8 or 16); tyn() along the channels
     let TP = TXN * RP;
-    let ptile = tile_id % cv.gemm.w;
-    let rest = tile_id / cv.gemm.w;
-    let mtile = rest % cv.gemm2.x;
-    let g = rest / cv.gemm2.x;
-    let cg4p = cv.gemm.z;
-    let mg = cv.pads.w;
-    let KW = cv.filt_sizes.w;
+    let ptile = tile_id % cv.pixel_tiles;
+    let rest = tile_id / cv.pixel_tiles;
+    let mtile = rest % cv.channel_tiles;
+    let g = rest / cv.channel_tiles;
+    let cg4p = cv.group_words_padded;
+    let mg = cv.group_out_channels;
+    let KW = cv.kernel_w;
     let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
     let zxp = i32(zx_byte << 24u) >> 24u;            // zx' as an integer
 
@@ -363,8 +367,8 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
     if (TP > stage_rows()) { pr1 = pix_row(ptile * TP + ra0 + stage_rows(), g, q, ra0 + stage_rows() < TP); }
     let wml0 = mtile * TM + rb0;
     let wml1 = wml0 + stage_rows();
-    let wrow0 = (g * mg + min(wml0, mg - 1u)) * cv.gemm.y;
-    let wrow1 = (g * mg + min(wml1, mg - 1u)) * cv.gemm.y;
+    let wrow0 = (g * mg + min(wml0, mg - 1u)) * cv.k_words;
+    let wrow1 = (g * mg + min(wml1, mg - 1u)) * cv.k_words;
     // Compute role: pixels tx + TXN i, channels ty + 16 j.
     let tx = l % TXN;
     let ty = l / TXN;
@@ -429,7 +433,7 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
     a_sh[l] = bitcast<vec4<u32>>(sums);
     workgroupBarrier();
 
-    let kzx = i32(cv.gemm2.y) * zxp;
+    let kzx = i32(cv.taps) * zxp;
     let ml0 = mtile * TM + ty;
     let d = tyn();
     let m0 = g * mg + ml0;
@@ -451,8 +455,8 @@ fn workgroup_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + (wid.
 fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                             @builtin(local_invocation_index) l: u32) {
     let wg = workgroup_index(wid, nwg);
-    if (wg >= cv.gemm2.w) { return; }
-    let t = gemm(wg, 0u, cv.split.x, l);
+    if (wg >= cv.workgroups) { return; }
+    let t = gemm(wg, 0u, cv.tile_steps, l);
     let TXN = txn();
     store_pixel(t.tx, t.c0, t.ptile, t.ml0, t.m0, t.corr, t.zw);
     store_pixel(t.tx + TXN, t.c1, t.ptile, t.ml0, t.m0, t.corr, t.zw);
@@ -473,10 +477,10 @@ fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
 fn convolution_integer_dot4_splitk(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                                    @builtin(local_invocation_index) l: u32) {
     let wg = workgroup_index(wid, nwg);
-    if (wg >= cv.gemm2.w) { return; }
-    let steps = cv.split.x;
-    var at = wg * cv.split.y;
-    let end = min(at + cv.split.y, cv.split.w * steps);
+    if (wg >= cv.workgroups) { return; }
+    let steps = cv.tile_steps;
+    var at = wg * cv.workgroup_steps;
+    let end = min(at + cv.workgroup_steps, cv.tiles * steps);
     let TXN = txn();
     while (at < end) {
         let st0 = at % steps;
@@ -513,37 +517,107 @@ fn fw4(a: u32, d: u32) -> u32 {
     return w ^ (w_flip() * ONES);
 }
 
-// dot4I8Packed of 4 words against one word, as a vec4.
-fn d4(a: vec4<u32>, b: u32) -> vec4<i32> {
-    return vec4<i32>(dot4I8Packed(a.x, b), dot4I8Packed(a.y, b), dot4I8Packed(a.z, b), dot4I8Packed(a.w, b));
+// ---- im2col form, for few channels a group (a 7x7 stem on 3 channels): the GEMM's K is a
+// pixel's whole window, k = (c * KH + kh) * KW + kw < K = Cg*KH*KW, four taps a word and
+// group_words_padded words a (pixel, group) row (K/4 rounded up to whole vec4s), instead of 16
+// padded channel words per tap. pack_im2col writes those rows (packed_input, [n][oh][ow][g][words];
+// taps outside the input hold zx', taps past K hold 0) and the filter rows in the same k order;
+// the GEMM entry points then run the layer as a 1x1 convolution over the OH x OW output pixels
+// (the plan gives the GEMM step that geometry; K zx' zw' uses the real K in `taps`).
+
+// Tap k's byte of output pixel (n, oh, ow), group g, channel-major: (c, kh, kw) advance by carries.
+struct TapPos { c: u32, kh: u32, kw: u32 }
+
+fn tap_pos(k: u32) -> TapPos {
+    let khw = cv.kernel_h * cv.kernel_w;
+    let r = k % khw;
+    return TapPos(k / khw, r / cv.kernel_w, r % cv.kernel_w);
 }
 
-// Benchmark ceiling: 16 independent chains of dot4I8Packed on registers (4 vec4<i32>
-// accumulators, the loop body written out 4 times), cv.gemm.x steps each (a multiple of 4);
-// every step of a chain is 4 multiply-adds. The result is stored so nothing is optimised away.
-// (The earlier version kept its operands in private arrays: those lived in local memory and
-// the "ceiling" measured 4.9 TOPS instead of ~119 on the H100.)
-@compute @workgroup_size(256)
-fn dot4_ceiling(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                @builtin(local_invocation_index) l: u32) {
-    let t = workgroup_index(wid, nwg) * 256u + l;
-    let s0 = t * 0x9E3779B9u;
-    let a0 = vec4<u32>(s0) + vec4<u32>(0u, 1u, 2u, 3u) * 0x01020304u;
-    let a1 = a0 + vec4<u32>(0x04080C10u);
-    let a2 = a1 + vec4<u32>(0x04080C10u);
-    let a3 = a2 + vec4<u32>(0x04080C10u);
-    var c0 = vec4<i32>(0); var c1 = vec4<i32>(0); var c2 = vec4<i32>(0); var c3 = vec4<i32>(0);
-    var b = cv.gemm.y;
-    for (var s = 0u; s < cv.gemm.x; s += 4u) {
-        c0 = d4(a0, b) + c0; c1 = d4(a1, b) + c1; c2 = d4(a2, b) + c2; c3 = d4(a3, b) + c3;
-        b += ONES;
-        c0 = d4(a0, b) + c0; c1 = d4(a1, b) + c1; c2 = d4(a2, b) + c2; c3 = d4(a3, b) + c3;
-        b += ONES;
-        c0 = d4(a0, b) + c0; c1 = d4(a1, b) + c1; c2 = d4(a2, b) + c2; c3 = d4(a3, b) + c3;
-        b += ONES;
-        c0 = d4(a0, b) + c0; c1 = d4(a1, b) + c1; c2 = d4(a2, b) + c2; c3 = d4(a3, b) + c3;
-        b += ONES;
+fn next_tap(t: TapPos) -> TapPos {
+    var u = t;
+    u.kw += 1u;
+    if (u.kw == cv.kernel_w) { u.kw = 0u; u.kh += 1u; if (u.kh == cv.kernel_h) { u.kh = 0u; u.c += 1u; } }
+    return u;
+}
+
+// One word (4 taps from tap position t, tap index k) of an im2col row, flipped; advances t.
+// `inside`: the pixel's whole window lies in the input (no bounds test a tap).
+fn im2col_word(xn: u32, ih0: i32, iw0: i32, k: u32, t: ptr<function, TapPos>, zx_byte: u32, inside: bool) -> u32 {
+    var word = 0u;
+    for (var j = 0u; j < 4u; j++) {
+        if (k + j < cv.taps) {
+            let ih = ih0 + i32((*t).kh * cv.dilation_h);
+            let iw = iw0 + i32((*t).kw * cv.dilation_w);
+            var b = zx_byte;
+            if (inside || (ih >= 0 && ih < i32(cv.in_height) && iw >= 0 && iw < i32(cv.in_width))) {
+                b = input_byte(xn + (*t).c * cv.in_stride_c + u32(ih) * cv.in_stride_h + u32(iw) * cv.in_stride_w)
+                    ^ x_flip();
+            }
+            word |= b << (8u * j);
+            *t = next_tap(*t);
+        }
     }
-    let v = c0 ^ c1 ^ c2 ^ c3;
-    if (t < cv.bases.w) { output[t] = v.x ^ v.y ^ v.z ^ v.w; }
+    return word;
+}
+
+fn pack_im2col_vec4(e: u32) {
+    let v4s = cv.group_words_padded / 4u;
+    let v = e % v4s;
+    var r = e / v4s;
+    let g = r % cv.group_count;
+    let p = r / cv.group_count;
+    let ohw = cv.out_height * cv.out_width;
+    let n = p / ohw;
+    let q = p % ohw;
+    let ih0 = i32((q / cv.out_width) * cv.stride_h) - i32(cv.pad_top);
+    let iw0 = i32((q % cv.out_width) * cv.stride_w) - i32(cv.pad_left);
+    let xn = n * cv.in_stride_n + g * cv.group_in_channels * cv.in_stride_c;
+    let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
+    let inside = ih0 >= 0 && iw0 >= 0 && ih0 + i32((cv.kernel_h - 1u) * cv.dilation_h) < i32(cv.in_height)
+        && iw0 + i32((cv.kernel_w - 1u) * cv.dilation_w) < i32(cv.in_width);
+    let k0 = v * 16u;
+    var t = tap_pos(k0);
+    let w0 = im2col_word(xn, ih0, iw0, k0, &t, zx_byte, inside);
+    let w1 = im2col_word(xn, ih0, iw0, k0 + 4u, &t, zx_byte, inside);
+    let w2 = im2col_word(xn, ih0, iw0, k0 + 8u, &t, zx_byte, inside);
+    let w3 = im2col_word(xn, ih0, iw0, k0 + 12u, &t, zx_byte, inside);
+    packed_input[e] = vec4<u32>(w0, w1, w2, w3);
+}
+
+// Word j of filter row m in im2col order, flipped (0 past K).
+fn pack_im2col_filter_word(f: u32) {
+    let m = f / cv.group_words_padded;
+    let k0 = (f % cv.group_words_padded) * 4u;
+    var t = tap_pos(k0);
+    var word = 0u;
+    for (var j = 0u; j < 4u; j++) {
+        if (k0 + j < cv.taps) {
+            let a = m * cv.filter_stride_m + t.c * cv.filter_stride_c + t.kh * cv.filter_stride_h
+                  + t.kw * cv.filter_stride_w;
+            word |= (filter_byte(a) ^ w_flip()) << (8u * j);
+            t = next_tap(t);
+        }
+    }
+    packed_filter[f] = word;
+}
+
+// Threads below packed_input_words / 4 pack a vec4 of the input rows, the next M * words a filter word.
+@compute @workgroup_size(WG)
+fn pack_im2col(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = thread_id(gid, nwg);
+    let xv = cv.packed_input_words / 4u;
+    if (e < xv) { pack_im2col_vec4(e); return; }
+    if (e - xv < cv.out_channels * cv.group_words_padded) { pack_im2col_filter_word(e - xv); }
+}
+
+// pack_im2col for the split-K GEMM: the next output_count threads zero the output.
+@compute @workgroup_size(WG)
+fn pack_im2col_zero(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = thread_id(gid, nwg);
+    let xv = cv.packed_input_words / 4u;
+    if (e < xv) { pack_im2col_vec4(e); return; }
+    let fw = cv.out_channels * cv.group_words_padded;
+    if (e - xv < fw) { pack_im2col_filter_word(e - xv); return; }
+    zero_output(e - xv - fw);
 }

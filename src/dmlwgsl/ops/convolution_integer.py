@@ -6,43 +6,64 @@ with g = m // (M/G). Padding holds the input zero point, so padded taps contribu
 Sums accumulate in 32-bit two's complement: a sum that overflows wraps around (as the int64
 reference wrapped to int32 does); nothing saturates.
 
-Two kernels compute it bit-exactly:
+Five kernels compute it bit-exactly; :func:`plan_convolution_integer` chooses one from the
+description and the adapter's capabilities (``dmlwgsl explain convolution_integer`` prints the
+choice and why):
 
-* ``portable`` (wgsl/convolution_integer.wgsl): one thread per output, core WGSL only;
-* ``dot4`` (wgsl/convolution_integer_dot4.wgsl): packs input and filter into signed 4x8 words
-  (one pass into scratch buffers owned by the compiled op), then a tiled implicit GEMM on
-  ``dot4I8Packed``: double-buffered workgroup memory, output tiles of 16*RP pixels (8*RP with
-  128 threads) by 64 or 128 channels, RP = 4..8 pixels by 4 channels a thread in named vec4
-  accumulators; the k steps may be shared over workgroups that add atomically into the output,
-  which the pack pass then zeroes (split-K in stream-K form: a workgroup's steps may cross tiles;
-  see _gemm_shape). Used where the adapter compiles it.
+* ``portable`` (wgsl/convolution_integer.wgsl): one thread per output, core WGSL only; the
+  reference every fast path is tested against;
+* ``direct`` (wgsl/convolution_integer_direct.wgsl): few channels per group (depthwise, small
+  groups, small-channel stems without the packed dot product): the input window of a tile of
+  outputs and a block of filters staged once in workgroup memory as i32 values, then four output
+  columns a thread of plain multiply-adds;
+* ``direct_dot4`` (wgsl/convolution_integer_direct_dot4.wgsl): the same tiling with four channels
+  a staged word on ``dot4I8Packed`` (4 <= C/G, e.g. ResNeXt's groups of 8);
+* ``dot4`` (wgsl/convolution_integer_dot4.wgsl): dense layers (at least 16 channels per group in
+  and out) on adapters with the packed 4x8 dot product: a pack pass (input and filter into signed
+  4x8 words, in workspace buffers), then a tiled implicit GEMM on ``dot4I8Packed`` (output tiles
+  of 16*RP pixels by 64 or 128 channels, RP = 4..8; split-K in stream-K form where a wave of
+  workgroups would otherwise be partial; see _gemm_shape);
+* ``dot4_im2col`` (same file): the GEMM with a pixel's whole C/G x KH x KW window as its K, four
+  taps a word (a C = 3 7x7 stem is 3 k steps, not 49 of one padded word), where that saves over
+  40 % of the k steps; its pack writes the im2col rows.
+
+Past the binding limit the one-pass kernels (portable, direct) run in steps of whole batch items,
+each binding windows of the input and output.
 
 1-D convolution takes 3-D tensors {N, C, W}; it runs as {N, C, 1, W}.
 """
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import oneshot
-from ..runtime import Device, GpuError, GpuTensor, Kernel, default_device
+from ..operator import Operator
+from ..plan import Capabilities, Plan, PlanError, placement_of, step
+from ..runtime import Device, GpuTensor, Kernel, default_device
+from ..shader import interface
 from ..tensor import DataType, DmlValidationError, TensorDesc, desc_for_array, integers
 
 __all__ = [
     "ConvolutionIntegerDesc",
     "ConvolutionIntegerOperator",
+    "add_explain_arguments",
+    "ceiling_kernel",
+    "ceiling_uniforms",
     "compile_convolution_integer",
     "convolution_integer",
     "convolution_integer_output_sizes",
     "dot4_available",
+    "explain_plan",
+    "plan_convolution_integer",
 ]
 
 OP = "convolution_integer"
 INTEGER_TYPES = frozenset({DataType.INT8, DataType.UINT8})
-KERNELS = ("auto", "portable", "dot4")
+KERNELS = ("portable", "direct", "direct_dot4", "dot4", "dot4_im2col")
+DOT4_FEATURE = "packed_4x8_integer_dot_product"  # the WGSL language feature the dot4 path needs
 _WG = 256
 _KC = 16  # k words per step of the dot4 kernel (KC in the WGSL)
 
@@ -213,65 +234,8 @@ def _insert_h(d: TensorDesc) -> TensorDesc:
 
 
 # ------------------------------------------------------------------------------------------------
-# Fast-path availability (per device, decided once by compiling the kernel)
+# The dot4 GEMM's cost model (tile and split choice)
 # ------------------------------------------------------------------------------------------------
-_dot4_ok: "weakref.WeakKeyDictionary[Device, bool]" = weakref.WeakKeyDictionary()
-
-
-def dot4_available(device: Device | None = None) -> bool:
-    """Whether ``device`` compiles the dot4I8Packed kernels (decided once per device)."""
-    dev = device or default_device()
-    if dev not in _dot4_ok:
-        try:
-            for entry in ("pack", "convolution_integer_dot4"):
-                _dot4_kernel(dev, entry, {"X_SIGNED": 0, "W_SIGNED": 1, "XZP": 0, "WZP": 0})
-            _dot4_ok[dev] = True
-        except GpuError:
-            _dot4_ok[dev] = False
-    return _dot4_ok[dev]
-
-
-_BINDINGS = {
-    "input": 0,
-    "filter": 1,
-    "input_zero_point": 2,
-    "filter_zero_point": 3,
-    "output": 4,
-    "packed_input": 6,
-    "packed_filter": 7,
-    "packed_input_ro": 8,
-    "packed_filter_ro": 9,
-}
-
-
-def _dot4_kernel(device: Device, entry: str, constants: dict, workgroup_size: int = _WG) -> Kernel:
-    gemm = ("input_zero_point", "filter_zero_point", "output", "packed_input_ro", "packed_filter_ro")
-    uses = {
-        "pack": ("input", "filter", "packed_input", "packed_filter"),
-        "pack_zero": ("input", "filter", "packed_input", "packed_filter", "output"),
-        "convolution_integer_dot4": gemm,
-        "convolution_integer_dot4_splitk": gemm,
-        "dot4_ceiling": ("output",),
-    }[entry]
-    outputs = {"pack": ("packed_input", "packed_filter"), "pack_zero": ("packed_input", "packed_filter", "output")}.get(
-        entry, ("output",)
-    )
-    bindings = {k: _BINDINGS[k] for k in uses}
-    if entry == "convolution_integer_dot4_splitk":
-        bindings["output"] = 10  # the output as array<atomic<i32>>
-    return Kernel(
-        device,
-        op=OP,
-        shader="convolution_integer_dot4.wgsl",
-        entry_point=entry,
-        bindings=bindings,
-        uniform_binding=5,
-        constants=constants,
-        workgroup_size=workgroup_size,
-        outputs=outputs,
-    )
-
-
 _WAVE = 132  # workgroups of the dot4 GEMM resident at once on the H100 (one per SM)
 #: The cost model, fitted on the H100 (Vulkan) over 266 tile / split configurations of the four
 #: benchmark layers (per configuration: median of 20 runs): a wave of workgroups costs
@@ -289,21 +253,21 @@ def _tile_pixels(threads: int, tm: int, rp: int) -> int:
     return threads // (tm // 4) * rp
 
 
-def _tile_fits(device: Device | None, threads: int, tp: int, tm: int) -> bool:
-    """Whether ``device`` runs a tp x tm tile in workgroups of ``threads`` (workgroup memory: two
-    A and two B buffers of 5 vec4s a row; invocations a workgroup)."""
-    if device is None:
+def _tile_fits(caps: Capabilities | None, threads: int, tp: int, tm: int) -> bool:
+    """Whether the adapter of ``caps`` runs a tp x tm tile in workgroups of ``threads`` (workgroup
+    memory: two A and two B buffers of 5 vec4s a row; invocations a workgroup). ``None``: the
+    128x128 bound the cost model was fitted under."""
+    if caps is None:
         return tp * tm <= 128 * 128
-    lim = device.limits
     return (
-        lim.get("max-compute-workgroup-storage-size", 0) >= 2 * (tp + tm) * 5 * 16
-        and lim.get("max-compute-invocations-per-workgroup", 0) >= threads
-        and lim.get("max-compute-workgroup-size-x", 0) >= threads
+        caps.limit("max-compute-workgroup-storage-size") >= 2 * (tp + tm) * 5 * 16
+        and caps.limit("max-compute-invocations-per-workgroup") >= threads
+        and caps.limit("max-compute-workgroup-size-x") >= threads
     )
 
 
 def _gemm_shape(
-    device: Device | None,
+    caps: Capabilities | None,
     pixels: int,
     mg: int,
     groups: int,
@@ -332,7 +296,7 @@ def _gemm_shape(
     for nt, c in shapes:
         for r in (rp,) if rp else range(4, 9):
             tp = _tile_pixels(nt, c, r)
-            if not _tile_fits(device, nt, tp, c) and not (rp and threads):
+            if not _tile_fits(caps, nt, tp, c) and not (rp and threads):
                 continue
             r128 = tp * c / (16 * 128)  # the RP of a 128-channel tile of the same size
             step = _STEP_US_A + _STEP_US_B * r128 if nt == 512 else _STEP_US_256 * (_STEP_US_A + _STEP_US_B * 2 * r128)
@@ -353,299 +317,768 @@ def _gemm_shape(
                 if best is None or cost < best[0]:
                     best = (cost, r, nt, c, per)
     if best is None:
-        raise DmlValidationError(f"tile_channels: {tm} channels a tile need 512 threads; got threads {threads}")
+        raise PlanError(f"tile_channels: {tm} channels a tile need 512 threads; got threads {threads}")
     return best[1:]
 
 
+# ------------------------------------------------------------------------------------------------
+# Planning: the path, its grid and its named uniforms, from the description and capabilities only
+# ------------------------------------------------------------------------------------------------
+_DIRECT_MAX_BYTES = 32768  # workgroup memory the direct kernel stages into (lavapipe/GL have 32 KiB)
+
+
+def _uniform_fields() -> tuple[str, ...]:
+    """The fields of the Conv struct, read from wgsl/convolution_integer.wgsl."""
+    return interface("convolution_integer.wgsl").uniform_layout("cv").names
+
+
+def _common_uniforms(d: ConvolutionIntegerDesc, placements) -> dict:
+    """The Conv fields every kernel reads (4-D view ``d``); the others are 0."""
+    u = dict.fromkeys(_uniform_fields(), 0)
+    _, c, h, w = d.input.sizes
+    m, cg, kh, kw = d.filter.sizes
+    wz = d.filter_zero_point
+    zs = wz.element_strides[min(1, wz.rank - 1)] if wz is not None and wz.element_count > 1 else 0
+
+    def res(name):
+        return placement_of(placements, name).residual
+
+    u.update(
+        in_channels=c,
+        in_height=h,
+        in_width=w,
+        out_channels=m,
+        group_in_channels=cg,
+        kernel_h=kh,
+        kernel_w=kw,
+        out_height=d.output.sizes[2],
+        out_width=d.output.sizes[3],
+        stride_h=d.strides[0],
+        stride_w=d.strides[1],
+        dilation_h=d.dilations[0],
+        dilation_w=d.dilations[1],
+        pad_top=d.start_padding[0],
+        pad_left=d.start_padding[1],
+        group_count=d.group_count,
+        group_out_channels=m // d.group_count,
+        input_base=res("input"),
+        filter_base=res("filter"),
+        output_base=res("output") // 4,
+        output_count=d.output.element_count,
+        input_zp_base=res("input_zero_point"),
+        filter_zp_base=res("filter_zero_point"),
+        filter_zp_stride=zs,
+        group_words=-(-cg // 4),
+    )
+    for prefix, t, axes in (
+        ("in_stride_", d.input, "nchw"),
+        ("filter_stride_", d.filter, "mchw"),
+        ("out_stride_", d.output, "nmhw"),
+    ):
+        u.update({prefix + axis: s for axis, s in zip(axes, t.element_strides)})
+    return u
+
+
+def _structure(d: ConvolutionIntegerDesc) -> dict:
+    """Override constants every kernel takes: the sign of each tensor and which zero points exist."""
+    wz = d.filter_zero_point
+    return {
+        "X_SIGNED": int(d.input.data_type == DataType.INT8),
+        "W_SIGNED": int(d.filter.data_type == DataType.INT8),
+        "XZP": int(d.input_zero_point is not None),
+        "WZP": 0 if wz is None else (2 if wz.element_count > 1 else 1),
+    }
+
+
+_TENSOR_VARS = {
+    "input": "input",
+    "filter": "filter_weights",
+    "input_zero_point": "input_zero_point",
+    "filter_zero_point": "filter_zero_point",
+    "output": "output",
+}
+
+
+def _bytes_moved(d: ConvolutionIntegerDesc) -> int:
+    """Input, filter and zero points read once, the output written once."""
+    n = d.input.element_count + d.filter.element_count + 4 * d.output.element_count
+    for z in (d.input_zero_point, d.filter_zero_point):
+        n += 0 if z is None else z.element_count
+    return n
+
+
+def _direct_budget(caps: Capabilities) -> tuple[int, int]:
+    """(input slots, filter slots) of i32 the direct kernel may stage at most, powers of two:
+    1/2 and 1/4 of min(32 KiB, the adapter's workgroup memory) rounded down to a power of two."""
+    nbytes = min(_DIRECT_MAX_BYTES, caps.limit("max-compute-workgroup-storage-size"))
+    slots = 1 << (nbytes // 4).bit_length() - 1
+    return slots // 2, slots // 4
+
+
+def _pow2(n: int, least: int = 64) -> int:
+    """The power of two >= max(n, least)."""
+    return max(least, 1 << (int(n) - 1).bit_length())
+
+
+#: Most output pixels a direct tile holds (4 a thread at 256 threads): larger tiles amortise the
+#: per-workgroup setup (index arithmetic, staging, WGSL's zero-fill of workgroup memory).
+_DIRECT_MAX_TILE = 4096
+#: Kernel widths the direct kernel unrolls (KW_FIXED: one pipeline per width; wider ones loop).
+_DIRECT_UNROLLED_WIDTHS = range(1, 8)
+
+
+def _direct_shape(d: ConvolutionIntegerDesc, caps: Capabilities, wg: int = _WG, words: bool = False):
+    """The direct kernel's shape ((tile_h, tile_w, channel block, blocks, XS, WS), why), or (None,
+    reason) where even a one-pixel tile or a one-channel filter block does not fit the staging
+    memory. ``words``: the direct_dot4 form, which stages ceil(C/G / 4) words a position and tap
+    instead of C/G values.
+
+    Candidates: tile widths min(OW, 4096) and the powers of two below it, each with the most rows
+    that keep tile_h * tile_w <= 4096 and the input window within the staging budget; XS and WS
+    are the powers of two holding the window and the filter block. Cost (instructions a thread,
+    a rough count) per workgroup: ~400 of setup (index arithmetic with divisions), the zero-fill of
+    XS + WS slots, staging Cg * window / WG elements at ~8 each, and a thread's share of the block's
+    outputs (runs of four columns) at ~10 a tap plus the stores (dearer in rows of fewer than 8
+    outputs: partial 32-byte sectors); the cheapest total wins."""
+    xs_max, ws_max = _direct_budget(caps)
+    n = d.input.sizes[0]
+    m, cg, kh, kw = d.filter.sizes
+    if words:
+        cg = -(-cg // 4)
+    g = d.group_count
+    mg = m // g
+    oh, ow = d.output.sizes[2:]
+    (sh, sw), (dh, dw) = d.strides, d.dilations
+    taps = cg * kh * kw
+    if taps > ws_max:
+        what = f"ceil(C/G/4)*KH*KW = {taps} words" if words else f"C/G*KH*KW = {taps} taps"
+        return None, f"a filter row of {what} exceeds the {ws_max} staged filter slots"
+    cb = min(mg, ws_max // taps)
+    blocks = -(-mg // cb)
+    cb = -(-mg // blocks)
+    ws = _pow2(cb * taps)
+    wmax = min(ow, _DIRECT_MAX_TILE)
+    widths = {wmax} | {1 << i for i in range(13) if (1 << i) < wmax}
+    best = None
+    for tw in sorted(widths, reverse=True):
+        th = min(oh, max(1, _DIRECT_MAX_TILE // tw))
+        while th >= 1:
+            win = ((th - 1) * sh + (kh - 1) * dh + 1) * ((tw - 1) * sw + (kw - 1) * dw + 1)
+            if cg * win <= xs_max:
+                break
+            th -= 1 if th <= 4 else th // 2
+        if th < 1:
+            continue
+        xs = _pow2(cg * win)
+        wgs = n * g * blocks * -(-oh // th) * -(-ow // tw)
+        quads = -(-cb * th * -(-tw // 4) // wg)  # a thread's runs of four outputs
+        cost = wgs * (400 + (xs + ws) // 16 + 8 * -(-cg * win // wg) + quads * (10 * taps + 16 * max(1, 8 // tw)))
+        if best is None or cost < best[0]:
+            best = (cost, th, tw, win, xs)
+    if best is None:
+        return None, f"the input window of one output pixel (C/G = {cg} channels) exceeds the {xs_max} staged slots"
+    _, th, tw, win, xs = best
+    unit = "words" if words else "values"
+    return (th, tw, cb, blocks, xs, ws), (
+        f"tiles of {th}x{tw} output pixels (input window of {cg}x{win} {unit} staged), blocks of {cb} of the "
+        f"group's {mg} output channels"
+    )
+
+
+def _plan_portable(d, caps, placements, why_choice):
+    u = _common_uniforms(d, placements)
+    s = step(
+        "convolution_integer_portable",
+        "convolution_integer.wgsl",
+        "one thread per output element: core WGSL only, the reference kernel",
+        d.output.element_count,
+        constants=_structure(d),
+        uniforms=u,
+        bindings=_TENSOR_VARS,
+        uniform_var="cv",
+    )
+    return (s,), why_choice, (), (("kernel", "portable"),)
+
+
+def _plan_direct(d, caps, placements, why_choice, shape, words=False):
+    (th, tw, cb, blocks, xs, ws), why_tile = shape
+    n = d.input.sizes[0]
+    oh, ow = d.output.sizes[2:]
+    kh, kw = d.filter.sizes[2:]
+    tiles_h, tiles_w = -(-oh // th), -(-ow // tw)
+    wgs = n * d.group_count * blocks * tiles_h * tiles_w
+    u = _common_uniforms(d, placements)
+    u.update(
+        tile_h=th,
+        tile_w=tw,
+        window_h=(th - 1) * d.strides[0] + (kh - 1) * d.dilations[0] + 1,
+        window_w=(tw - 1) * d.strides[1] + (kw - 1) * d.dilations[1] + 1,
+        tiles_h=tiles_h,
+        tiles_w=tiles_w,
+        channel_block=cb,
+        channel_blocks=blocks,
+        workgroups=wgs,
+    )
+    structure = _structure(d)
+    consts = {**structure, "XS": xs, "WS": ws, "KW_FIXED": kw if kw in _DIRECT_UNROLLED_WIDTHS else 0}
+    if not words:
+        consts["ROW_WORDS"] = int(d.input.element_strides[3] == 1)  # contiguous rows: staged a word at a time
+    if words:
+        u["taps"] = (d.filter.sizes[1] * kh * kw) % 2**32
+        consts["NEED_SX"] = int(structure["WZP"] != 0 or not structure["W_SIGNED"])
+        consts["NEED_SW"] = int(structure["XZP"] != 0 or not structure["X_SIGNED"])
+    name = "convolution_integer_direct_dot4" if words else "convolution_integer_direct"
+    s = step(
+        name,
+        f"{name}.wgsl",
+        why_tile + ("; four channels a word, dot4I8Packed" if words else ""),
+        wgs * _WG,
+        constants=consts,
+        uniforms=u,
+        bindings=_TENSOR_VARS,
+        uniform_var="cv",
+    )
+    details = (("kernel", "direct_dot4" if words else "direct"), ("tile", (th, tw)), ("channel_block", cb))
+    details += (("workgroups", wgs),)
+    return (s,), why_choice, (), details
+
+
+def _k_steps(cg: int, kh: int, kw: int, im2col: bool) -> int:
+    """k steps (16 words each) of a dot4 GEMM tile: per tap, ceil(Cg/4) words padded to whole
+    vec4s; in im2col form the whole window, ceil(Cg*KH*KW/4) words padded to whole vec4s."""
+    if im2col:
+        return -(-_pad4(-(-cg * kh * kw // 4)) // _KC)
+    return kh * kw * -(-_pad4(-(-cg // 4)) // _KC)
+
+
+def _pad4(words: int) -> int:
+    return -(-words // 4) * 4
+
+
+def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
+    n, c, h, w = d.input.sizes
+    m, cg, kh, kw = d.filter.sizes
+    g = d.group_count
+    mg = m // g
+    oh, ow = d.output.sizes[2:]
+    pixels = n * oh * ow
+    # words of a pixel's group row: channel words a tap, or the whole window's (im2col)
+    cg4p = _pad4(-(-cg * kh * kw // 4)) if im2col else _pad4(-(-cg // 4))
+    k_words = cg4p if im2col else kh * kw * cg4p
+    x_signed = d.input.data_type == DataType.INT8
+    w_signed = d.filter.data_type == DataType.INT8
+    structure = _structure(d)
+    need_sx = structure["WZP"] != 0 or not w_signed
+    need_sw = d.input_zero_point is not None or not x_signed
+    fast = {"X_FAST": int(d.input.element_strides[1] % 4 == 0 and cg % 16 == 0), "W_FAST": int(cg % 16 == 0)}
+    rp_req, threads_req, tm_req = tuning.get("pixels_per_thread"), tuning.get("threads"), tuning.get("tile_channels")
+    split_k, per_req = tuning.get("split_k"), tuning.get("steps_per_workgroup")
+    if rp_req is not None and (not _is_count(rp_req) or not 4 <= rp_req <= 8):
+        raise DmlValidationError(f"pixels_per_thread: must be an integer from 4 to 8; got {rp_req!r}")
+    if threads_req is not None and (not _is_count(threads_req) or threads_req not in (128, 256, 512)):
+        raise DmlValidationError(f"threads: must be 128, 256 or 512; got {threads_req!r}")
+    if tm_req not in (None, 64, 128) or isinstance(tm_req, bool):
+        raise DmlValidationError(f"tile_channels: must be 64 or 128; got {tm_req!r}")
+    k_steps = _k_steps(cg, kh, kw, im2col)
+    out_mb = d.output.element_count * 4 / 1e6
+    rp, threads, tm, auto_steps = _gemm_shape(caps, pixels, mg, g, k_steps, out_mb, rp_req, threads_req, tm_req)
+    tp = _tile_pixels(threads, tm, rp)
+    if not _tile_fits(caps, threads, tp, tm):
+        raise PlanError(
+            f"threads, pixels_per_thread, tile_channels: the {tp}x{tm} tile in {threads}-thread workgroups needs "
+            f"{2 * (tp + tm) * 80} bytes of workgroup memory; {caps.name} has max-compute-workgroup-storage-size "
+            f"{caps.limit('max-compute-workgroup-storage-size')} and max-compute-invocations-per-workgroup "
+            f"{caps.limit('max-compute-invocations-per-workgroup')}"
+        )
+    ptiles, mtiles = -(-pixels // tp), -(-mg // tm)
+    tiles = ptiles * mtiles * g
+    # Split-K in stream-K form: the k steps of all tiles in one line, each workgroup running
+    # `slice_steps` consecutive steps of it (crossing into the next tile where they do not divide
+    # a tile's steps); `slices` is the most segments a tile is cut into.
+    if split_k is not None and per_req is not None:
+        raise DmlValidationError("split_k, steps_per_workgroup: give at most one of them")
+    if per_req is not None:
+        if not _is_count(per_req):
+            raise DmlValidationError(f"steps_per_workgroup: must be an integer >= 1; got {per_req!r}")
+        slice_steps = min(int(per_req), k_steps)
+    elif split_k is not None:
+        if not _is_count(split_k):
+            raise DmlValidationError(f"split_k: must be an integer >= 1; got {split_k!r}")
+        slice_steps = -(-k_steps // min(int(split_k), k_steps))
+    else:
+        slice_steps = auto_steps
+    slices = -(-k_steps // slice_steps)
+    line = tiles * k_steps
+    if slices > 1 and line >= 2**31:
+        raise DmlValidationError(f"split_k: tiles x k steps ({line}) must stay below 2**31 to split")
+    workgroups = -(-line // slice_steps)
+    split = slices > 1
+    zero_linear = split and d.output.is_packed
+    x_words = (pixels if im2col else n * h * w) * g * cg4p
+    w_words = m * k_words
+    if 4 * x_words > caps.max_binding_size:
+        raise PlanError(
+            f"kernel: the packed input of the {'dot4_im2col' if im2col else 'dot4'} path ({4 * x_words} bytes) "
+            f"exceeds {caps.name}'s max-storage-buffer-binding-size {caps.max_binding_size}"
+        )
+    u = _common_uniforms(d, placements)
+    u.update(
+        pixels=pixels,
+        k_words=k_words,
+        group_words_padded=cg4p,
+        pixel_tiles=ptiles,
+        channel_tiles=mtiles,
+        taps=(cg * kh * kw) % 2**32,
+        packed_input_words=x_words,
+        workgroups=workgroups,
+        tile_steps=k_steps,
+        workgroup_steps=slice_steps,
+        tiles=tiles,
+    )
+    pack_consts = {**structure, **fast}
+    pack_bind = {"input": "input", "filter": "filter_weights", "packed_input": "packed_input"}
+    pack_bind["packed_filter"] = "packed_filter"
+    n_pack = x_words // 4 + w_words
+    if split:  # the pack also zeroes the output the slices add into
+        pack_consts["OUT_PACKED"] = int(zero_linear)
+        pack_bind["output"] = "output"
+        n_pack += d.output.element_count
+    if im2col:
+        pack_bind["input_zero_point"] = "input_zero_point"  # taps outside the input hold it
+        pack_u = dict(u, packed_input_words=x_words)
+        # The GEMM sees a 1x1 convolution over the OH x OW output pixels, one row of words each.
+        u.update(in_height=oh, in_width=ow, kernel_h=1, kernel_w=1, stride_h=1, stride_w=1, pad_top=0, pad_left=0)
+        u.update(dilation_h=1, dilation_w=1)
+    pack = step(
+        ("pack_im2col" if im2col else "pack") + ("_zero" if split else ""),
+        "convolution_integer_dot4.wgsl",
+        (
+            f"each output pixel's window of Cg*KH*KW = {cg * kh * kw} taps into {cg4p} signed 4x8 words "
+            "(UINT8 flipped by 0x80; outside the input: the zero point), and the filter rows in the same order"
+            if im2col
+            else "input and filter into signed 4x8 words (UINT8 flipped by 0x80), 16 channels a thread"
+            + ("; zero the output the split GEMM adds into" if split else "")
+        ),
+        n_pack,
+        constants=pack_consts,
+        uniforms=pack_u if im2col else u,
+        bindings=pack_bind,
+        uniform_var="cv",
+    )
+    gemm_bind = {
+        "input_zero_point": "input_zero_point",
+        "filter_zero_point": "filter_zero_point",
+        "output": "output_atomic" if split else "output",
+        "packed_input": "packed_input_ro",
+        "packed_filter": "packed_filter_ro",
+    }
+    how = (
+        f"stream-K: {workgroups} workgroups of {slice_steps} of a tile's {k_steps} k steps, adding atomically"
+        if split
+        else f"{workgroups} workgroups, {k_steps} k steps a tile"
+    )
+    gemm = step(
+        "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
+        "convolution_integer_dot4.wgsl",
+        f"implicit GEMM on dot4I8Packed: {tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how} "
+        f"(the H100-fitted cost model's cheapest)",
+        workgroups * threads,
+        workgroup_size=threads,
+        constants={**structure, "RP": rp, "TM": tm, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)},
+        uniforms=u,
+        bindings=gemm_bind,
+        uniform_var="cv",
+    )
+    details = (
+        ("kernel", "dot4_im2col" if im2col else "dot4"),
+        ("tile", (tp, tm)),
+        ("pixels_per_thread", rp),
+        ("threads", threads),
+        ("k_steps", k_steps),
+        ("slice_steps", slice_steps),
+        ("slices", slices),
+        ("tiles", tiles),
+        ("workgroups", workgroups),
+        ("zero_linear", zero_linear),
+    )
+    workspace = (("packed_input", 4 * x_words), ("packed_filter", 4 * w_words))
+    return (pack, gemm), why_choice, workspace, details
+
+
+def plan_convolution_integer(
+    desc: ConvolutionIntegerDesc,
+    caps: Capabilities,
+    *,
+    kernel: str | None = None,
+    placements=None,
+    pixels_per_thread=None,
+    threads=None,
+    tile_channels=None,
+    split_k=None,
+    steps_per_workgroup=None,
+) -> Plan:
+    """The execution plan of ``desc`` on an adapter with capabilities ``caps`` (no device needed).
+
+    ``kernel`` requests a path ("portable", "direct", "dot4"; None or "auto": choose); an
+    impossible request raises :class:`PlanError` naming the rule. Where no path is requested:
+    dot4 for dense layers (C/G and M/G >= 16) on adapters with the WGSL feature
+    packed_4x8_integer_dot_product, else direct where its tile fits the staging memory, else
+    portable. ``placements`` give the tensors' residual byte offsets (uniforms). The dot4 tuning
+    options (``pixels_per_thread`` 4-8, ``threads`` 128/256/512, ``tile_channels`` 64/128, and
+    ``split_k`` or ``steps_per_workgroup``) override the cost model's choice (benchmarks, tests).
+    """
+    desc.validate()
+    if kernel == "auto":
+        kernel = None
+    if kernel is not None and kernel not in KERNELS:
+        raise PlanError(f"kernel: must be one of {', '.join(KERNELS)} (or auto); got {kernel!r}")
+    d = desc.as_4d()
+    m, cg, kh, kw = d.filter.sizes
+    mg = m // d.group_count
+    has_dot4 = caps.has(DOT4_FEATURE)
+    dense = cg >= 16 and mg >= 16
+    direct = _direct_shape(d, caps)
+    direct4 = _direct_shape(d, caps, words=True)
+    # im2col packs a pixel's whole window as the GEMM's K: worth its larger packed input where
+    # per-tap padding to 16-word steps wastes over 40 % of the steps (Cg = 3: 49 steps -> 3; measured on
+    # the H100: 96 channels 3x3, 18 -> 14 steps, and 5x5, 50 -> 38, ran 15-20 % slower with the pack)
+    steps, steps_im2col = _k_steps(cg, kh, kw, False), _k_steps(cg, kh, kw, True)
+    x_im2col = 4 * d.input.sizes[0] * d.output.sizes[2] * d.output.sizes[3] * d.group_count * 16 * steps_im2col
+    im2col = mg >= 16 and steps_im2col <= 0.6 * steps and x_im2col <= caps.max_binding_size
+    # Past the binding limit (input or output larger than one storage binding) the one-pass
+    # kernels run in steps of whole batch items, each binding a window of the input and output.
+    past_limit = max(d.input.total_tensor_size_in_bytes, d.output.total_tensor_size_in_bytes) > caps.max_binding_size
+    if past_limit and kernel is not None and kernel.startswith("dot4"):
+        raise PlanError(
+            f"kernel: {kernel!r} binds the whole input and output; past {caps.name}'s "
+            f"max-storage-buffer-binding-size ({caps.max_binding_size}) use 'direct' or 'portable'"
+        )
+    if kernel is None:
+        if past_limit:
+            has_dot4 = False  # the batch split is the one-pass kernels'
+        if has_dot4 and im2col:
+            kernel = "dot4_im2col"
+            why = (
+                f"M/G = {mg} >= 16 with C/G = {cg}: a GEMM with K = C/G*KH*KW = {cg * kh * kw} taps packed whole "
+                f"({steps_im2col} k steps of 16 words, not {steps} with each tap's channels padded), on the packed "
+                f"4x8 dot product ({caps.name} has {DOT4_FEATURE})"
+            )
+        elif dense and has_dot4:
+            kernel = "dot4"
+            why = (
+                f"C/G = {cg} and M/G = {mg} (>= 16): a dense layer, run as an implicit GEMM on the packed 4x8 dot "
+                f"product ({caps.name} has {DOT4_FEATURE})"
+            )
+        elif has_dot4 and cg >= 4 and direct4[0] is not None:
+            kernel = "direct_dot4"
+            why = (
+                f"C/G = {cg}, M/G = {mg}: the direct kernel (input window and filter block staged once in workgroup "
+                f"memory), four channels a word on the packed 4x8 dot product"
+            )
+        elif direct[0] is not None:
+            kernel = "direct"
+            why = (
+                (
+                    f"C/G = {cg}, M/G = {mg}: "
+                    if not dense
+                    else "the dot4 paths bind whole tensors: "
+                    if past_limit
+                    else f"no {DOT4_FEATURE} on {caps.name}: "
+                )
+                + "the direct kernel (input window and filter block staged once in workgroup memory); a GEMM "
+                "would pad K to 16-word steps and leave its tiles mostly idle"
+            )
+        else:
+            kernel = "portable"
+            why = f"the direct kernel does not fit: {direct[1]}; one thread an output"
+    else:
+        why = f"kernel {kernel!r} requested"
+        if "dot4" in kernel and not has_dot4:
+            raise PlanError(
+                f"kernel: {kernel!r} needs the WGSL language feature {DOT4_FEATURE}, which {caps.name} "
+                f"({caps.backend}) lacks; use 'direct' or 'portable'"
+            )
+        if kernel == "direct" and direct[0] is None:
+            raise PlanError(f"kernel: 'direct' cannot run this layer: {direct[1]}")
+        if kernel == "direct_dot4" and direct4[0] is None:
+            raise PlanError(f"kernel: 'direct_dot4' cannot run this layer: {direct4[1]}")
+    if kernel.startswith("dot4"):
+        tuning = dict(
+            pixels_per_thread=pixels_per_thread,
+            threads=threads,
+            tile_channels=tile_channels,
+            split_k=split_k,
+            steps_per_workgroup=steps_per_workgroup,
+        )
+        steps, why, workspace, details = _plan_dot4(d, caps, placements, why, tuning, kernel == "dot4_im2col")
+    elif kernel == "direct":
+        steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct)
+    elif kernel == "direct_dot4":
+        steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct4, words=True)
+    else:
+        steps, why, workspace, details = _plan_portable(d, caps, placements, why)
+    if past_limit:
+        steps, split_why = _split_batches(d, caps, placements, steps[0])
+        why += f"; {split_why}"
+        details += (("batch_steps", len(steps)),)
+    n = d.input.sizes[0]
+    ops = 2 * n * m * d.output.sizes[2] * d.output.sizes[3] * cg * d.filter.sizes[2] * d.filter.sizes[3]
+    return Plan(
+        OP,
+        steps,
+        why,
+        _bytes_moved(d),
+        caps.name,
+        ops=ops,
+        workspace=workspace,
+        details=details,
+    )
+
+
+def _span(t: TensorDesc, items: int) -> int:
+    """Bytes from the first element of tensor ``t`` to the end of the last one of its first ``items``
+    batch items."""
+    sizes = (items,) + tuple(t.sizes[1:])
+    return (sum((z - 1) * st for z, st in zip(sizes, t.element_strides)) + 1) * t.data_type.size_in_bytes
+
+
+def _split_batches(d: ConvolutionIntegerDesc, caps: Capabilities, placements, s):
+    """``s`` (a one-pass step over all N batch items) as steps of whole batch items, each binding a
+    window of the input and output that fits the binding limit; the windows start on the binding
+    alignment and the rest of each batch's offset goes into input_base / output_base."""
+    al, limit = caps.binding_alignment, caps.max_binding_size
+    n = d.input.sizes[0]
+    per = 0
+    while per < n and all(_span(t, per + 1) + 2 * al <= limit for t in (d.input, d.output)):
+        per += 1
+    if per == 0:
+        raise PlanError(
+            f"input, output: one batch item spans more than {caps.name}'s max-storage-buffer-binding-size "
+            f"({limit} bytes); splitting within a batch item is not implemented"
+        )
+    u0 = s.uniforms_dict
+    steps = []
+    for i, n0 in enumerate(range(0, n, per)):
+        items = min(per, n - n0)
+        u = dict(u0)
+        windows = []
+        for name, t, base in (("input", d.input, "input_base"), ("output", d.output, "output_base")):
+            eb = t.data_type.size_in_bytes
+            at = n0 * t.element_strides[0] * eb
+            start = at // al * al
+            r = placement_of(placements, name).residual
+            u[base] = (r + at - start) // eb if name == "output" else r + at - start
+            windows.append((name, start, at - start + _span(t, items)))
+        if "workgroups" in u and u["workgroups"]:
+            u["workgroups"] = u0["workgroups"] // n * items
+            invocations = u["workgroups"] * s.workgroup_size
+        else:
+            u["output_count"] = u0["output_count"] // n * items
+            invocations = u["output_count"]
+        steps.append(
+            step(
+                f"{s.name}[{i}]",
+                s.shader,
+                f"batch items {n0}..{n0 + items - 1}",
+                invocations,
+                entry_point=s.entry_point,
+                workgroup_size=s.workgroup_size,
+                constants=s.constants_dict,
+                uniforms=u,
+                bindings=s.bindings_dict,
+                uniform_var=s.uniform_var,
+                windows=windows,
+            )
+        )
+    return tuple(steps), (
+        f"input or output past max-storage-buffer-binding-size ({limit} bytes): {len(steps)} steps of up to "
+        f"{per} batch items, each binding a window of both"
+    )
+
+
+def dot4_available(device: Device | None = None) -> bool:
+    """Whether ``device`` compiles WGSL's packed 4x8 dot product (the dot4 path's need)."""
+    return Capabilities.from_device(device or default_device()).has(DOT4_FEATURE)
+
+
 def ceiling_kernel(device: Device) -> Kernel:
-    """The benchmark's dot4I8Packed-from-registers kernel (16 chains of ``steps`` dot products per
-    thread, ``steps`` a multiple of 4; uniforms: gemm.x = steps, bases.w = threads that store)."""
-    return _dot4_kernel(device, "dot4_ceiling", {})
+    """The benchmark's dot4I8Packed-from-registers kernel (wgsl/convolution_integer_ceiling.wgsl):
+    binding ``output``; uniforms from :func:`ceiling_uniforms`."""
+    return Kernel(
+        device,
+        op=OP,
+        shader="convolution_integer_ceiling.wgsl",
+        entry_point="dot4_ceiling",
+        bindings={"output": "output"},
+        uniform_binding="ceiling",
+        workgroup_size=256,
+    )
+
+
+def ceiling_uniforms(steps: int, threads: int, operand: int = 0x01FF7F80) -> bytes:
+    """The ceiling kernel's uniforms: ``steps`` dot products a chain (a multiple of 4), ``threads``
+    that store their result (all of them: the compiler must keep every chain)."""
+    lay = interface("convolution_integer_ceiling.wgsl").uniform_layout("ceiling")
+    return lay.pack({"steps": steps, "operand": operand, "threads": threads})
 
 
 # ------------------------------------------------------------------------------------------------
 # Compiled operator
 # ------------------------------------------------------------------------------------------------
-class ConvolutionIntegerOperator:
+class ConvolutionIntegerOperator(Operator):
     """A compiled ConvolutionInteger; call it as ``op(input, filter, output, input_zero_point=None,
     filter_zero_point=None)`` with :class:`GpuTensor` objects whose descriptions equal the
     compiled ones (zero points exactly when the description has them). Returns ``output``.
 
-    ``kernel`` is "portable" or "dot4" (the one chosen at compile time); ``dispatches`` is the
-    number of GPU dispatches per call (1 portable, 2 dot4: pack input and filter, GEMM).
-    ``pixels_per_thread`` (4 to 8), ``threads`` (128, 256 or 512 a workgroup), ``tile_channels``
-    (64, or 128 with 512 threads; a tile has threads / (tile_channels / 4) * pixels_per_thread
-    pixels; ``tile`` is (pixels, channels)) and either ``split_k`` (cut each tile's k steps into
-    that many slices, >= 1; capped at the step count, and fewer where the steps per slice cover
-    them) or ``steps_per_workgroup`` (stream-K: each workgroup runs that many consecutive k steps
-    of the tile-major line of all tiles' steps, crossing tile boundaries) override the dot4 tile and split choice (for
-    benchmarks and tests). ``slice_steps`` is the k steps a workgroup runs, ``k_steps`` those of a
-    tile, ``slices`` the most segments a tile is cut into (1: unsplit) and ``workgroups`` the GEMM's
-    workgroup count.
+    ``kernel`` requests a path (see :func:`plan_convolution_integer`; None chooses); the dot4
+    tuning options ``pixels_per_thread``, ``threads``, ``tile_channels``, ``split_k`` and
+    ``steps_per_workgroup`` are passed to it. ``plan`` is the execution plan; ``kernel``,
+    ``dispatches``, and for dot4 ``tile`` (pixels, channels), ``rp``, ``threads``, ``k_steps``,
+    ``slice_steps``, ``slices``, ``tiles`` and ``workgroups`` read from it.
     """
+
+    op = OP
+    tensors = ("input", "filter", "output", "input_zero_point", "filter_zero_point")
+    optional = frozenset({"input_zero_point", "filter_zero_point"})
+    outputs = ("output",)
 
     def __init__(
         self,
         device: Device,
         desc: ConvolutionIntegerDesc,
-        kernel: str,
+        kernel: str | None = None,
         *,
+        capabilities: Capabilities | None = None,
         pixels_per_thread=None,
         threads=None,
         tile_channels=None,
         split_k=None,
         steps_per_workgroup=None,
     ):
-        self.device = device
-        self.desc = desc
-        self.kernel = kernel
-        d = desc.as_4d()
-        self._d4 = d
-        n, c, h, w = d.input.sizes
-        m, cg, kh, kw = d.filter.sizes
-        g = d.group_count
-        self.mg, self.cg4 = m // g, -(-cg // 4)
-        self.cg4p = -(-self.cg4 // 4) * 4  # channel words of a pixel / tap, padded to whole vec4s
-        self.pixels = n * d.output.sizes[2] * d.output.sizes[3]
-        self.k_words = kh * kw * self.cg4p
-        wz = d.filter_zero_point
-        self.wzp_mode = 0 if wz is None else (2 if wz.element_count > 1 else 1)
-        x_signed = d.input.data_type == DataType.INT8
-        w_signed = d.filter.data_type == DataType.INT8
-        consts = {
-            "X_SIGNED": int(x_signed),
-            "W_SIGNED": int(w_signed),
-            "XZP": int(d.input_zero_point is not None),
-            "WZP": self.wzp_mode,
-        }
-        # Dummy tensors stand in for absent zero points (the shader never reads them).
-        self._dummy = {}
-        for name, ref in (("input_zero_point", d.input), ("filter_zero_point", d.filter)):
-            if getattr(d, name) is None:
-                self._dummy[name] = GpuTensor(
-                    device, TensorDesc(ref.data_type, (1, 1, 1, 1)), device.create_buffer(16, f"{OP}.{name}.absent"), 0
-                )
-        if kernel == "portable":
-            self._main = Kernel(
-                device,
-                op=OP,
-                shader="convolution_integer.wgsl",
-                entry_point="convolution_integer_portable",
-                bindings={
-                    k: _BINDINGS[k] for k in ("input", "filter", "input_zero_point", "filter_zero_point", "output")
-                },
-                uniform_binding=5,
-                constants=consts,
-                workgroup_size=_WG,
-            )
-            self.dispatches = 1
-        else:
-            # RP pixels x 4 channels a thread; workgroups of 128 or 256 threads (8 or 16 along the
-            # pixels, 16 along the channels: tiles of (threads/16)*RP pixels by 64 channels) or of
-            # 512 (16 along the pixels, 32 along the channels: 16*RP pixels by 128 channels).
-            need_sx = self.wzp_mode != 0 or not w_signed
-            need_sw = d.input_zero_point is not None or not x_signed
-            fast = {"X_FAST": int(d.input.element_strides[1] % 4 == 0 and cg % 16 == 0), "W_FAST": int(cg % 16 == 0)}
-            if pixels_per_thread is not None and (not _is_count(pixels_per_thread) or not 4 <= pixels_per_thread <= 8):
-                raise DmlValidationError(
-                    f"pixels_per_thread: must be an integer from 4 to 8; got {pixels_per_thread!r}"
-                )
-            if threads is not None and (not _is_count(threads) or threads not in (128, 256, 512)):
-                raise DmlValidationError(f"threads: must be 128, 256 or 512; got {threads!r}")
-            self.k_steps = kh * kw * -(-self.cg4p // _KC)
-            if tile_channels not in (None, 64, 128) or isinstance(tile_channels, bool):
-                raise DmlValidationError(f"tile_channels: must be 64 or 128; got {tile_channels!r}")
-            self.rp, self.threads, tm, auto_steps = _gemm_shape(
-                device,
-                self.pixels,
-                self.mg,
-                g,
-                self.k_steps,
-                d.output.element_count * 4 / 1e6,
-                pixels_per_thread,
-                threads,
-                tile_channels,
-            )
-            tp = _tile_pixels(self.threads, tm, self.rp)
-            self.tile = (tp, tm)
-            if not _tile_fits(device, self.threads, tp, tm):
-                raise DmlValidationError(
-                    f"threads, pixels_per_thread, tile_channels: the {tp}x{tm} tile in {self.threads}-thread "
-                    f"workgroups needs {2 * (tp + tm) * 80} bytes of workgroup memory; this adapter has "
-                    f"max-compute-workgroup-storage-size {device.limits.get('max-compute-workgroup-storage-size')} "
-                    f"and max-compute-invocations-per-workgroup "
-                    f"{device.limits.get('max-compute-invocations-per-workgroup')}"
-                )
-            self.ptiles = -(-self.pixels // tp)
-            self.mtiles = -(-self.mg // tm)
-            self.tiles = self.ptiles * self.mtiles * g
-            # Split-K in stream-K form: the k steps of all tiles in one line, each workgroup running
-            # `slice_steps` consecutive steps of it (crossing into the next tile where they do not
-            # divide a tile's steps); `slices` is the most segments a tile is cut into.
-            if split_k is not None and steps_per_workgroup is not None:
-                raise DmlValidationError("split_k, steps_per_workgroup: give at most one of them")
-            if steps_per_workgroup is not None:
-                if not _is_count(steps_per_workgroup):
-                    raise DmlValidationError(
-                        f"steps_per_workgroup: must be an integer >= 1; got {steps_per_workgroup!r}"
-                    )
-                self.slice_steps = min(int(steps_per_workgroup), self.k_steps)
-            elif split_k is not None:
-                if not _is_count(split_k):
-                    raise DmlValidationError(f"split_k: must be an integer >= 1; got {split_k!r}")
-                self.slice_steps = -(-self.k_steps // min(int(split_k), self.k_steps))
-            else:
-                self.slice_steps = auto_steps
-            self.slices = -(-self.k_steps // self.slice_steps)
-            line = self.tiles * self.k_steps
-            if self.slices > 1 and line >= 2**31:
-                raise DmlValidationError(f"split_k: tiles x k steps ({line}) must stay below 2**31 to split")
-            self.workgroups = -(-line // self.slice_steps)
-            split = self.slices > 1
-            # zw' = zw - 128 for UINT8 filters, zx' = zx - 128 for UINT8 inputs (see the WGSL header).
-            self._zero_linear = split and desc.output.is_packed
-            if split:
-                fast["OUT_PACKED"] = int(self._zero_linear)
-            self._pack_xw = _dot4_kernel(device, "pack_zero" if split else "pack", {**consts, **fast})
-            self._main = _dot4_kernel(
-                device,
-                "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
-                {**consts, "RP": self.rp, "TM": tm, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)},
-                self.threads,
-            )
-            self.x_words = n * h * w * g * self.cg4p
-            self.w_words = m * self.k_words
-            self._packed_input = GpuTensor(
-                device,
-                TensorDesc(DataType.UINT32, (self.x_words,)),
-                device.create_buffer(4 * self.x_words, f"{OP}.packed_input"),
-                0,
-            )
-            self._packed_filter = GpuTensor(
-                device,
-                TensorDesc(DataType.UINT32, (self.w_words,)),
-                device.create_buffer(4 * self.w_words, f"{OP}.packed_filter"),
-                0,
-            )
-            self.dispatches = 2
-        self._pack = self._pack_uniforms  # one bound method: bind groups cache by its identity
+        self._tuning = dict(
+            pixels_per_thread=pixels_per_thread,
+            threads=threads,
+            tile_channels=tile_channels,
+            split_k=split_k,
+            steps_per_workgroup=steps_per_workgroup,
+        )
+        super().__init__(device, desc, kernel=kernel, capabilities=capabilities)
 
-    def _pack_uniforms(self, residual: dict) -> bytes:
-        d = self._d4
-        u = np.zeros((13, 4), dtype=np.uint32)
-        zs = d.filter_zero_point.element_strides[min(1, d.filter_zero_point.rank - 1)] if self.wzp_mode == 2 else 0
-        cg, kh, kw = d.filter.sizes[1:]
-        u[0], u[1] = d.input.sizes, d.input.element_strides
-        u[2], u[3] = d.filter.sizes, d.filter.element_strides
-        u[4], u[5] = d.output.sizes, d.output.element_strides
-        u[6] = [*d.strides, *d.dilations]
-        u[7] = [*d.start_padding, d.group_count, self.mg]
-        u[8] = [
-            residual.get("input", 0),
-            residual.get("filter", 0),
-            residual.get("output", 0) // 4,
-            d.output.element_count,
-        ]
-        u[9] = [residual.get("input_zero_point", 0), residual.get("filter_zero_point", 0), zs, self.cg4]
-        if self.kernel == "dot4":
-            u[10] = [self.pixels, self.k_words, self.cg4p, self.ptiles]
-            u[11] = [self.mtiles, (cg * kh * kw) % 2**32, self.x_words, self.workgroups]
-            u[12] = [self.k_steps, self.slice_steps, 0, self.tiles]
-        return u.tobytes()
+    def make_plan(self, placements) -> Plan:
+        """:func:`plan_convolution_integer` for this description, device and placement."""
+        return plan_convolution_integer(
+            self.desc, self.capabilities, kernel=self.kernel_request, placements=placements, **self._tuning
+        )
 
-    def __call__(
-        self,
-        input: GpuTensor,
-        filter: GpuTensor,
-        output: GpuTensor,
-        input_zero_point: GpuTensor | None = None,
-        filter_zero_point: GpuTensor | None = None,
-    ) -> GpuTensor:
+    def host_tensors(self, plan: Plan):
+        """The plan's workspace (packed input and filter words) and stand-ins for absent zero
+        points (bound, never read: the shader's XZP / WZP say so)."""
+        dev = self.device
+        out = {}
+        for name, nbytes in plan.workspace:
+            out[name] = GpuTensor(
+                dev, TensorDesc(DataType.UINT32, (nbytes // 4,)), dev.create_buffer(nbytes, f"{OP}.{name}"), 0
+            )
+        bound = {n for s in plan.steps for n in s.bindings_dict}
+        for name, ref in (("input_zero_point", self.desc.input), ("filter_zero_point", self.desc.filter)):
+            if getattr(self.desc, name) is None and name in bound:
+                out[name] = GpuTensor(
+                    dev, TensorDesc(ref.data_type, (1, 1, 1, 1)), dev.create_buffer(16, f"{OP}.{name}.absent"), 0
+                )
+        return out
+
+    def __call__(self, input, filter, output, input_zero_point=None, filter_zero_point=None) -> GpuTensor:
         """Run the convolution (recorded into an open ``device.batch()`` if there is one)."""
-        d = self.desc
-        given = {
-            "input": input,
-            "filter": filter,
-            "output": output,
-            "input_zero_point": input_zero_point,
-            "filter_zero_point": filter_zero_point,
-        }
-        for name, t in given.items():
-            want = getattr(d, name)
-            if (t is None) != (want is None):
-                raise DmlValidationError(
-                    f"{OP}: {name} is {'missing' if t is None else 'given'} but the compiled "
-                    f"description {'has' if want is not None else 'has none'}"
-                )
-            if t is not None:
-                if t.desc != want:
-                    raise DmlValidationError(f"{OP}: {name} description differs from the compiled one")
-                t.check(name)
-        # Kernels see 1-D tensors as 4-D: same buffer and offset, description with a 0-stride axis.
-        if d.input.rank == 3:
-            input, filter, output = (
-                GpuTensor(t.device, _insert_h(t.desc), t.buffer, t.offset) for t in (input, filter, output)
-            )
-        zps = {
-            "input_zero_point": input_zero_point or self._dummy.get("input_zero_point"),
-            "filter_zero_point": filter_zero_point or self._dummy.get("filter_zero_point"),
-        }
-        if self.kernel == "portable":
-            self._main.dispatch(
-                {"input": input, "filter": filter, **zps, "output": output}, self._pack, d.output.element_count
-            )
-            return output
-        with self.device.batch():
-            packs = {
-                "input": input,
-                "filter": filter,
-                "packed_input": self._packed_input,
-                "packed_filter": self._packed_filter,
-            }
-            n_pack = self.x_words // 4 + self.w_words
-            if self.slices > 1:  # the pack also zeroes the output the slices add into
-                packs["output"] = output
-                n_pack += d.output.element_count
-            self._pack_xw.dispatch(packs, self._pack, n_pack)
-            self._main.dispatch(
-                {
-                    **zps,
-                    "output": output,
-                    "packed_input_ro": self._packed_input,
-                    "packed_filter_ro": self._packed_filter,
-                },
-                self._pack,
-                self.workgroups * self.threads,
-            )
-        return output
+        return super().__call__(input, filter, output, input_zero_point, filter_zero_point)
+
+    def _detail(self, key: str):
+        return dict(self.plan.details).get(key)
 
     @property
-    def cache_keys(self) -> list[str]:
-        """The pipeline cache keys this operator uses."""
-        ks = [self._main]
-        if self.kernel == "dot4":
-            ks = [self._pack_xw, self._main]
-        return [k.key for k in ks]
+    def kernel(self) -> str:
+        """The path the plan runs: "portable", "direct" or "dot4"."""
+        return self._detail("kernel")
+
+    @property
+    def dispatches(self) -> int:
+        """Dispatches per call."""
+        return self.plan.dispatches
+
+    tile = property(lambda self: self._detail("tile"), doc="dot4: (pixels, channels) of a tile; direct: (rows, cols)")
+    rp = property(lambda self: self._detail("pixels_per_thread"), doc="dot4: output pixels a thread")
+    threads = property(lambda self: self._detail("threads"), doc="dot4: threads a workgroup")
+    k_steps = property(lambda self: self._detail("k_steps"), doc="dot4: k steps of a tile")
+    slice_steps = property(lambda self: self._detail("slice_steps"), doc="dot4: k steps a workgroup runs")
+    slices = property(lambda self: self._detail("slices"), doc="dot4: most segments a tile is cut into")
+    tiles = property(lambda self: self._detail("tiles"), doc="dot4: output tiles")
+    workgroups = property(lambda self: self._detail("workgroups"), doc="workgroups of the main dispatch")
 
 
 def compile_convolution_integer(
-    desc: ConvolutionIntegerDesc, *, device: Device | None = None, kernel: str = "auto"
+    desc: ConvolutionIntegerDesc,
+    *,
+    device: Device | None = None,
+    kernel: str | None = None,
+    capabilities: Capabilities | None = None,
 ) -> ConvolutionIntegerOperator:
     """Validate ``desc`` and build the operator once; call the result with GPU tensors (see
-    :class:`ConvolutionIntegerOperator`). ``kernel``: "portable", "dot4" (raises
-    :class:`GpuError` where the adapter cannot compile it) or "auto" (dot4 where it compiles and
-    the layer is a dense one: at least 16 channels per group in and out; portable otherwise)."""
-    if kernel not in KERNELS:
-        raise DmlValidationError(f"kernel: must be one of {', '.join(KERNELS)}; got {kernel!r}")
+    :class:`ConvolutionIntegerOperator`). ``kernel``: "portable", "direct", "dot4" or None / "auto"
+    (the plan chooses; see :func:`plan_convolution_integer`); an impossible request raises
+    :class:`PlanError`. ``capabilities`` replaces the device's record for planning (tighter only)."""
     desc.validate()
     dev = device or default_device()
-    if kernel == "auto":
-        m, cg = desc.filter.sizes[:2]
-        dense = cg >= 16 and m // desc.group_count >= 16
-        kernel = "dot4" if dense and dot4_available(dev) else "portable"
-    elif kernel == "dot4" and not dot4_available(dev):
-        raise GpuError(f"{OP}: {dev.name} does not compile the dot4I8Packed kernel; use kernel='portable'")
-    return ConvolutionIntegerOperator(dev, desc, kernel)
+    return ConvolutionIntegerOperator(dev, desc, kernel, capabilities=capabilities)
+
+
+# ------------------------------------------------------------------------------------------------
+# dmlwgsl explain convolution_integer
+# ------------------------------------------------------------------------------------------------
+def add_explain_arguments(parser) -> None:
+    """``dmlwgsl explain convolution_integer`` options (besides --input and --dtype, default uint8)."""
+    from ..cli import parse_ints
+
+    parser.set_defaults(dtype="uint8")
+    parser.add_argument("--filter", type=parse_ints, required=True, help="filter sizes M,C/G,KH,KW (1-D: M,C/G,K)")
+    parser.add_argument("--filter-dtype", default="int8", help="filter data type: int8 or uint8")
+    parser.add_argument("--pads", type=parse_ints, help="top,left,bottom,right (1-D: left,right); default 0")
+    parser.add_argument("--strides", type=parse_ints, help="one per spatial dimension; default 1")
+    parser.add_argument("--dilations", type=parse_ints, help="one per spatial dimension; default 1")
+    parser.add_argument("--groups", type=int, default=1, help="group count")
+    parser.add_argument(
+        "--zero-points",
+        choices=("none", "tensor", "channel"),
+        default="none",
+        help="none; tensor: both per tensor; channel: input per tensor, filter per output channel",
+    )
+
+
+def explain_plan(args, caps: Capabilities) -> Plan:
+    """The plan of the description the explain options give (validated first)."""
+    x = TensorDesc(DataType.parse(args.dtype), args.input)
+    w = TensorDesc(DataType.parse(args.filter_dtype), args.filter)
+    nsp = max(len(args.input) - 2, 0)
+    pads = tuple(args.pads) if args.pads else (0,) * 2 * nsp
+    if len(pads) != 2 * nsp:
+        raise DmlValidationError(
+            f"pads: must have {2 * nsp} entries (start then end per spatial dimension); got {len(pads)}"
+        )
+    strides = tuple(args.strides) if args.strides else (1,) * nsp
+    dilations = tuple(args.dilations) if args.dilations else (1,) * nsp
+    try:
+        out = convolution_integer_output_sizes(x.sizes, w.sizes, strides, dilations, pads[:nsp], pads[nsp:])
+    except ZeroDivisionError:
+        out = x.sizes  # validate() names the zero stride
+    zp = args.zero_points
+    rank = len(args.input)
+    m = args.filter[0] if args.filter else 1
+    xz = None if zp == "none" else TensorDesc(x.data_type, (1,) * rank)
+    wz = (
+        None if zp == "none" else TensorDesc(w.data_type, (1,) * rank if zp == "tensor" else (1, m) + (1,) * (rank - 2))
+    )
+    desc = ConvolutionIntegerDesc(
+        x, w, TensorDesc(DataType.INT32, out), xz, wz, strides, dilations, pads[:nsp], pads[nsp:], args.groups
+    )
+    return plan_convolution_integer(desc, caps, kernel=args.kernel)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,0 +1,241 @@
+"""ConvolutionInteger plans as values, on the kept capability records (no GPU): which path, which
+grid, which bytes and operations, which workspace; uniforms packed by name into the WGSL struct;
+impossible requests named; ``dmlwgsl explain convolution_integer``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from dmlwgsl.cli import main as cli_main
+from dmlwgsl.ops.convolution_integer import (
+    ConvolutionIntegerDesc,
+    convolution_integer_output_sizes,
+    plan_convolution_integer,
+)
+from dmlwgsl.plan import PROFILES, Capabilities, PlanError
+from dmlwgsl.shader import interface
+from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
+
+U8, I8, I32 = DataType.UINT8, DataType.INT8, DataType.INT32
+
+
+def layer(n, c, m, hw, k, *, groups=1, stride=1, pad=None, dilation=1, zp="channel", xdt=U8, wdt=I8):
+    """A square-kernel layer (1-D where ``hw`` has one entry)."""
+    nsp = len(hw)
+    pad = k // 2 if pad is None else pad
+    xs, ws = (n, c, *hw), (m, c // groups) + (k,) * nsp
+    p = (pad,) * nsp
+    out = convolution_integer_output_sizes(xs, ws, (stride,) * nsp, (dilation,) * nsp, p, p)
+    rank = nsp + 2
+    xz = None if zp == "none" else TensorDesc(xdt, (1,) * rank)
+    wz = {"none": None, "tensor": TensorDesc(wdt, (1,) * rank), "channel": TensorDesc(wdt, (1, m) + (1,) * nsp)}[zp]
+    return ConvolutionIntegerDesc(
+        TensorDesc(xdt, xs),
+        TensorDesc(wdt, ws),
+        TensorDesc(I32, out),
+        xz,
+        wz,
+        (stride,) * nsp,
+        (dilation,) * nsp,
+        p,
+        p,
+        groups,
+    )
+
+
+def no_dot4(caps: Capabilities) -> Capabilities:
+    """The same adapter without the WGSL packed dot product."""
+    return dataclasses.replace(caps, wgsl_features=frozenset(caps.wgsl_features - {"packed_4x8_integer_dot_product"}))
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_dense_layer_runs_the_dot4_gemm(profile):
+    caps = Capabilities.profile(profile)
+    d = layer(8, 64, 64, (56, 56), 3)
+    plan = plan_convolution_integer(d, caps)
+    assert plan.kernels == ["pack", "convolution_integer_dot4"]
+    assert "dense layer" in plan.why and plan.capabilities == caps.name
+    assert plan.ops == 2 * 8 * 64 * 56 * 56 * 64 * 9
+    # input + filter + per-channel filter zero points + input zero point read once, int32 output written once
+    assert plan.bytes_moved == 8 * 64 * 56 * 56 + 64 * 64 * 9 + 64 + 1 + 4 * 8 * 64 * 56 * 56
+    # packed input: one word per 4 channels of each pixel (16 words: 64 channels); filter: 9 taps x 16 words a row
+    assert dict(plan.workspace) == {"packed_input": 4 * 8 * 56 * 56 * 16, "packed_filter": 4 * 64 * 9 * 16}
+    details = dict(plan.details)
+    pack, gemm = plan.steps
+    assert pack.invocations == 8 * 56 * 56 * 16 // 4 + 64 * 9 * 16
+    assert gemm.workgroup_size == details["threads"] and gemm.invocations == details["workgroups"] * details["threads"]
+    if profile == "h100":  # the cost model's measured best: 192x64 tiles in 512 threads, 131 workgroups, one wave
+        assert details["tile"] == (192, 64) and details["workgroups"] == 131 and gemm.grid == (131, 1, 1)
+    else:  # 32 KiB of workgroup memory: the 512-thread tile does not fit
+        assert details["threads"] <= 256
+    assert gemm.bindings_dict["packed_input"] == "packed_input_ro"
+
+
+def test_split_gemm_zeroes_the_output_in_its_pack():
+    plan = plan_convolution_integer(layer(8, 512, 512, (14, 14), 3), Capabilities.profile("h100"))
+    assert plan.kernels == ["pack_zero", "convolution_integer_dot4_splitk"]
+    details = dict(plan.details)
+    assert (details["tile"], details["slice_steps"], details["k_steps"]) == ((112, 128), 31, 72)
+    assert plan.steps[1].bindings_dict["output"] == "output_atomic" and "stream-K" in plan.steps[1].why
+    assert plan.steps[0].constants_dict["OUT_PACKED"] == 1
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize(
+    "name, kw",
+    [
+        ("depthwise", dict(n=8, c=256, m=256, hw=(56, 56), k=3, groups=256)),
+        ("grouped", dict(n=8, c=256, m=256, hw=(28, 28), k=3, groups=32)),
+        ("stem without dot4", dict(n=8, c=3, m=64, hw=(224, 224), k=7, stride=2)),
+        ("1-D depthwise", dict(n=2, c=16, m=16, hw=(4096,), k=3, groups=16)),
+    ],
+)
+def test_few_channels_a_group_run_the_direct_kernel(profile, name, kw):
+    caps = Capabilities.profile(profile)
+    if "without dot4" in name:
+        caps = no_dot4(caps)
+    d = layer(**kw)
+    plan = plan_convolution_integer(d, caps)
+    # 8 channels a group: four a word on the packed dot product
+    words = name == "grouped"
+    assert plan.kernels == ["convolution_integer_direct" + ("_dot4" if words else "")] and plan.workspace == ()
+    (s,) = plan.steps
+    u = s.uniforms_dict
+    d4 = d.as_4d()
+    th, tw = dict(plan.details)["tile"]
+    assert th * tw <= 4096 and (u["tile_h"], u["tile_w"]) == (th, tw)
+    # every output pixel and channel block is one workgroup's: the grid covers them once
+    oh, ow = d4.output.sizes[2:]
+    wgs = d4.input.sizes[0] * d4.group_count * u["channel_blocks"] * -(-oh // th) * -(-ow // tw)
+    assert u["workgroups"] == wgs and s.invocations == wgs * 256
+    assert u["channel_block"] * u["channel_blocks"] >= d4.filter.sizes[0] // d4.group_count
+    # the staged input window and filter block fit the staging slots (XS, WS: workgroup memory)
+    cg = -(-d4.filter.sizes[1] // 4) if words else d4.filter.sizes[1]
+    consts = s.constants_dict
+    assert cg * u["window_h"] * u["window_w"] <= consts["XS"]
+    assert u["channel_block"] * cg * d4.filter.sizes[2] * d4.filter.sizes[3] <= consts["WS"]
+    assert 4 * (consts["XS"] + consts["WS"]) <= caps.limit("max-compute-workgroup-storage-size")
+    assert u["group_count"] == d.group_count and u["group_out_channels"] == d4.filter.sizes[0] // d.group_count
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_small_channel_stem_is_an_im2col_gemm(profile):
+    """C = 3, 7x7 stride 2: K = 147 taps packed whole (37 words -> 40, 3 k steps of 16 words)
+    instead of 49 steps of one padded word each; the GEMM sees a 1x1 layer over the OH x OW pixels."""
+    d = layer(8, 3, 64, (224, 224), 7, stride=2)
+    plan = plan_convolution_integer(d, Capabilities.profile(profile))
+    assert plan.kernels == ["pack_im2col", "convolution_integer_dot4"] and "K = C/G*KH*KW = 147" in plan.why
+    assert dict(plan.details)["k_steps"] == 3
+    pixels = 8 * 112 * 112
+    assert dict(plan.workspace) == {"packed_input": 4 * pixels * 40, "packed_filter": 4 * 64 * 40}
+    pack, gemm = (s.uniforms_dict for s in plan.steps)
+    assert (pack["kernel_h"], pack["stride_h"], pack["pad_top"], pack["in_height"], pack["taps"]) == (7, 2, 3, 224, 147)
+    assert (gemm["kernel_h"], gemm["stride_h"], gemm["pad_top"], gemm["in_height"], gemm["taps"]) == (1, 1, 0, 112, 147)
+    assert gemm["group_words_padded"] == gemm["k_words"] == 40 and gemm["pixels"] == pixels
+    assert plan.steps[0].bindings_dict["input_zero_point"] == "input_zero_point"
+    assert plan.ops == 2 * 8 * 64 * 112 * 112 * 147
+
+
+def test_uniforms_are_named_and_pack_into_the_wgsl_struct():
+    """Every step's uniforms are exactly the Conv struct's fields (a missing or extra name would raise)."""
+    caps = Capabilities.profile("h100")
+    lay = interface("convolution_integer.wgsl").uniform_layout("cv")
+    for d in (layer(8, 64, 64, (56, 56), 3), layer(8, 256, 256, (56, 56), 3, groups=256), layer(1, 4, 4, (5, 5), 3)):
+        for kernel in ("portable", "direct", "direct_dot4", "dot4", "dot4_im2col"):
+            for s in plan_convolution_integer(d, caps, kernel=kernel).steps:
+                assert set(s.uniforms_dict) == set(lay.names)
+                assert len(lay.pack(s.uniforms_dict)) == lay.size
+    assert "group_count" in lay.names and "pad_top" in lay.names and "pads" not in lay.names
+
+
+def test_placements_reach_the_uniforms():
+    from dmlwgsl.plan import Placement
+
+    d = layer(1, 4, 4, (5, 5), 3)
+    pl = {"input": Placement(3), "filter": Placement(5), "output": Placement(8), "filter_zero_point": Placement(1)}
+    u = plan_convolution_integer(d, Capabilities.profile("gl"), placements=pl).steps[0].uniforms_dict
+    assert (u["input_base"], u["filter_base"], u["output_base"], u["filter_zp_base"]) == (3, 5, 2, 1)
+
+
+def test_without_the_packed_dot_product():
+    caps = no_dot4(Capabilities.profile("h100"))
+    dense = layer(8, 64, 64, (56, 56), 3)
+    plan = plan_convolution_integer(dense, caps)
+    assert plan.kernels == ["convolution_integer_direct"] and "no packed_4x8_integer_dot_product" in plan.why
+    with pytest.raises(
+        PlanError, match=r"kernel: 'dot4' needs the WGSL language feature packed_4x8_integer_dot_product, which"
+    ):
+        plan_convolution_integer(dense, caps, kernel="dot4")
+
+
+def test_layers_past_the_direct_staging_fall_back_to_portable():
+    """A filter row of C/G*KH*KW taps beyond the staged filter slots: direct cannot run it."""
+    caps = no_dot4(Capabilities.profile("lavapipe"))
+    big = layer(1, 512, 8, (8, 8), 3)  # 4608 taps a filter row
+    plan = plan_convolution_integer(big, caps)
+    assert plan.kernels == ["convolution_integer_portable"] and "4608 taps" in plan.why
+    with pytest.raises(PlanError, match=r"kernel: 'direct' cannot run this layer: a filter row of C/G\*KH\*KW = 4608"):
+        plan_convolution_integer(big, caps, kernel="direct")
+    with pytest.raises(PlanError, match="kernel: must be one of portable, direct, direct_dot4, dot4, dot4_im2col"):
+        plan_convolution_integer(big, caps, kernel="winograd")
+
+
+def test_plan_validates_the_description_first():
+    d = dataclasses.replace(layer(1, 4, 4, (5, 5), 3), strides=(0, 1))
+    with pytest.raises(DmlValidationError, match=r"strides\[0\]: must be >= 1"):
+        plan_convolution_integer(d, Capabilities.profile("h100"))
+
+
+def test_structure_is_in_the_constants():
+    caps = Capabilities.profile("h100")
+    for xdt, wdt, zp in ((U8, I8, "channel"), (I8, U8, "tensor"), (I8, I8, "none")):
+        d = layer(8, 256, 256, (28, 28), 3, groups=32, zp=zp, xdt=xdt, wdt=wdt)
+        c = plan_convolution_integer(d, caps).steps[0].constants_dict
+        assert (c["X_SIGNED"], c["W_SIGNED"]) == (int(xdt == I8), int(wdt == I8))
+        assert (c["XZP"], c["WZP"]) == {"channel": (1, 2), "tensor": (1, 1), "none": (0, 0)}[zp]
+
+
+def test_explain_cli(capsys):
+    argv = ["explain", "convolution_integer", "--input", "8,256,56,56", "--filter", "256,1,3,3", "--groups", "256"]
+    argv += ["--pads", "1,1,1,1", "--zero-points", "channel", "--profile", "h100", "--json"]
+    assert cli_main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["kernels"] == ["convolution_integer_direct"] and d["dispatches"] == 1
+    assert d["ops"] == 2 * 8 * 256 * 56 * 56 * 9
+    assert d["bytes_moved"] == 8 * 256 * 56 * 56 + 256 * 9 + 256 + 1 + 4 * 8 * 256 * 56 * 56
+    assert d["steps"][0]["uniforms"]["group_count"] == 256
+    argv = ["explain", "convolution_integer", "--input", "8,64,56,56", "--filter", "64,64,3,3", "--pads", "1,1,1,1"]
+    assert cli_main(argv + ["--profile", "lavapipe"]) == 0
+    text = capsys.readouterr().out
+    assert "pack, convolution_integer_dot4" in text and "why: C/G = 64 and M/G = 64" in text
+    assert cli_main(argv + ["--profile", "h100", "--kernel", "direct", "--strides", "2,2", "--dilations", "1,1"]) == 0
+    assert "kernel 'direct' requested" in capsys.readouterr().out
+    assert cli_main(["explain", "convolution_integer", "--input", "1,4,9", "--filter", "2,4,3", "--pads", "1,1"]) == 0
+    capsys.readouterr()
+    bad = ["explain", "convolution_integer", "--input", "1,4,5,5", "--filter", "2,3,3,3", "--profile", "gl"]
+    assert cli_main(bad) == 2
+    assert "filter.sizes[1]: must equal C/group_count (4); got 3" in capsys.readouterr().err
+
+
+def test_past_the_binding_limit_on_lavapipe():
+    """An int32 output of 9 x 64 x 256 x 256 = 151 MB past lavapipe's 128 MiB binding: the direct
+    kernel runs in steps of whole batch items, each binding windows of the input and output."""
+    caps = Capabilities.profile("lavapipe")
+    d = layer(9, 64, 64, (256, 256), 3, groups=64)
+    plan = plan_convolution_integer(d, caps)
+    per = 7  # 7 x 16 MiB of output + alignment slack fit 128 MiB
+    assert plan.kernels == ["convolution_integer_direct[0]", "convolution_integer_direct[1]"]
+    assert "2 steps of up to 7 batch items" in plan.why and dict(plan.details)["batch_steps"] == 2
+    s0, s1 = plan.steps
+    out_item = 64 * 256 * 256 * 4
+    assert s1.windows == (("input", per * 64 * 256 * 256, 2 * 64 * 256 * 256), ("output", per * out_item, 2 * out_item))
+    assert s0.windows[1] == ("output", 0, per * out_item)
+    total = plan_convolution_integer(d, Capabilities.profile("h100")).steps[0].uniforms_dict["workgroups"]
+    assert s0.uniforms_dict["workgroups"] * 9 == total * per
+    dense = layer(9, 64, 64, (256, 256), 3)
+    with pytest.raises(PlanError, match="kernel: 'dot4' binds the whole input and output"):
+        plan_convolution_integer(dense, caps, kernel="dot4")
+    assert plan_convolution_integer(dense, caps).kernels[0] == "convolution_integer_direct[0]"
