@@ -355,7 +355,7 @@ class Bench:
         """TOPS of the dot4I8Packed-from-registers ceiling kernel (16 chains of dot products a thread,
         8 ops each), measured once per run (again with ``refresh``: the higher figure stays, so the
         percentages are conservative); None where the adapter has no packed dot product."""
-        from .ops.convolution_integer import ceiling_kernel
+        from .ops.convolution_integer import ceiling_kernel, ceiling_uniforms
 
         if not has_dot4(self.device):
             return None
@@ -367,10 +367,7 @@ class Bench:
         steps = 64 if small else 2048
         k = ceiling_kernel(dev)
         out = GpuTensor(dev, TensorDesc(DataType.INT32, (threads,)), dev.create_buffer(4 * threads, "ceiling"))
-        u = np.zeros((13, 4), np.uint32)
-        u[10] = [steps, 0x01FF7F80, 0, 0]  # steps, packed operands
-        u[8] = [0, 0, 0, threads]  # threads that store (all: the compiler must keep every chain)
-        data = u.tobytes()
+        data = ceiling_uniforms(steps, threads)  # every thread stores: the compiler must keep every chain
         ns = self.time_ns(lambda: k.dispatch({"output": out}, lambda _res: data, threads))
         out.buffer.destroy()
         tops = threads * steps * 16 * 8 / ns / 1e3
