@@ -94,11 +94,16 @@ def _convolution_cases() -> Iterator[Case]:
     geoms = [  # (x shape, w shape, strides, dilations, start pad, end pad, groups, per-channel filter zp)
         ((2, 16, 9, 9), (16, 16, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, True),
         ((1, 6, 7, 8), (6, 2, 3, 2), (2, 1), (1, 2), (2, 0), (1, 1), 3, False),
+        ((1, 8, 10, 11), (8, 1, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 8, True),  # depthwise
+        ((1, 3, 19, 17), (8, 3, 7, 7), (2, 2), (1, 1), (3, 3), (3, 3), 1, True),  # a C=3 7x7 stride-2 stem
     ]
+    #: Every kernel the plan can choose, each requested by name; those on the packed 4x8 dot product
+    #: are skipped (with the reason) where the adapter lacks it.
+    kernels = ("portable", "direct", "dot4", "direct_dot4", "dot4_im2col")
     for xt in (DataType.UINT8, DataType.INT8):
         for wt in (DataType.UINT8, DataType.INT8):
             for gi, (xs, ws, st, dil, sp, ep, g, per_ch) in enumerate(geoms):
-                for kernel in ("portable", "dot4"):
+                for kernel in kernels:
 
                     def run(
                         device,
@@ -114,8 +119,8 @@ def _convolution_cases() -> Iterator[Case]:
                         per_ch=per_ch,
                         kernel=kernel,
                     ):
-                        if kernel == "dot4" and not Capabilities.from_device(device).has(DOT4_FEATURE):
-                            raise Skipped(f"dot4 kernel: the adapter lacks the WGSL feature {DOT4_FEATURE}")
+                        if "dot4" in kernel and not Capabilities.from_device(device).has(DOT4_FEATURE):
+                            raise Skipped(f"{kernel} kernel: the adapter lacks the WGSL feature {DOT4_FEATURE}")
                         rng = np.random.default_rng(2)
                         xd, wd = TensorDesc(xt, xs), TensorDesc(wt, ws)
                         xr, wr = random_bytes(xd, rng), random_bytes(wd, rng)
