@@ -81,10 +81,6 @@ class TiledSpace:
     out_w_stride: int
     zip: bool = False  # DepthToSpace with block 2: one thread per output vector (depth_to_space_zip)
 
-    def chunk(self, esize: int) -> int:
-        """Columns of the chunked dimension one thread covers."""
-        return (8 if self.zip else 16) // esize
-
     def usable(self, esize: int) -> str | None:
         """None when the path's structural conditions hold for this element size, else the rule broken."""
         v = 16 // esize
@@ -321,7 +317,8 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
     op = lay.op
     if path in ("zip", "tiled"):
         t = lay.tiled
-        chunks = t.row_len // t.chunk(esize)
+        # columns a thread covers: one 8-byte half vector per input row (zip), a 16-byte vector (tiled)
+        chunks = t.row_len // ((8 if path == "zip" else 16) // esize)
         threads = nb * cb * hb * t.block * chunks
         u = {
             "in_stride_n": t.in_strides[0],
