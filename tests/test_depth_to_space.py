@@ -409,3 +409,22 @@ def test_whole_output_buffer_equals_strided_reference(device, rng):
             src, ind, np.full(outd.total_tensor_size_in_bytes, 0x5A, np.uint8), outd, 2, "CRD"
         )
         assert_matches(got, want)
+
+
+@pytest.mark.slow
+def test_tensor_past_the_real_binding_limit(device, rng):
+    """An input and output 16 MiB larger than the adapter's binding limit (lavapipe, GL: 128 MiB):
+    the one-liners split the work into windows. Checked against the reference on crops spread over
+    the whole tensor (DepthToSpace commutes with spatial crops), and exactly by the round trip."""
+    limit = device.max_binding_size
+    if limit > 256 << 20:
+        pytest.skip(f"binding limit {limit} bytes: a tensor past it is too large for a test")
+    n = -(-(limit + (16 << 20)) // (16 << 20))
+    x = rng.integers(0, 256, size=(n, 4, 2048, 2048), dtype=np.uint8)
+    y = dmlwgsl.depth_to_space(x, 2, "CRD", device=device)
+    assert y.shape == (n, 1, 4096, 4096)
+    for k in range(n):
+        h0, w0 = rng.integers(0, 2048 - 16, size=2)
+        crop = x[k : k + 1, :, h0 : h0 + 16, w0 : w0 + 16]
+        assert_matches(y[k : k + 1, :, 2 * h0 : 2 * h0 + 32, 2 * w0 : 2 * w0 + 32], ref(crop, 2, "CRD"))
+    assert_matches(dmlwgsl.space_to_depth(y, 2, "CRD", device=device), x)
