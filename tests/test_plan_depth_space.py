@@ -67,10 +67,10 @@ def test_unaligned_rows_add_the_edge_pass_and_blocks_per_thread_follow_the_row()
     assert plan.kernels == ["depth_to_space_rows", "depth_to_space_row_edges"]
     rows, edges = plan.steps
     assert rows.uniforms_dict["rows"] == 3 * 16 * 270 and rows.uniforms_dict["row_len"] == 482
-    # 482 f32 = 1928 bytes: at most 121 blocks a row, 3 a thread, 41 threads a row
-    assert rows.constants_dict["BPT"] == 3 and rows.uniforms_dict["threads_per_row"] == 41
-    assert rows.invocations == 3 * 16 * 270 * 41
-    assert edges.invocations == 3 * 16 * 270 * 8 and edges.bindings_dict["output"] == "output_atomic"
+    # 482 f32 = 1928 bytes: at most 121 blocks a row, 3 a thread, 41 threads a row rounded up to 64
+    assert rows.constants_dict["BPT"] == 3 and rows.uniforms_dict["row_shift"] == 6
+    assert rows.invocations == 3 * 16 * 270 * 64
+    assert edges.invocations == 3 * 16 * 270 * 9 and edges.bindings_dict["output"] == "output_atomic"
 
 
 def test_space_to_depth_rows_and_requests():

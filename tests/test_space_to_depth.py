@@ -72,7 +72,7 @@ def test_every_type_and_layout(device, rng, dtype, order):
 )
 @pytest.mark.parametrize("b", [2, 3, 4])
 def test_fast_path_shapes(device, rng, dtype, b):
-    """Rows of whole 16-byte vectors: the plan's choice (the row kernel), the tiled kernel and the
+    """Rows of whole 16-byte vectors: the plan's choice (tiled for b 2, rows otherwise), the tiled kernel and the
     row kernel at an odd output offset, each requested by name; results stay exact."""
     shape = (2, 2, 3 * b, 32 * b)
     for order in ("DCR", "CRD"):
@@ -91,7 +91,8 @@ def test_fast_path_shapes(device, rng, dtype, b):
                 input_offset=offsets[0],
                 output_offset=offsets[1],
             )
-            assert op.plan.kernels[0] == f"space_to_depth_{kernel or 'rows'}"
+            default = "tiled" if b == 2 else "rows"  # measured on the H100 (plan_depth_space's _choose)
+            assert op.plan.kernels[0] == f"space_to_depth_{kernel or default}"
 
 
 @pytest.mark.parametrize(

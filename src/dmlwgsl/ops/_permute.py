@@ -32,6 +32,9 @@ from ..tensor import DmlValidationError, TensorDesc
 MAX_DIMS = 8
 ELEMENTS_PER_THREAD = 4  # EPT in common/permute.wgsl (its default)
 WORKGROUP = 256
+#: Words of a row outside its whole 16-byte blocks: at most 4 before and 4 after them, or 9 for a
+#: row of fewer than 32 bytes (which may have no whole block).
+EDGE_WORDS = 9
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
 PATHS = ("zip", "tiled", "rows", "packed", "strided", "atomic")
 
@@ -289,8 +292,12 @@ _WHY = {
 
 
 def _choose(lay: DepthSpaceLayout, esize: int, reasons: Mapping[str, str | None]) -> str:
-    """The preferred runnable path: zip, then rows, then the tiled kernel, then the gather."""
-    for path in ("zip", "rows", "tiled", "packed"):
+    """The preferred runnable path: zip; the tiled kernel for block 2 (its (de)interleave of two
+    vectors is written out word by word, measured at copy speed on the H100 for every element
+    size, where the row kernel's per-element gather is not for 1- and 2-byte elements); the row
+    kernel; the tiled kernel for blocks 3 and 4 (slower than the row kernel there); the gather."""
+    order = ("zip", "tiled", "rows", "packed") if lay.block == 2 else ("zip", "rows", "tiled", "packed")
+    for path in order:
         if reasons[path] is None:
             return path
     return "strided" if esize >= 4 else "atomic"
@@ -404,13 +411,14 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout)
     r = lay.rows
     nb, cb, hb = box.extents
     rows = nb * cb * hb * r.rows_per_unit
-    epv = 16 // esize
     row_bytes = r.row_len * esize
     max_blocks = max(1, row_bytes // 16 + (1 if row_bytes % 16 else 0))
     # Blocks per thread: enough threads per row for a warp's stores to stay contiguous (>= 32
-    # threads a row), up to 4 blocks a thread to spread the row index arithmetic.
-    bpt = max(1, min(4, max_blocks // 32))
-    tpr = -(-max_blocks // bpt)
+    # threads a row), up to 8 blocks a thread to spread the row index arithmetic; a power of two
+    # threads a row, so that the shader splits its thread id with a shift.
+    bpt = max(1, min(8, max_blocks // 32))
+    shift = max(0, (-(-max_blocks // bpt) - 1).bit_length())
+    tpr = 1 << shift
     # Every row starts on a 16-byte boundary and ends on one: no element outside whole blocks.
     outer = [lay.output.element_strides[d] for d in range(3)]
     aligned = (
@@ -422,8 +430,8 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout)
     u = {
         "rows": rows,
         "row_len": r.row_len,
-        "threads_per_row": tpr,
-        "edge_slots": 2 * epv,
+        "row_shift": shift,
+        "edge_slots": EDGE_WORDS,
         "stride_j": r.stride_j,
         "stride_w": r.stride_w,
         "channels": cb,
@@ -465,7 +473,7 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout)
                 lay.shader,
                 "rows do not all start and end on 16-byte boundaries: the elements outside their whole "
                 "blocks, merged into their words with atomics",
-                rows * 2 * epv,
+                rows * EDGE_WORDS,
                 entry_point=edge,
                 constants=consts,
                 uniforms=u,
