@@ -229,9 +229,10 @@ def plan_depth_space(
                 f"{op}: {name} is {d.total_tensor_size_in_bytes} bytes, beyond max-buffer-size "
                 f"{caps.limit('max-buffer-size')} ({caps.name})"
             )
-    # Elements a binding may span: the limit less the residual offset and the 16-byte rounding.
-    limit = caps.max_binding_size
-    boxes = _boxes(lay, (limit - pin.residual - 16) // esize, (limit - pout.residual - 16) // esize)
+    # Elements a binding may span: the limit less the residual offset, a window start rounded down
+    # to the binding alignment, and the 16-byte rounding of the binding's size.
+    limit = caps.max_binding_size - caps.binding_alignment - 16
+    boxes = _boxes(lay, (limit - pin.residual) // esize, (limit - pout.residual) // esize)
     split = len(boxes) > 1
 
     # Why each path can or cannot run, in order of preference.
@@ -370,8 +371,7 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
         raise DmlValidationError(f"{op}: iteration space of {len(sz)} dimensions exceeds {MAX_DIMS}")
     count = math.prod(sz)
     n = len(sz)
-    rev = lambda v, fill: [v[n - 1 - d] if d < n else fill for d in range(MAX_DIMS)]  # noqa: E731  innermost first
-    shifts = [(s.bit_length() - 1) if s & (s - 1) == 0 else 32 for s in rev(sz, 1)]
+    shifts = [(s.bit_length() - 1) if s & (s - 1) == 0 else 32 for s in _innermost_first(sz, 1)]
     if path == "packed":
         base = dst_base * esize
         invocations = -(-(base + count * esize) // 16) - base // 16
@@ -387,9 +387,9 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
             entry_point=name,
             constants=consts,
             uniforms={
-                "sizes": rev(sz, 1),
-                "src_strides": rev(src, 0),
-                "dst_strides": rev(dst, 0),
+                "sizes": _innermost_first(sz, 1),
+                "src_strides": _innermost_first(src, 0),
+                "dst_strides": _innermost_first(dst, 0),
                 "shifts": shifts,
                 "count": count,
                 "src_base": src_base % 2**32,
@@ -404,6 +404,12 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
             windows=windows,
         )
     ]
+
+
+def _innermost_first(values, fill: int) -> list[int]:
+    """The gather's per-dimension uniforms: innermost dimension first, padded to MAX_DIMS."""
+    n = len(values)
+    return [values[n - 1 - d] if d < n else fill for d in range(MAX_DIMS)]
 
 
 def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout) -> list:
