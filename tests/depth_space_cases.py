@@ -22,13 +22,39 @@ LAYOUTS = [
 ]
 
 
-def check_op(device, compile_fn, desc_cls, reference, in_desc, out_desc, block_size, order, rng):
-    """Run one case on the GPU under poison and guards and compare with the numpy reference."""
+def check_op(
+    device,
+    compile_fn,
+    desc_cls,
+    reference,
+    in_desc,
+    out_desc,
+    block_size,
+    order,
+    rng,
+    *,
+    kernel=None,
+    capabilities=None,
+    input_offset=16,
+    output_offset=64,
+):
+    """Run one case on the GPU under poison and guards and compare with the numpy reference
+    (``kernel`` requests a path; ``capabilities`` replaces the device's record for planning)."""
     raw = random_bytes(in_desc, rng)
     x = read_tensor(raw, in_desc)
     expected = reference(x, block_size, order)
-    op = compile_fn(desc_cls(in_desc, out_desc, block_size, order), device=device)
-    run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (in_desc, raw)}, out_desc, expected)
+    op = compile_fn(
+        desc_cls(in_desc, out_desc, block_size, order), device=device, kernel=kernel, capabilities=capabilities
+    )
+    run_checked(
+        device,
+        lambda ins, out: op(ins["input"], out),
+        {"input": (in_desc, raw)},
+        out_desc,
+        expected,
+        input_offset=input_offset,
+        output_offset=output_offset,
+    )
     return op
 
 

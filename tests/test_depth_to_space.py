@@ -9,6 +9,7 @@ from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, onnx_cases
 import dmlwgsl
 from dmlwgsl import DataType, DepthSpaceOrder, DepthToSpaceDesc, DmlValidationError, TensorDesc
 from dmlwgsl.ops.depth_to_space import compile_depth_to_space
+from dmlwgsl.plan import Capabilities
 from dmlwgsl.reference.depth_to_space import depth_to_space as ref
 from dmlwgsl.testing import assert_matches, strided_desc
 
@@ -116,23 +117,59 @@ def test_every_type_and_layout(device, rng, dtype, order):
 )
 @pytest.mark.parametrize("b", [2, 3, 4])
 def test_fast_path_shapes(device, rng, dtype, b):
-    """Rows of whole 16-byte vectors take the tiled (b 3, 4) or zip (b 2) kernel; results stay exact."""
+    """Rows of whole 16-byte vectors: the plan's choice (zip for b 2, rows otherwise), the tiled
+    kernel and the row kernel, each requested by name; results stay exact. Tensors placed at
+    16-byte offsets keep the aligned paths; the row kernel also runs at an odd offset."""
     shape = (2, 2 * b * b, 3, 32)
     out = (2, 2, 3 * b, 32 * b)
     for order in ("DCR", "CRD"):
-        op = check_op(
-            device,
-            compile_depth_to_space,
-            DepthToSpaceDesc,
-            ref,
-            TensorDesc(dtype, shape),
-            TensorDesc(dtype, out),
-            b,
-            order,
-            rng,
-        )
-        assert op.tiled is not None
-        assert any(("_zip" if b == 2 else "_tiled") in k for k in op.cache_keys)
+        for kernel, offsets in ((None, (16, 64)), ("tiled", (16, 64)), ("rows", (16, 64)), ("rows", (16, 72))):
+            op = check_op(
+                device,
+                compile_depth_to_space,
+                DepthToSpaceDesc,
+                ref,
+                TensorDesc(dtype, shape),
+                TensorDesc(dtype, out),
+                b,
+                order,
+                rng,
+                kernel=kernel,
+                input_offset=offsets[0],
+                output_offset=offsets[1],
+            )
+            want = {None: "depth_to_space_zip" if b == 2 else "depth_to_space_rows"}.get(
+                kernel, f"depth_to_space_{kernel}"
+            )
+            assert op.plan.kernels == [want]
+
+
+@pytest.mark.parametrize(
+    "dtype", [DataType.UINT8, DataType.UINT16, DataType.FLOAT32, DataType.FLOAT64], ids=lambda d: d.name.lower()
+)
+def test_row_kernel_long_and_odd_rows(device, rng, dtype):
+    """The row kernel with several 16-byte blocks a thread (long rows), odd and prime widths
+    (unaligned rows: the edge pass), block sizes 3, 5 and 8, and NHWC / broadcast inputs."""
+    cases = [
+        ((1, 9, 2, 401), 3, "packed", "packed"),
+        ((2, 25, 3, 7), 5, "nhwc", "window"),
+        ((1, 64, 2, 37), 8, "broadcast", "packed"),
+    ]
+    for shape, b, lin, lout in cases:
+        out = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
+        for order in ("DCR", "CRD"):
+            op = check_op(
+                device,
+                compile_depth_to_space,
+                DepthToSpaceDesc,
+                ref,
+                strided_desc(dtype, shape, lin),
+                strided_desc(dtype, out, lout, output=True),
+                b,
+                order,
+                rng,
+            )
+            assert op.plan.kernels[0] == "depth_to_space_rows"
 
 
 def test_hypothesis_shapes(device):
@@ -207,8 +244,10 @@ def test_two_shapes_compile_once(device):
         )
         for s in [(1, 4, 3, 5), (2, 8, 7, 3), (3, 12, 1, 9)]
     ]
-    assert device.pipelines.misses - before <= 1
-    assert len({k for op in ops for k in op.cache_keys}) == 1
+    # every shape has unaligned rows: the row kernel and its edge pass, compiled once for all three
+    assert all(op.plan.kernels == ["depth_to_space_rows", "depth_to_space_row_edges"] for op in ops)
+    assert device.pipelines.misses - before <= 2
+    assert len({k for op in ops for k in op.cache_keys}) == 2
     assert "depth_to_space" in ops[0].cache_keys[0] and "ELEM_BYTES=4" in ops[0].cache_keys[0]
 
 
@@ -312,10 +351,38 @@ def test_validation_shared_buffer(device):
         op(dmlwgsl.GpuTensor(device, op.input_desc, buf, 0), dmlwgsl.GpuTensor(device, op.output_desc, buf, 512))
 
 
-def test_validation_binding_limit(device):
-    big = device.max_binding_size // 4 + 64  # elements of f32: one binding too many bytes
-    with pytest.raises(DmlValidationError, match="max-storage-buffer-binding-size"):
-        _compile(TensorDesc(F32, (1, 4, 1, big)), TensorDesc(F32, (1, 1, 2, 2 * big)), device=device)
+def test_past_the_binding_limit(device, rng):
+    """A tighter binding limit than the device's (a capabilities record): the plan splits the work
+    into boxes of (n, c, h) that bind windows of the tensors; results stay exact on every path."""
+    import dataclasses
+
+    caps = Capabilities.from_device(device)
+    limits = dict(caps.limits, **{"max-storage-buffer-binding-size": 4096})
+    tight = dataclasses.replace(caps, limits=tuple(sorted(limits.items())))
+    for dtype, shape, b, lin, lout, kernel in [
+        (DataType.FLOAT32, (4, 8, 4, 32), 2, "packed", "packed", None),
+        (DataType.UINT8, (3, 18, 5, 33), 3, "packed", "window", None),
+        (DataType.FLOAT16, (2, 8, 6, 40), 2, "nhwc", "packed", None),
+        (DataType.INT64, (2, 8, 3, 16), 2, "packed", "packed", "tiled"),
+        (DataType.INT16, (4, 8, 6, 40), 2, "packed", "nhwc", None),
+    ]:
+        out = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
+        for order in ("DCR", "CRD"):
+            op = check_op(
+                device,
+                compile_depth_to_space,
+                DepthToSpaceDesc,
+                ref,
+                strided_desc(dtype, shape, lin),
+                strided_desc(dtype, out, lout, output=True),
+                b,
+                order,
+                rng,
+                kernel=kernel,
+                capabilities=tight,
+            )
+            assert op.plan.dispatches > 1 and all(s.windows for s in op.plan.steps)
+            assert all(length <= 4096 for s in op.plan.steps for _, _, length in s.windows)
 
 
 def test_one_liner_validates_before_gpu_work():
@@ -342,3 +409,22 @@ def test_whole_output_buffer_equals_strided_reference(device, rng):
             src, ind, np.full(outd.total_tensor_size_in_bytes, 0x5A, np.uint8), outd, 2, "CRD"
         )
         assert_matches(got, want)
+
+
+@pytest.mark.slow
+def test_tensor_past_the_real_binding_limit(device, rng):
+    """An input and output 16 MiB larger than the adapter's binding limit (lavapipe, GL: 128 MiB):
+    the one-liners split the work into windows. Checked against the reference on crops spread over
+    the whole tensor (DepthToSpace commutes with spatial crops), and exactly by the round trip."""
+    limit = device.max_binding_size
+    if limit > 256 << 20:
+        pytest.skip(f"binding limit {limit} bytes: a tensor past it is too large for a test")
+    n = -(-(limit + (16 << 20)) // (16 << 20))
+    x = rng.integers(0, 256, size=(n, 4, 2048, 2048), dtype=np.uint8)
+    y = dmlwgsl.depth_to_space(x, 2, "CRD", device=device)
+    assert y.shape == (n, 1, 4096, 4096)
+    for k in range(n):
+        h0, w0 = rng.integers(0, 2048 - 16, size=2)
+        crop = x[k : k + 1, :, h0 : h0 + 16, w0 : w0 + 16]
+        assert_matches(y[k : k + 1, :, 2 * h0 : 2 * h0 + 32, 2 * w0 : 2 * w0 + 32], ref(crop, 2, "CRD"))
+    assert_matches(dmlwgsl.space_to_depth(y, 2, "CRD", device=device), x)

@@ -10,6 +10,7 @@ from test_depth_to_space import DOC_CRD, DOC_DCR, DOC_INPUT
 import dmlwgsl
 from dmlwgsl import DataType, DmlValidationError, SpaceToDepthDesc, TensorDesc
 from dmlwgsl.ops.space_to_depth import compile_space_to_depth
+from dmlwgsl.plan import Capabilities
 from dmlwgsl.reference.space_to_depth import space_to_depth as ref
 from dmlwgsl.testing import assert_matches, strided_desc
 
@@ -71,20 +72,64 @@ def test_every_type_and_layout(device, rng, dtype, order):
 )
 @pytest.mark.parametrize("b", [2, 3, 4])
 def test_fast_path_shapes(device, rng, dtype, b):
+    """Rows of whole 16-byte vectors: the plan's choice (tiled for b 2, rows otherwise), the tiled kernel and the
+    row kernel at an odd output offset, each requested by name; results stay exact."""
     shape = (2, 2, 3 * b, 32 * b)
     for order in ("DCR", "CRD"):
-        op = check_op(
-            device,
-            compile_space_to_depth,
-            SpaceToDepthDesc,
-            ref,
-            TensorDesc(dtype, shape),
-            TensorDesc(dtype, (2, 2 * b * b, 3, 32)),
-            b,
-            order,
-            rng,
-        )
-        assert op.tiled is not None and any("_tiled" in k for k in op.cache_keys)
+        for kernel, offsets in ((None, (16, 64)), ("tiled", (16, 64)), ("rows", (16, 72))):
+            op = check_op(
+                device,
+                compile_space_to_depth,
+                SpaceToDepthDesc,
+                ref,
+                TensorDesc(dtype, shape),
+                TensorDesc(dtype, (2, 2 * b * b, 3, 32)),
+                b,
+                order,
+                rng,
+                kernel=kernel,
+                input_offset=offsets[0],
+                output_offset=offsets[1],
+            )
+            default = "tiled" if b == 2 else "rows"  # measured on the H100 (plan_depth_space's _choose)
+            assert op.plan.kernels[0] == f"space_to_depth_{kernel or default}"
+
+
+@pytest.mark.parametrize(
+    "dtype", [DataType.UINT8, DataType.INT16, DataType.UINT32, DataType.INT64], ids=lambda d: d.name.lower()
+)
+def test_row_kernel_long_and_odd_rows(device, rng, dtype):
+    """The row kernel with long rows, odd and prime widths, block sizes 3, 5 and 8, NHWC and
+    broadcast inputs, window outputs; and the split past a tight binding limit."""
+    import dataclasses
+
+    caps = Capabilities.from_device(device)
+    limit = 8192 * dtype.size_in_bytes
+    tight = dataclasses.replace(
+        caps, limits=tuple(sorted(dict(caps.limits, **{"max-storage-buffer-binding-size": limit}).items()))
+    )
+    cases = [
+        ((4, 1, 6, 603), 3, "packed", "packed"),
+        ((2, 3, 5, 35), 5, "nhwc", "window"),
+        ((2, 2, 8, 296), 8, "broadcast", "packed"),
+    ]
+    for shape, b, lin, lout in cases:
+        out = (shape[0], shape[1] * b * b, shape[2] // b, shape[3] // b)
+        for order in ("DCR", "CRD"):
+            for capabilities in (None, tight):
+                op = check_op(
+                    device,
+                    compile_space_to_depth,
+                    SpaceToDepthDesc,
+                    ref,
+                    strided_desc(dtype, shape, lin),
+                    strided_desc(dtype, out, lout, output=True),
+                    b,
+                    order,
+                    rng,
+                    capabilities=capabilities,
+                )
+                assert op.plan.kernels[0].startswith("space_to_depth_rows")
 
 
 def test_hypothesis_shapes(device):

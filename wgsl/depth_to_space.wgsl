@@ -12,25 +12,53 @@
 // (i*b + j)*C' + c (DCR) or c*b*b + i*b + j (CRD), j = 0..b-1, at row h, and stores their b-way
 // interleave as b vectors of output row h*b + i. With BLOCK 2 (depth_to_space_zip) a thread
 // builds one output vector from an 8-byte load of each of the two channels instead.
-// Bindings and uniform layouts: see common/permute.wgsl and common/tiles.wgsl.
+// General fast path (depth_to_space_rows, + depth_to_space_row_edges for unaligned rows), for any
+// block size, element size, row length and alignment and any input strides, with an output whose
+// w stride is 1: output row (n, c, h*b + i) interleaves the b input rows of channels
+// in_c(i, j, c), j = 0..b-1 (common/rows.wgsl; row_at below is the formula above for one row).
+// Bindings and uniform layouts: see common/permute.wgsl, common/tiles.wgsl and common/rows.wgsl.
 
 #include "common/tiles.wgsl"
+#include "common/rows.wgsl"
+
+// Output row r, rows ordered (n, c, h, i): its first input element (j = 0, w = 0) and output element.
+fn row_at(r: u32) -> RowAt {
+    let i = r % BLOCK;
+    var t = r / BLOCK;
+    let h = t % rw.height;
+    t = t / rw.height;
+    let c = t % rw.channels;
+    let n = t / rw.channels;
+    let in_c = i * rw.chan_i + c * rw.chan_c;
+    return RowAt(rw.src_base + n * rw.in_stride_n + in_c * rw.in_stride_c + h * rw.in_stride_h,
+                 rw.dst_base + n * rw.out_stride_n + c * rw.out_stride_c + (h * BLOCK + i) * rw.out_stride_h);
+}
+
+@compute @workgroup_size(WG)
+fn depth_to_space_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    rows_body(thread_id(gid, nwg));
+}
+
+@compute @workgroup_size(WG)
+fn depth_to_space_row_edges(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    row_edges_body(thread_id(gid, nwg));
+}
 
 @compute @workgroup_size(WG)
 fn depth_to_space_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let tid = thread_id(gid, nwg);
-    if (tid >= tl.info.x) { return; }
+    if (tid >= tl.threads) { return; }
     let v = 16u / ELEM_BYTES;
     // row space: output rows (n, c, h, i) of C' channels; tl.chan maps (i, j, c) to the input channel
     let t = tile_at(tid, v);
     var src = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
     for (var j = 0u; j < BLOCK; j++) {
-        let in_c = t.i * tl.chan.x + j * tl.chan.y + t.c * tl.chan.z;
-        let e = tl.info.y + t.n * tl.in_strides.x + in_c * tl.in_strides.y + t.h * tl.in_strides.z + t.w0;
+        let in_c = t.i * tl.chan_i + j * tl.chan_j + t.c * tl.chan_c;
+        let e = tl.src_base + t.n * tl.in_stride_n + in_c * tl.in_stride_c + t.h * tl.in_stride_h + t.w0;
         src = quad_set(src, j, input4[e / v]);
     }
     let out = interleave(src);
-    let o = tl.info.z + t.n * tl.out_strides.x + t.c * tl.out_strides.y + (t.h * BLOCK + t.i) * tl.out_strides.z
+    let o = tl.dst_base + t.n * tl.out_stride_n + t.c * tl.out_stride_c + (t.h * BLOCK + t.i) * tl.out_stride_h
           + t.w0 * BLOCK;
     for (var k = 0u; k < BLOCK; k++) {
         output4[o / v + k] = quad_get(out, k);
@@ -42,14 +70,14 @@ fn depth_to_space_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
 @compute @workgroup_size(WG)
 fn depth_to_space_zip(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let tid = thread_id(gid, nwg);
-    if (tid >= tl.info.x) { return; }
+    if (tid >= tl.threads) { return; }
     let h = 8u / ELEM_BYTES;   // elements per 8-byte half vector
     let t = tile_at(tid, h);
-    let c0 = t.i * tl.chan.x + t.c * tl.chan.z;
-    let e = tl.info.y + t.n * tl.in_strides.x + c0 * tl.in_strides.y + t.h * tl.in_strides.z + t.w0;
+    let c0 = t.i * tl.chan_i + t.c * tl.chan_c;
+    let e = tl.src_base + t.n * tl.in_stride_n + c0 * tl.in_stride_c + t.h * tl.in_stride_h + t.w0;
     let a = input2[e / h];
-    let b = input2[(e + tl.chan.y * tl.in_strides.y) / h];
-    let o = tl.info.z + t.n * tl.out_strides.x + t.c * tl.out_strides.y + (t.h * 2u + t.i) * tl.out_strides.z
+    let b = input2[(e + tl.chan_j * tl.in_stride_c) / h];
+    let o = tl.dst_base + t.n * tl.out_stride_n + t.c * tl.out_stride_c + (t.h * 2u + t.i) * tl.out_stride_h
           + t.w0 * 2u;
     output4[o / (2u * h)] = zip2(a, b);
 }

@@ -24,7 +24,10 @@ struct Permute {
     src_strides: array<vec4<u32>, 2>,  // elements
     dst_strides: array<vec4<u32>, 2>,  // elements
     shifts: array<vec4<u32>, 2>,       // log2(size) for power-of-two sizes, else 32
-    info: vec4<u32>,                   // x element count, y src base, z dst base (elements), w rank
+    count: u32,                        // elements in the iteration space
+    src_base: u32,                     // element offset of the first input element in its binding
+    dst_base: u32,                     // element offset of the first output element in its binding
+    rank: u32,                         // dimensions in use
 }
 
 #include "common/grid.wgsl"
@@ -72,10 +75,10 @@ fn cursor_at(e: u32) -> Cursor {
     var rest = e;
     c.lo = vec4<u32>(0u);
     c.hi = vec4<u32>(0u);
-    c.src = pm.info.y;
-    c.dst = pm.info.z;
+    c.src = pm.src_base;
+    c.dst = pm.dst_base;
     for (var d = 0u; d < 8u; d++) {
-        if (d >= pm.info.w) { break; }
+        if (d >= pm.rank) { break; }
         let sh = pm.shifts[d >> 2u][d & 3u];
         var i: u32;
         if (sh < 32u) {
@@ -99,7 +102,7 @@ fn cursor_step(c: ptr<function, Cursor>) {
         let i = cursor_get(*c, d) + 1u;
         (*c).src += pm_src_stride(d);
         (*c).dst += pm_dst_stride(d);
-        if (i < pm_size(d) || d + 1u >= pm.info.w) {
+        if (i < pm_size(d) || d + 1u >= pm.rank) {
             cursor_set(c, d, i);
             return;
         }
@@ -137,7 +140,7 @@ fn put(block: vec4<u32>, q: u32, v: vec2<u32>) -> vec4<u32> {
 }
 
 fn permute_packed(gid: vec3<u32>, nwg: vec3<u32>) {
-    let b = output_block(thread_id(gid, nwg), pm.info.z * ELEM_BYTES, pm.info.x, ELEM_BYTES);
+    let b = output_block(thread_id(gid, nwg), pm.dst_base * ELEM_BYTES, pm.count, ELEM_BYTES);
     if (b.n == 0u) { return; }
     let epv = 16u / ELEM_BYTES;
     var c = cursor_at(b.e_lo);
@@ -160,7 +163,7 @@ fn permute_packed(gid: vec3<u32>, nwg: vec3<u32>) {
 }
 
 fn permute_strided(gid: vec3<u32>, nwg: vec3<u32>) {
-    let count = pm.info.x;
+    let count = pm.count;
     let e0 = thread_id(gid, nwg) * EPT;
     if (e0 >= count) { return; }
     var c = cursor_at(e0);
@@ -178,7 +181,7 @@ fn permute_strided(gid: vec3<u32>, nwg: vec3<u32>) {
 }
 
 fn permute_atomic(gid: vec3<u32>, nwg: vec3<u32>) {
-    let count = pm.info.x;
+    let count = pm.count;
     let e0 = thread_id(gid, nwg) * EPT;
     if (e0 >= count) { return; }
     var c = cursor_at(e0);

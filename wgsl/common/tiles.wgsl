@@ -11,14 +11,24 @@
 
 #include "common/permute.wgsl"
 
-override BLOCK: u32 = 2u;   // block size of the tiled path: 2, 3 or 4
+override BLOCK: u32 = 2u;   // block size (the tiled path takes 2, 3 or 4; the row kernels any)
 
 struct Tiled {
-    in_strides: vec4<u32>,   // elements: n, c, h (w is 1)
-    out_strides: vec4<u32>,  // elements: n, c, h (w is 1)
-    sizes: vec4<u32>,        // x N, y channels of the row space, z rows (H) per channel, w chunks per row
-    chan: vec4<u32>,         // channel map: other_c = i * chan.x + j * chan.y + c * chan.z
-    info: vec4<u32>,         // x thread count, y input base, z output base (elements)
+    in_stride_n: u32,    // input strides in elements (the w stride is 1)
+    in_stride_c: u32,
+    in_stride_h: u32,
+    out_stride_n: u32,   // output strides in elements (the w stride is 1)
+    out_stride_c: u32,
+    out_stride_h: u32,
+    channels: u32,       // channels of the row space (C' for DepthToSpace, C for SpaceToDepth)
+    height: u32,         // rows (H, or H/b) per channel
+    chunks: u32,         // chunks of columns per row
+    chan_i: u32,         // channel map: other_c = i * chan_i + j * chan_j + c * chan_c
+    chan_j: u32,
+    chan_c: u32,
+    threads: u32,        // invocations that do work
+    src_base: u32,       // element offset of the input in its binding
+    dst_base: u32,       // element offset of the output in its binding
 }
 
 @group(0) @binding(5) var<storage, read> input4: array<vec4<u32>>;
@@ -54,15 +64,15 @@ struct TileAt {
 // chunk = columns per thread (V, or V / 2 on the half-vector path of DepthToSpace).
 fn tile_at(tid: u32, chunk: u32) -> TileAt {
     var t: TileAt;
-    let chunks = tl.sizes.w;
+    let chunks = tl.chunks;
     t.w0 = (tid % chunks) * chunk;
     var r = tid / chunks;
     t.i = r % BLOCK;
     r = r / BLOCK;
-    t.h = r % tl.sizes.z;
-    r = r / tl.sizes.z;
-    t.c = r % tl.sizes.y;
-    t.n = r / tl.sizes.y;
+    t.h = r % tl.height;
+    r = r / tl.height;
+    t.c = r % tl.channels;
+    t.n = r / tl.channels;
     return t;
 }
 

@@ -1,21 +1,42 @@
-"""Host side of the strided gather shared by the data-movement operators (wgsl/common/permute.wgsl).
+"""Planning and operator shared by DepthToSpace and SpaceToDepth (the block (de)interleaves).
 
-An operator describes itself as an iteration space in output order: per dimension a size, an
-input stride and an output stride, both in elements. This module merges the dimensions that stay
-contiguous on both sides, picks the entry point for the output layout, and packs the uniforms.
+An operator module describes one validated description as a :class:`DepthSpaceLayout`: the spec
+formula as a 6-D strided gather in output order (:class:`IterationSpace`), which of those
+dimensions are the (n, c, h) "boxes" the work may be split into, and the geometry of the fast
+paths (:class:`TiledSpace`, :class:`RowSpace`). :func:`plan_depth_space` turns it into a
+:class:`~dmlwgsl.plan.Plan`:
+
+* ``<op>_zip`` / ``<op>_tiled`` (wgsl/common/tiles.wgsl): rows of whole 16-byte vectors on both
+  sides, block 2 (zip, DepthToSpace) or 2..4 (tiled); 16-byte loads and stores.
+* ``<op>_rows`` (+ ``<op>_row_edges``; wgsl/common/rows.wgsl): any block size, element size, row
+  length, row alignment and input strides, for an output whose w stride is 1: one thread builds
+  whole 16-byte blocks of an output row; the few elements outside a row's whole blocks (unaligned
+  rows) go in a second, small dispatch with atomics.
+* ``<op>_packed`` / ``<op>_strided`` / ``<op>_atomic`` (wgsl/common/permute.wgsl): the strided
+  gather for every other layout.
+
+Past the binding-size limit, the work is split into boxes of (n, c, h) whose input and output
+spans each fit one binding; every box is one step (per kernel) that binds windows of the tensors.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Mapping
 
-import numpy as np
-
-from ..runtime import Device, GpuTensor, Kernel
+from ..operator import Operator
+from ..plan import Capabilities, Placement, Plan, PlanError, placement_of, step
 from ..tensor import DmlValidationError, TensorDesc
 
 MAX_DIMS = 8
 ELEMENTS_PER_THREAD = 4  # EPT in common/permute.wgsl (its default)
+WORKGROUP = 256
+#: Words of a row outside its whole 16-byte blocks: at most 4 before and 4 after them, or 9 for a
+#: row of fewer than 32 bytes (which may have no whole block).
+EDGE_WORDS = 9
+#: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
+PATHS = ("zip", "tiled", "rows", "packed", "strided", "atomic")
 
 
 def coalesce(sizes, src_strides, dst_strides):
@@ -47,13 +68,14 @@ class IterationSpace:
 
 @dataclass(frozen=True)
 class TiledSpace:
-    """The block (de)interleave fast path of wgsl/common/tiles.wgsl, for ops whose rows are
-    contiguous: ``rows`` = (N, channels, H) of the row space, ``row_len`` = elements a row has in
-    the chunked (last) dimension, ``chan`` = (per i, per j, per c) steps of the channel map,
-    ``in_w_stride``/``out_w_stride`` = the last-dimension strides (the path needs both to be 1)."""
+    """The block (de)interleave of wgsl/common/tiles.wgsl, for ops whose rows are contiguous:
+    ``channels`` and ``height`` of the row space (rows (n, c, h, i)), ``row_len`` = elements a row
+    has in the chunked (last) dimension, ``chan`` = (per i, per j, per c) steps of the channel map,
+    strides (n, c, h) in elements, and the last-dimension strides (the path needs both to be 1)."""
 
     block: int
-    rows: tuple[int, int, int]
+    channels: int
+    height: int
     row_len: int
     chan: tuple[int, int, int]
     in_strides: tuple[int, int, int]
@@ -62,161 +84,424 @@ class TiledSpace:
     out_w_stride: int
     zip: bool = False  # DepthToSpace with block 2: one thread per output vector (depth_to_space_zip)
 
-    def chunk(self, esize: int) -> int:
-        """Columns of the chunked dimension one thread covers."""
-        return (8 if self.zip else 16) // esize
-
-    def usable(self, esize: int) -> bool:
-        """Whether the fast path's structural conditions hold for this element size."""
+    def usable(self, esize: int) -> str | None:
+        """None when the path's structural conditions hold for this element size, else the rule broken."""
         v = 16 // esize
-        return (
-            2 <= self.block <= 4
-            and self.in_w_stride == 1
-            and self.out_w_stride == 1
-            and self.row_len % v == 0
-            and all(s % v == 0 for s in self.in_strides + self.out_strides)
+        if not 2 <= self.block <= 4:
+            return f"block_size {self.block} is outside 2..4"
+        if self.in_w_stride != 1 or self.out_w_stride != 1:
+            return "the w strides of input and output must be 1"
+        if self.row_len % v or any(s % v for s in self.in_strides + self.out_strides):
+            return "rows and strides must be whole 16-byte vectors"
+        return None
+
+
+@dataclass(frozen=True)
+class RowSpace:
+    """The general row path of wgsl/common/rows.wgsl: output rows of ``row_len`` elements,
+    ``rows_per_unit`` rows per (n, c, h) unit of the row space (b for DepthToSpace's (i), b*b for
+    SpaceToDepth's (i, j)); element q of a row is input ``(q % interleave) * stride_j +
+    (q // interleave) * stride_w`` from the row's start."""
+
+    block: int
+    interleave: int
+    rows_per_unit: int
+    row_len: int
+    stride_j: int
+    stride_w: int
+    chan: tuple[int, int, int]
+    in_strides: tuple[int, int, int, int]
+    out_strides: tuple[int, int, int, int]
+
+    def usable(self) -> str | None:
+        """None when the output rows are contiguous (the path's one structural condition)."""
+        if self.out_strides[3] != 1 and self.row_len > 1:
+            return "the output's w stride must be 1"
+        return None
+
+
+@dataclass(frozen=True)
+class DepthSpaceLayout:
+    """Everything the planner needs of one DepthToSpace/SpaceToDepth description."""
+
+    op: str
+    shader: str
+    input: TensorDesc
+    output: TensorDesc
+    block: int
+    space: IterationSpace
+    box_dims: tuple[int, int, int]  # positions of n, c, h in ``space``
+    tiled: TiledSpace
+    rows: RowSpace
+
+
+@dataclass(frozen=True)
+class _Box:
+    """A box of (n, c, h) units: its extents and its input/output element offsets."""
+
+    extents: tuple[int, int, int]
+    src: int
+    dst: int
+    src_span: tuple[int, int]  # first and one-past-last input element it reads
+    dst_span: tuple[int, int]  # first and one-past-last output element it writes
+
+
+def _span(sizes, strides, offset: int) -> tuple[int, int]:
+    return offset, offset + sum((s - 1) * t for s, t in zip(sizes, strides)) + 1
+
+
+def _boxes(lay: DepthSpaceLayout, limit_in: int, limit_out: int) -> list[_Box]:
+    """Split (n, c, h) into boxes whose input and output spans each fit in the element limits:
+    whole batches while they fit, else channels of one batch, else rows of one channel."""
+    sizes, src, dst = lay.space.sizes, lay.space.src_strides, lay.space.dst_strides
+    full = [sizes[d] for d in lay.box_dims]
+
+    def make(lo, ext) -> _Box:
+        sz = list(sizes)
+        off_s = off_d = 0
+        for k, d in enumerate(lay.box_dims):
+            sz[d] = ext[k]
+            off_s += lo[k] * src[d]
+            off_d += lo[k] * dst[d]
+        return _Box(tuple(ext), off_s, off_d, _span(sz, src, off_s), _span(sz, dst, off_d))
+
+    def fits(b: _Box) -> bool:
+        return b.src_span[1] - b.src_span[0] <= limit_in and b.dst_span[1] - b.dst_span[0] <= limit_out
+
+    whole = make((0, 0, 0), full)
+    if fits(whole):
+        return [whole]
+    out = []
+
+    def split(level: int, lo: list[int]):
+        # the largest run of units along dimension `level` (the outer ones fixed at lo) that fits
+        n = full[level]
+        ext = [1] * level + [n] + full[level + 1 :]
+        one = list(ext)
+        one[level] = 1
+        if not fits(make(lo, one)):
+            if level == 2:
+                raise PlanError(
+                    f"{lay.op}: one row group (n, c, h) spans more than max-storage-buffer-binding-size; "
+                    f"no split of this description fits one binding"
+                )
+            for i in range(n):
+                split(level + 1, lo[:level] + [i] + [0] * (2 - level))
+            return
+        step_units = n
+        while step_units > 1 and not fits(make(lo, ext[:level] + [step_units] + ext[level + 1 :])):
+            step_units = (step_units + 1) // 2
+        for i in range(0, n, step_units):
+            k = min(step_units, n - i)
+            out.append(make(lo[:level] + [i] + lo[level + 1 :], ext[:level] + [k] + ext[level + 1 :]))
+
+    split(0, [0, 0, 0])
+    return out
+
+
+def _name(op: str, path: str) -> str:
+    return f"{op}_{path}"
+
+
+def _requested(op: str, kernel: str | None) -> str | None:
+    if kernel is None:
+        return None
+    path = kernel[len(op) + 1 :] if kernel.startswith(op + "_") else kernel
+    if path not in PATHS:
+        raise PlanError(f"kernel: no path {kernel!r} for {op} (choose from {', '.join(_name(op, p) for p in PATHS)})")
+    return path
+
+
+def plan_depth_space(
+    lay: DepthSpaceLayout,
+    caps: Capabilities,
+    *,
+    kernel: str | None = None,
+    placements: Mapping[str, Placement] | None = None,
+) -> Plan:
+    """The plan of one DepthToSpace/SpaceToDepth layout (see the module docstring)."""
+    op, esize = lay.op, lay.input.data_type.size_in_bytes
+    want = _requested(op, kernel)
+    pin, pout = placement_of(placements, "input"), placement_of(placements, "output")
+    for name, d in (("input", lay.input), ("output", lay.output)):
+        if d.total_tensor_size_in_bytes > caps.limit("max-buffer-size"):
+            raise PlanError(
+                f"{op}: {name} is {d.total_tensor_size_in_bytes} bytes, beyond max-buffer-size "
+                f"{caps.limit('max-buffer-size')} ({caps.name})"
+            )
+    # Elements a binding may span: the limit less the residual offset, a window start rounded down
+    # to the binding alignment, and the 16-byte rounding of the binding's size.
+    limit = caps.max_binding_size - caps.binding_alignment - 16
+    boxes = _boxes(lay, (limit - pin.residual) // esize, (limit - pout.residual) // esize)
+    split = len(boxes) > 1
+
+    # Why each path can or cannot run, in order of preference.
+    aligned = pin.residual % 16 == 0 and pout.residual % 16 == 0 and pin.padded and pout.padded
+    reasons: dict[str, str | None] = {}
+    t_rule = lay.tiled.usable(esize)
+    if not lay.tiled.zip:
+        reasons["zip"] = "only DepthToSpace with block_size 2 has the zip kernel"
+    else:
+        reasons["zip"] = t_rule or (None if aligned else "tensors must start 16-byte aligned in padded buffers")
+    reasons["tiled"] = t_rule or (None if aligned else "tensors must start 16-byte aligned in padded buffers")
+    r_rule = lay.rows.usable()
+    reasons["rows"] = r_rule or (None if pout.padded else "the output buffer must be padded to 16 bytes")
+    out_packed = lay.output.is_packed
+    reasons["packed"] = (
+        None if out_packed and pout.padded else "the output must be packed in a buffer padded to 16 bytes"
+    )
+    reasons["strided"] = None if esize >= 4 else "element size below 4 bytes (use the atomic gather)"
+    reasons["atomic"] = None if esize < 4 else "element size of 4 bytes or more (use the strided gather)"
+
+    if want is not None:
+        if reasons[want]:
+            raise PlanError(f"kernel: {_name(op, want)} cannot run this description: {reasons[want]}")
+        path, why = want, f"{_name(op, want)} requested"
+    else:
+        path = _choose(lay, esize, reasons)
+        why = _WHY[path]
+    steps = []
+    for k, box in enumerate(boxes):
+        steps.extend(_steps(lay, path, box, pin, pout, caps, esize, split, k))
+    plan_why = why + (f"; split into {len(boxes)} boxes of (n, c, h) that each fit one binding" if split else "")
+    nbytes = (lay.input.element_count + lay.output.element_count) * esize
+    if _broadcast(lay.input):
+        # a broadcast input is read once per distinct element
+        nbytes = (_distinct(lay.input) + lay.output.element_count) * esize
+    details = (("path", path), ("block_size", lay.block), ("boxes", len(boxes)))
+    return Plan(op, tuple(steps), plan_why, nbytes, caps.name, details=details)
+
+
+def _broadcast(d: TensorDesc) -> bool:
+    return any(s > 1 and t == 0 for s, t in zip(d.sizes, d.element_strides))
+
+
+def _distinct(d: TensorDesc) -> int:
+    return math.prod(s for s, t in zip(d.sizes, d.element_strides) if t != 0)
+
+
+_WHY = {
+    "zip": "block 2 with rows of whole 16-byte vectors: one thread per output vector from two 8-byte loads "
+    "(loads and stores of a warp contiguous)",
+    "tiled": "rows of whole 16-byte vectors and block 2..4: 16-byte loads and stores, interleaved in registers",
+    "rows": "contiguous output rows: whole 16-byte output blocks built per thread (any block size, element size, "
+    "row length and input strides); unaligned row ends in a small atomic pass",
+    "packed": "packed output: one thread per 16-byte output block through the strided gather",
+    "strided": "strided output of 4- or 8-byte elements: the strided gather",
+    "atomic": "strided output of 1- or 2-byte elements: the gather merges bytes into words with atomics",
+}
+
+
+def _choose(lay: DepthSpaceLayout, esize: int, reasons: Mapping[str, str | None]) -> str:
+    """The preferred runnable path: zip; the tiled kernel for block 2 (its (de)interleave of two
+    vectors is written out word by word, measured at copy speed on the H100 for every element
+    size, where the row kernel's per-element gather is not for 1- and 2-byte elements); the row
+    kernel; the tiled kernel for blocks 3 and 4 (slower than the row kernel there); the gather."""
+    order = ("zip", "tiled", "rows", "packed") if lay.block == 2 else ("zip", "rows", "tiled", "packed")
+    for path in order:
+        if reasons[path] is None:
+            return path
+    return "strided" if esize >= 4 else "atomic"
+
+
+def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) -> list:
+    """The kernel step(s) of one box."""
+    al = caps.binding_alignment
+    windows = []
+    src_base = pin.residual // esize + box.src
+    dst_base = pout.residual // esize + box.dst
+    if split:
+        ws_in = (box.src_span[0] * esize // al) * al
+        ws_out = (box.dst_span[0] * esize // al) * al
+        windows = [
+            ("input", ws_in, min(box.src_span[1] * esize, lay.input.total_tensor_size_in_bytes) - ws_in),
+            ("output", ws_out, min(box.dst_span[1] * esize, lay.output.total_tensor_size_in_bytes) - ws_out),
+        ]
+        src_base -= ws_in // esize
+        dst_base -= ws_out // esize
+    suffix = f"[{k}]" if split else ""
+    nb, cb, hb = box.extents
+    consts = {"ELEM_BYTES": esize}
+    op = lay.op
+    if path in ("zip", "tiled"):
+        t = lay.tiled
+        # columns a thread covers: one 8-byte half vector per input row (zip), a 16-byte vector (tiled)
+        chunks = t.row_len // ((8 if path == "zip" else 16) // esize)
+        threads = nb * cb * hb * t.block * chunks
+        u = {
+            "in_stride_n": t.in_strides[0],
+            "in_stride_c": t.in_strides[1],
+            "in_stride_h": t.in_strides[2],
+            "out_stride_n": t.out_strides[0],
+            "out_stride_c": t.out_strides[1],
+            "out_stride_h": t.out_strides[2],
+            "channels": cb,
+            "height": hb,
+            "chunks": chunks,
+            "chan_i": t.chan[0],
+            "chan_j": t.chan[1],
+            "chan_c": t.chan[2],
+            "threads": threads,
+            "src_base": src_base,
+            "dst_base": dst_base,
+        }
+        name = _name(op, path)
+        return [
+            step(
+                name + suffix,
+                lay.shader,
+                _WHY[path],
+                threads,
+                entry_point=name,
+                constants=dict(consts, BLOCK=t.block),
+                uniforms=u,
+                bindings={"input": "input2" if path == "zip" else "input4", "output": "output4"},
+                uniform_var="tl",
+                windows=windows,
+            )
+        ]
+    if path == "rows":
+        return _row_steps(lay, box, esize, src_base, dst_base, windows, suffix, pout)
+    # the strided gather over the box's sub-space
+    sizes = list(lay.space.sizes)
+    for kk, d in enumerate(lay.box_dims):
+        sizes[d] = box.extents[kk]
+    sz, src, dst = coalesce(sizes, lay.space.src_strides, lay.space.dst_strides)
+    if len(sz) > MAX_DIMS:
+        raise DmlValidationError(f"{op}: iteration space of {len(sz)} dimensions exceeds {MAX_DIMS}")
+    count = math.prod(sz)
+    n = len(sz)
+    shifts = [(s.bit_length() - 1) if s & (s - 1) == 0 else 32 for s in _innermost_first(sz, 1)]
+    if path == "packed":
+        base = dst_base * esize
+        invocations = -(-(base + count * esize) // 16) - base // 16
+    else:
+        invocations = -(-count // ELEMENTS_PER_THREAD)
+    name = _name(op, path)
+    return [
+        step(
+            name + suffix,
+            lay.shader,
+            _WHY[path],
+            invocations,
+            entry_point=name,
+            constants=consts,
+            uniforms={
+                "sizes": _innermost_first(sz, 1),
+                "src_strides": _innermost_first(src, 0),
+                "dst_strides": _innermost_first(dst, 0),
+                "shifts": shifts,
+                "count": count,
+                "src_base": src_base % 2**32,
+                "dst_base": dst_base % 2**32,
+                "rank": n,
+            },
+            bindings={
+                "input": "input",
+                "output": {"packed": "output4", "strided": "output", "atomic": "output_atomic"}[path],
+            },
+            uniform_var="pm",
+            windows=windows,
         )
+    ]
 
 
-class PermuteOperator:
-    """A compiled data-movement operator: call it with (input, output) GPU tensors.
+def _innermost_first(values, fill: int) -> list[int]:
+    """The gather's per-dimension uniforms: innermost dimension first, padded to MAX_DIMS."""
+    n = len(values)
+    return [values[n - 1 - d] if d < n else fill for d in range(MAX_DIMS)]
 
-    Created by an operator's ``compile_*`` function; holds the pipeline (shared through the
-    device's cache by every op of the same structure) and the op's uniforms.
+
+def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout) -> list:
+    """rows_body over the box's rows, and row_edges_body where some row is not 16-byte aligned."""
+    r = lay.rows
+    nb, cb, hb = box.extents
+    rows = nb * cb * hb * r.rows_per_unit
+    row_bytes = r.row_len * esize
+    max_blocks = max(1, row_bytes // 16 + (1 if row_bytes % 16 else 0))
+    # Blocks per thread: enough threads per row for a warp's stores to stay contiguous (>= 32
+    # threads a row), up to 8 blocks a thread to spread the row index arithmetic; a power of two
+    # threads a row, so that the shader splits its thread id with a shift.
+    bpt = max(1, min(8, max_blocks // 32))
+    shift = max(0, (-(-max_blocks // bpt) - 1).bit_length())
+    tpr = 1 << shift
+    # Every row starts on a 16-byte boundary and ends on one: no element outside whole blocks.
+    outer = [lay.output.element_strides[d] for d in range(3)]
+    aligned = (
+        pout.residual % 16 == 0
+        and row_bytes % 16 == 0
+        and all((s * esize) % 16 == 0 for s, n in zip(outer, lay.output.sizes[:3]) if n > 1)
+        and (box.dst * esize) % 16 == 0
+    )
+    u = {
+        "rows": rows,
+        "row_len": r.row_len,
+        "row_shift": shift,
+        "edge_slots": EDGE_WORDS,
+        "stride_j": r.stride_j,
+        "stride_w": r.stride_w,
+        "channels": cb,
+        "height": hb,
+        "in_stride_n": r.in_strides[0],
+        "in_stride_c": r.in_strides[1],
+        "in_stride_h": r.in_strides[2],
+        "in_stride_w": r.in_strides[3],
+        "out_stride_n": r.out_strides[0],
+        "out_stride_c": r.out_strides[1],
+        "out_stride_h": r.out_strides[2],
+        "chan_i": r.chan[0],
+        "chan_j": r.chan[1],
+        "chan_c": r.chan[2],
+        "src_base": src_base % 2**32,
+        "dst_base": dst_base % 2**32,
+    }
+    consts = {"ELEM_BYTES": esize, "BLOCK": r.block, "ILV": r.interleave}
+    name = _name(lay.op, "rows")
+    steps = [
+        step(
+            name + suffix,
+            lay.shader,
+            f"{rows} rows of {r.row_len} elements: {tpr} threads a row, {bpt} 16-byte block(s) a thread",
+            rows * tpr,
+            entry_point=name,
+            constants=dict(consts, BPT=bpt),
+            uniforms=u,
+            bindings={"input": "input", "output": "output4"},
+            uniform_var="rw",
+            windows=windows,
+        )
+    ]
+    if not aligned:
+        edge = _name(lay.op, "row_edges")
+        steps.append(
+            step(
+                edge + suffix,
+                lay.shader,
+                "rows do not all start and end on 16-byte boundaries: the elements outside their whole "
+                "blocks, merged into their words with atomics",
+                rows * EDGE_WORDS,
+                entry_point=edge,
+                constants=consts,
+                uniforms=u,
+                bindings={"input": "input", "output": "output_atomic"},
+                uniform_var="rw",
+                windows=windows,
+            )
+        )
+    return steps
+
+
+class PermuteOperator(Operator):
+    """A compiled DepthToSpace or SpaceToDepth: call it with (input, output) GPU tensors.
+
+    Created by the operator module's ``compile_*`` function; ``plan`` shows the kernels it runs.
     """
 
-    def __init__(
-        self,
-        device: Device,
-        op: str,
-        shader: str,
-        input: TensorDesc,
-        output: TensorDesc,
-        space: IterationSpace,
-        tiled: TiledSpace | None = None,
-    ):
-        self.device = device
+    def __init__(self, device, desc, plan_fn, op: str, *, kernel=None, capabilities=None):
         self.op = op
-        self.input_desc = input
-        self.output_desc = output
-        self.esize = input.data_type.size_in_bytes
-        device.check_binding_size(op, "input", input.total_tensor_size_in_bytes)
-        device.check_binding_size(op, "output", output.total_tensor_size_in_bytes)
-        sizes, src, dst = coalesce(space.sizes, space.src_strides, space.dst_strides)
-        if len(sizes) > MAX_DIMS:
-            raise DmlValidationError(f"{op}: iteration space of {len(sizes)} dimensions exceeds {MAX_DIMS}")
-        self.sizes, self.src, self.dst = sizes, src, dst
-        self.count = int(np.prod(sizes))
-        entry = shader.split(".")[0]
-        self._kernels: dict[str, Kernel] = {}
-        self._entry = entry
-        self._shader = shader
-        self._layout = "packed" if output.is_packed else ("strided" if self.esize >= 4 else "atomic")
-        self._pack = self._pack_uniforms  # one bound method, so bind groups cache by identity
-        self.tiled = tiled if tiled is not None and tiled.usable(self.esize) else None
-        self._pack_tiled_fn = self._pack_tiled
-        self._last = None  # (input, output, kernel, pack, invocations) of the last validated call
-        # compile now: errors surface at compile time, not at first call
-        self.kernel("tiled" if self.tiled else self._layout)
+        self._plan_fn = plan_fn
+        super().__init__(device, desc, kernel=kernel, capabilities=capabilities)
 
-    def kernel(self, layout: str) -> Kernel:
-        """The kernel for one path: tiled (fast), or the gather for a packed, strided or atomic output."""
-        if layout not in self._kernels:
-            if layout == "tiled":
-                zip_ = self.tiled.zip
-                self._kernels[layout] = Kernel(
-                    self.device,
-                    op=self.op,
-                    shader=self._shader,
-                    entry_point=f"{self._entry}_{'zip' if zip_ else 'tiled'}",
-                    bindings={"input": 7 if zip_ else 5, "output": 2},
-                    uniform_binding=6,
-                    constants={"ELEM_BYTES": self.esize, "BLOCK": self.tiled.block},
-                    vec4_bindings=frozenset({"input", "output"}),
-                )
-            else:
-                binding = {"packed": 2, "strided": 1, "atomic": 3}[layout]
-                self._kernels[layout] = Kernel(
-                    self.device,
-                    op=self.op,
-                    shader=self._shader,
-                    entry_point=f"{self._entry}_{layout}",
-                    bindings={"input": 0, "output": binding},
-                    uniform_binding=4,
-                    constants={"ELEM_BYTES": self.esize},
-                    vec4_bindings=frozenset({"output"}) if layout == "packed" else frozenset(),
-                )
-        return self._kernels[layout]
-
-    def _tiled_threads(self) -> int:
-        t = self.tiled
-        return t.rows[0] * t.rows[1] * t.rows[2] * t.block * (t.row_len // t.chunk(self.esize))
-
-    def _pack_tiled(self, residual: dict) -> bytes:
-        t = self.tiled
-        u = np.zeros((5, 4), dtype=np.uint32)
-        u[0, :3] = t.in_strides
-        u[1, :3] = t.out_strides
-        u[2] = [t.rows[0], t.rows[1], t.rows[2], t.row_len // t.chunk(self.esize)]
-        u[3, :3] = t.chan
-        u[4, :3] = [self._tiled_threads(), residual["input"] // self.esize, residual["output"] // self.esize]
-        return u.tobytes()
-
-    def _pack_uniforms(self, residual: dict) -> bytes:
-        n = len(self.sizes)
-        u = np.zeros((9, 4), dtype=np.uint32)
-        sizes = np.ones(8, np.uint64)
-        src = np.zeros(8, np.uint64)
-        dst = np.zeros(8, np.uint64)
-        shifts = np.full(8, 32, np.uint64)
-        for d in range(n):  # innermost first
-            s = self.sizes[n - 1 - d]
-            sizes[d], src[d], dst[d] = s, self.src[n - 1 - d], self.dst[n - 1 - d]
-            if s & (s - 1) == 0:
-                shifts[d] = s.bit_length() - 1
-        u[0:2] = (sizes % 2**32).reshape(2, 4)
-        u[2:4] = (src % 2**32).reshape(2, 4)
-        u[4:6] = (dst % 2**32).reshape(2, 4)
-        u[6:8] = shifts.reshape(2, 4)
-        u[8] = [self.count, residual["input"] // self.esize, residual["output"] // self.esize, n]
-        return u.tobytes()
-
-    def _blocks(self, residual: dict) -> int:
-        base = residual["output"]
-        return -(-(base + self.count * self.esize) // 16) - base // 16
-
-    def __call__(self, input: GpuTensor, output: GpuTensor) -> GpuTensor:
-        """Run the operator: read ``input``, write ``output`` (recorded into an open batch)."""
-        last = self._last
-        if last is not None and last[0] is input and last[1] is output:
-            last[2].dispatch({"input": input, "output": output}, last[3], last[4])
-            return output
-        if input.desc != self.input_desc:
-            raise DmlValidationError(f"{self.op}: input description differs from the compiled one")
-        if output.desc != self.output_desc:
-            raise DmlValidationError(f"{self.op}: output description differs from the compiled one")
-        input.check("input")
-        output.check("output")
-        if (
-            self.tiled
-            and input.offset % 16 == 0
-            and output.offset % 16 == 0
-            and input.buffer.size % 16 == 0
-            and output.buffer.size % 16 == 0
-        ):
-            k, pack, n = self.kernel("tiled"), self._pack_tiled_fn, self._tiled_threads()
-        else:
-            layout = self._layout
-            if layout == "packed" and output.buffer.size % 16:
-                layout = "strided" if self.esize >= 4 else "atomic"  # a foreign buffer not padded to 16
-            k, pack = self.kernel(layout), self._pack
-            n = self._blocks if layout == "packed" else -(-self.count // ELEMENTS_PER_THREAD)
-        k.dispatch({"input": input, "output": output}, pack, n)
-        # GpuTensor is immutable: the same pair of objects needs no second validation.
-        self._last = (input, output, k, pack, n)
-        return output
-
-    @property
-    def cache_keys(self) -> list[str]:
-        """The pipeline cache keys this operator uses."""
-        return [k.key for k in self._kernels.values()]
+    def make_plan(self, placements):
+        """The module's planning function on this description and device."""
+        return self._plan_fn(self.desc, self.capabilities, kernel=self.kernel_request, placements=placements)

@@ -6,13 +6,16 @@ DepthToSpace1 with Order = DEPTH_COLUMN_ROW is DepthToSpace v0, so one descripti
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import oneshot
+from ..plan import Capabilities, Placement, Plan
 from ..runtime import Device, default_device
 from ..tensor import DataType, DmlEnum, DmlValidationError, TensorDesc, desc_for_array
-from ._permute import IterationSpace, PermuteOperator, TiledSpace
+from ._permute import DepthSpaceLayout, IterationSpace, PermuteOperator, RowSpace, TiledSpace, plan_depth_space
 
 __all__ = [
     "DepthSpaceOrder",
@@ -20,6 +23,7 @@ __all__ = [
     "compile_depth_to_space",
     "depth_to_space",
     "depth_to_space_output_sizes",
+    "plan_depth_to_space",
 ]
 
 #: Every data type the DepthToSpace/SpaceToDepth family takes at feature level 5.0 (spec 2.5).
@@ -148,33 +152,100 @@ class DepthToSpaceDesc(DepthSpaceDesc):
         dst = (on, oc, b * oh, oh, b * ow, ow)
         return IterationSpace((n, cq, h, b, w, b), src, dst)
 
-    def tiled_space(self) -> TiledSpace:
-        """The same formula as output rows (n, c, h, i) each interleaving b input rows."""
+    def layout(self) -> DepthSpaceLayout:
+        """The same formula as output rows (n, c, h*b + i), each interleaving the b input rows of
+        channels in_c(i, j, c), j = 0..b-1 (the fast paths' view), plus the gather's space."""
         b = self.block_size
         n, c, h, w = self.input.sizes
         cq = c // (b * b)
         chan = (b * cq, cq, 1) if self.order == DepthSpaceOrder.DEPTH_COLUMN_ROW else (b, 1, b * b)
         sn, sc, sh, sw = self.input.element_strides
         on, oc, oh, ow = self.output.element_strides
-        return TiledSpace(b, (n, cq, h), w, chan, (sn, sc, sh), (on, oc, oh), sw, ow, zip=(b == 2))
+        tiled = TiledSpace(b, cq, h, w, chan, (sn, sc, sh), (on, oc, oh), sw, ow, zip=(b == 2))
+        rows = RowSpace(b, b, b, w * b, chan[1] * sc, sw, chan, (sn, sc, sh, sw), (on, oc, oh, ow))
+        return DepthSpaceLayout(
+            "depth_to_space",
+            "depth_to_space.wgsl",
+            self.input,
+            self.output,
+            b,
+            self.iteration_space(),
+            (0, 1, 2),
+            tiled,
+            rows,
+        )
 
 
-def compile_depth_to_space(desc: DepthToSpaceDesc, *, device: Device | None = None) -> PermuteOperator:
+def plan_depth_to_space(
+    desc: DepthToSpaceDesc,
+    caps: Capabilities,
+    *,
+    kernel: str | None = None,
+    placements: Mapping[str, Placement] | None = None,
+) -> Plan:
+    """The execution plan of a validated description on an adapter with capabilities ``caps``
+    (no device needed). ``kernel`` requests a path by name (``depth_to_space_rows``, ``_zip``,
+    ``_tiled``, ``_packed``, ``_strided``, ``_atomic``; an impossible request raises PlanError);
+    ``placements`` says how the tensors lie in their buffers (default: aligned, padded)."""
+    return plan_depth_space(desc.layout(), caps, kernel=kernel, placements=placements)
+
+
+def compile_depth_to_space(
+    desc: DepthToSpaceDesc, *, device: Device | None = None, kernel: str | None = None, capabilities=None
+) -> PermuteOperator:
     """Validate ``desc`` and build the operator once; call the result with (input, output)
-    GPU tensors as many times as needed."""
+    GPU tensors as many times as needed. ``kernel`` requests a path (see
+    :func:`plan_depth_to_space`); ``capabilities`` replaces the device's record for planning (a
+    tighter one, e.g. a smaller binding limit)."""
     desc.validate()
     return PermuteOperator(
         device or default_device(),
+        desc,
+        plan_depth_to_space,
         "depth_to_space",
-        "depth_to_space.wgsl",
-        desc.input,
-        desc.output,
-        desc.iteration_space(),
-        desc.tiled_space(),
+        kernel=kernel,
+        capabilities=capabilities,
     )
 
 
-def run_on_array(desc_cls, compile_fn, x, block_size, order, device: Device | None) -> np.ndarray:
+def add_explain_arguments(parser) -> None:
+    """``dmlwgsl explain depth_to_space`` options: --block-size, --order, --input-layout."""
+    add_depth_space_arguments(parser)
+
+
+def add_depth_space_arguments(parser) -> None:
+    """The explain options shared by DepthToSpace and SpaceToDepth."""
+    parser.add_argument("--block-size", type=int, default=2, help="block size b (default 2)")
+    parser.add_argument("--order", default="DCR", help="DCR (default) or CRD")
+    parser.add_argument(
+        "--input-layout",
+        default="packed",
+        choices=["packed", "nhwc"],
+        help="packed (NCHW, default) or nhwc (channels-last strides)",
+    )
+
+
+def explain_desc(desc_cls, args):
+    """Build and validate the description the explain options describe."""
+    from ..testing import strided_desc
+
+    dt = DataType.parse(args.dtype)
+    b = check_block_size(args.block_size)
+    sizes = tuple(args.input)
+    if len(sizes) != 4:
+        raise DmlValidationError(f"input.sizes: dimension count must be in [4]; got {len(sizes)} ({list(sizes)})")
+    in_desc = strided_desc(dt, sizes, args.input_layout)
+    desc = desc_cls(in_desc, TensorDesc(dt, desc_cls.output_sizes(sizes, b)), b, args.order)
+    desc.validate()
+    return desc
+
+
+def explain_plan(args, caps: Capabilities) -> Plan:
+    """The plan ``dmlwgsl explain depth_to_space`` prints."""
+    return plan_depth_to_space(explain_desc(DepthToSpaceDesc, args), caps, kernel=args.kernel)
+
+
+def run_on_array(desc_cls, compile_fn, x, block_size, order, device: Device | None) -> npt.NDArray:
     """Shared body of the DepthToSpace/SpaceToDepth numpy one-liners: describe ``x`` in place
     (numpy strides become DML strides), build and validate the description, upload, run, read back."""
     order = DepthSpaceOrder.parse(order)
@@ -188,7 +259,7 @@ def run_on_array(desc_cls, compile_fn, x, block_size, order, device: Device | No
     return oneshot.run(compile_fn, desc, [a, oneshot.OUTPUT], device=device)  # validates before GPU work
 
 
-def depth_to_space(x, block_size: int, order="DCR", *, device: Device | None = None) -> np.ndarray:
+def depth_to_space(x: npt.ArrayLike, block_size: int, order="DCR", *, device: Device | None = None) -> npt.NDArray:
     """DepthToSpace1 on a 4-D numpy array {N, C, H, W}; returns {N, C/(b*b), H*b, W*b}.
 
     ``order`` is "DCR" (DEPTH_COLUMN_ROW, the v0 behaviour) or "CRD" (COLUMN_ROW_DEPTH), or the

@@ -7,15 +7,29 @@ example and DirectMLX compute, not the {N, C/(b*b), H*b, W*b} that the pages sta
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
-import numpy as np
+import numpy.typing as npt
 
+from ..plan import Capabilities, Placement, Plan
 from ..runtime import Device, default_device
 from ..tensor import DmlValidationError
-from ._permute import IterationSpace, PermuteOperator, TiledSpace
-from .depth_to_space import DepthSpaceDesc, DepthSpaceOrder, run_on_array
+from ._permute import DepthSpaceLayout, IterationSpace, PermuteOperator, RowSpace, TiledSpace, plan_depth_space
+from .depth_to_space import (
+    DepthSpaceDesc,
+    DepthSpaceOrder,
+    add_depth_space_arguments,
+    explain_desc,
+    run_on_array,
+)
 
-__all__ = ["SpaceToDepthDesc", "compile_space_to_depth", "space_to_depth", "space_to_depth_output_sizes"]
+__all__ = [
+    "SpaceToDepthDesc",
+    "compile_space_to_depth",
+    "plan_space_to_depth",
+    "space_to_depth",
+    "space_to_depth_output_sizes",
+]
 
 
 def space_to_depth_output_sizes(sizes, block_size: int) -> tuple[int, int, int, int]:
@@ -59,32 +73,75 @@ class SpaceToDepthDesc(DepthSpaceDesc):
             dst = (on, b * b * oc, b * oc, oc, oh, ow)
         return IterationSpace(sizes, src, dst)
 
-    def tiled_space(self) -> TiledSpace:
-        """The same formula as input rows (n, c, h, i) each deinterleaved into b output rows."""
+    def box_dims(self) -> tuple[int, int, int]:
+        """Positions of n, c and h (output rows) in :meth:`iteration_space`."""
+        return (0, 3, 4) if self.order == DepthSpaceOrder.DEPTH_COLUMN_ROW else (0, 1, 4)
+
+    def layout(self) -> DepthSpaceLayout:
+        """The same formula as input rows (n, c, h*b + i), each deinterleaved into the b output
+        rows of channels out_c(i, j, c), j = 0..b-1 (the fast paths' view), plus the gather's space."""
         b = self.block_size
         n, c, h, w = self.input.sizes
         chan = (b * c, c, 1) if self.order == DepthSpaceOrder.DEPTH_COLUMN_ROW else (b, 1, b * b)
         sn, sc, sh, sw = self.input.element_strides
         on, oc, oh, ow = self.output.element_strides
-        return TiledSpace(b, (n, c, h // b), w // b, chan, (sn, sc, sh), (on, oc, oh), sw, ow)
+        tiled = TiledSpace(b, c, h // b, w // b, chan, (sn, sc, sh), (on, oc, oh), sw, ow)
+        rows = RowSpace(b, 1, b * b, w // b, 0, b * sw, chan, (sn, sc, sh, sw), (on, oc, oh, ow))
+        return DepthSpaceLayout(
+            "space_to_depth",
+            "space_to_depth.wgsl",
+            self.input,
+            self.output,
+            b,
+            self.iteration_space(),
+            self.box_dims(),
+            tiled,
+            rows,
+        )
 
 
-def compile_space_to_depth(desc: SpaceToDepthDesc, *, device: Device | None = None) -> PermuteOperator:
+def plan_space_to_depth(
+    desc: SpaceToDepthDesc,
+    caps: Capabilities,
+    *,
+    kernel: str | None = None,
+    placements: Mapping[str, Placement] | None = None,
+) -> Plan:
+    """The execution plan of a validated description on an adapter with capabilities ``caps``
+    (no device needed). ``kernel`` requests a path by name (``space_to_depth_rows``, ``_tiled``,
+    ``_packed``, ``_strided``, ``_atomic``; an impossible request raises PlanError);
+    ``placements`` says how the tensors lie in their buffers (default: aligned, padded)."""
+    return plan_depth_space(desc.layout(), caps, kernel=kernel, placements=placements)
+
+
+def compile_space_to_depth(
+    desc: SpaceToDepthDesc, *, device: Device | None = None, kernel: str | None = None, capabilities=None
+) -> PermuteOperator:
     """Validate ``desc`` and build the operator once; call the result with (input, output)
-    GPU tensors as many times as needed."""
+    GPU tensors as many times as needed. ``kernel`` requests a path (see
+    :func:`plan_space_to_depth`); ``capabilities`` replaces the device's record for planning."""
     desc.validate()
     return PermuteOperator(
         device or default_device(),
+        desc,
+        plan_space_to_depth,
         "space_to_depth",
-        "space_to_depth.wgsl",
-        desc.input,
-        desc.output,
-        desc.iteration_space(),
-        desc.tiled_space(),
+        kernel=kernel,
+        capabilities=capabilities,
     )
 
 
-def space_to_depth(x, block_size: int, order="DCR", *, device: Device | None = None) -> np.ndarray:
+def add_explain_arguments(parser) -> None:
+    """``dmlwgsl explain space_to_depth`` options: --block-size, --order, --input-layout."""
+    add_depth_space_arguments(parser)
+
+
+def explain_plan(args, caps: Capabilities) -> Plan:
+    """The plan ``dmlwgsl explain space_to_depth`` prints."""
+    return plan_space_to_depth(explain_desc(SpaceToDepthDesc, args), caps, kernel=args.kernel)
+
+
+def space_to_depth(x: npt.ArrayLike, block_size: int, order="DCR", *, device: Device | None = None) -> npt.NDArray:
     """SpaceToDepth1 on a 4-D numpy array {N, C, H, W}; returns {N, C*b*b, H/b, W/b}.
 
     ``order`` is "DCR" (DEPTH_COLUMN_ROW, the v0 behaviour) or "CRD" (COLUMN_ROW_DEPTH), or the

@@ -1,0 +1,169 @@
+"""DepthToSpace / SpaceToDepth plans as values, on the kept capability records (no GPU): which
+kernels, which grid, which uniforms, which bytes; the split past the binding limit; requests by
+name; and ``dmlwgsl explain``."""
+
+import dataclasses
+import json
+
+import pytest
+
+from dmlwgsl import DataType, DepthToSpaceDesc, SpaceToDepthDesc, TensorDesc
+from dmlwgsl.cli import main as cli_main
+from dmlwgsl.ops.depth_to_space import plan_depth_to_space
+from dmlwgsl.ops.space_to_depth import plan_space_to_depth
+from dmlwgsl.plan import PROFILES, Capabilities, Placement, PlanError
+from dmlwgsl.testing import strided_desc
+
+F32, F16, U8, I64 = DataType.FLOAT32, DataType.FLOAT16, DataType.UINT8, DataType.INT64
+
+
+def d2s(shape, dtype=F32, b=2, order="DCR", lin="packed", lout="packed"):
+    out = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
+    return DepthToSpaceDesc(strided_desc(dtype, shape, lin), strided_desc(dtype, out, lout, output=True), b, order)
+
+
+def s2d(shape, dtype=F32, b=2, order="DCR", lin="packed", lout="packed"):
+    out = (shape[0], shape[1] * b * b, shape[2] // b, shape[3] // b)
+    return SpaceToDepthDesc(strided_desc(dtype, shape, lin), strided_desc(dtype, out, lout, output=True), b, order)
+
+
+def tight(profile: str, binding: int) -> Capabilities:
+    caps = Capabilities.profile(profile)
+    return dataclasses.replace(
+        caps, limits=tuple(sorted(dict(caps.limits, **{"max-storage-buffer-binding-size": binding}).items()))
+    )
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_block2_aligned_rows_take_the_zip_kernel(profile):
+    desc = d2s((8, 256, 56, 56))
+    plan = plan_depth_to_space(desc, Capabilities.profile(profile))
+    assert plan.kernels == ["depth_to_space_zip"] and plan.dispatches == 1
+    (s,) = plan.steps
+    # one thread per 16-byte output vector: 8*64*112*112 f32 / 4
+    assert s.invocations == 8 * 64 * 112 * 112 // 4 and s.grid == (6272, 1, 1)
+    u = s.uniforms_dict
+    assert (u["channels"], u["height"], u["chunks"]) == (64, 56, 28)
+    assert (u["chan_i"], u["chan_j"], u["chan_c"]) == (128, 64, 1)  # DCR: in_c = (i*2 + j)*64 + c
+    assert (u["src_base"], u["dst_base"]) == (0, 0)
+    assert s.constants_dict == {"BLOCK": 2, "ELEM_BYTES": 4, "WG": 256}
+    assert plan.bytes_moved == 2 * 8 * 256 * 56 * 56 * 4
+    assert plan.capabilities == Capabilities.profile(profile).name
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("b", [3, 4, 8])
+def test_other_blocks_take_the_row_kernel(profile, b):
+    plan = plan_depth_to_space(d2s((2, 64 * b * b // 4 * 4, 16, 16), U8, b, "CRD"), Capabilities.profile(profile))
+    assert plan.kernels == ["depth_to_space_rows"]  # 16*b bytes a row: whole blocks, no edge pass
+    s = plan.steps[0]
+    assert s.constants_dict["ILV"] == b and s.constants_dict["BLOCK"] == b
+    assert s.uniforms_dict["row_len"] == 16 * b and s.uniforms_dict["stride_j"] == 16 * 16  # CRD: j is a channel
+
+
+def test_unaligned_rows_add_the_edge_pass_and_blocks_per_thread_follow_the_row():
+    caps = Capabilities.profile("h100")
+    plan = plan_depth_to_space(d2s((3, 64, 135, 241)), caps)
+    assert plan.kernels == ["depth_to_space_rows", "depth_to_space_row_edges"]
+    rows, edges = plan.steps
+    assert rows.uniforms_dict["rows"] == 3 * 16 * 270 and rows.uniforms_dict["row_len"] == 482
+    # 482 f32 = 1928 bytes: at most 121 blocks a row, 3 a thread, 41 threads a row rounded up to 64
+    assert rows.constants_dict["BPT"] == 3 and rows.uniforms_dict["row_shift"] == 6
+    assert rows.invocations == 3 * 16 * 270 * 64
+    assert edges.invocations == 3 * 16 * 270 * 9 and edges.bindings_dict["output"] == "output_atomic"
+
+
+def test_space_to_depth_rows_and_requests():
+    caps = Capabilities.profile("lavapipe")
+    desc = s2d((2, 3, 12, 48), F16, 3, "DCR")
+    plan = plan_space_to_depth(desc, caps)
+    assert plan.kernels == ["space_to_depth_rows"]
+    u = plan.steps[0].uniforms_dict
+    assert (u["rows"], u["row_len"], u["stride_w"], u["stride_j"]) == (2 * 3 * 4 * 9, 16, 3, 0)
+    assert (u["chan_i"], u["chan_j"], u["chan_c"]) == (9, 3, 1)  # DCR: out_c = (i*3 + j)*3 + c
+    assert plan_space_to_depth(desc, caps, kernel="tiled").kernels == ["space_to_depth_tiled"]
+    assert plan_space_to_depth(desc, caps, kernel="space_to_depth_atomic").kernels == ["space_to_depth_atomic"]
+    with pytest.raises(PlanError, match="space_to_depth_zip cannot run this description: only DepthToSpace"):
+        plan_space_to_depth(desc, caps, kernel="zip")
+    with pytest.raises(PlanError, match="space_to_depth_strided cannot run this description: element size below 4"):
+        plan_space_to_depth(desc, caps, kernel="strided")
+    with pytest.raises(PlanError, match="kernel: no path 'fast' for space_to_depth"):
+        plan_space_to_depth(desc, caps, kernel="fast")
+
+
+def test_placements_change_the_path():
+    caps = Capabilities.profile("gl")
+    desc = d2s((1, 16, 4, 8), F32, 2)
+    assert plan_depth_to_space(desc, caps).kernels == ["depth_to_space_zip"]
+    # an output 8 bytes into its binding: the zip kernel declines; the row kernel takes the offset
+    plan = plan_depth_to_space(desc, caps, placements={"output": Placement(8)})
+    assert plan.kernels == ["depth_to_space_rows", "depth_to_space_row_edges"]
+    assert plan.steps[0].uniforms_dict["dst_base"] == 2
+    # an output buffer not padded to 16 bytes: no vec4 stores, the strided gather
+    plan = plan_depth_to_space(desc, caps, placements={"output": Placement(0, False)})
+    assert plan.kernels == ["depth_to_space_strided"]
+    with pytest.raises(PlanError, match="depth_to_space_zip cannot run this description: tensors must start 16-byte"):
+        plan_depth_to_space(desc, caps, kernel="zip", placements={"input": Placement(4)})
+
+
+def test_layouts_pick_the_row_kernel_or_the_gather():
+    caps = Capabilities.profile("h100")
+    assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="nhwc"), caps).kernels[0] == "depth_to_space_rows"
+    assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="broadcast"), caps).kernels[0] == "depth_to_space_rows"
+    # channels-last output: rows are not contiguous, the gather merges bytes with atomics
+    assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lout="nhwc"), caps).kernels == ["depth_to_space_atomic"]
+    assert plan_space_to_depth(s2d((2, 8, 6, 8), I64, 2, lout="nhwc"), caps).kernels == ["space_to_depth_strided"]
+
+
+def test_bytes_moved_counts_a_broadcast_input_once():
+    caps = Capabilities.profile("h100")
+    plan = plan_depth_to_space(d2s((3, 8, 4, 4), F16, 2, lin="broadcast"), caps)
+    assert plan.bytes_moved == (8 * 4 * 4 + 3 * 8 * 4 * 4) * 2
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_past_the_binding_limit_the_plan_splits_into_windows(profile):
+    """A 192 MiB input on a 128 MiB binding limit (lavapipe, gl) or on a tighter record (h100)."""
+    caps = Capabilities.profile(profile) if profile != "h100" else tight("h100", 128 << 20)
+    desc = d2s((3, 16, 1024, 1024), F32, 2)
+    plan = plan_depth_to_space(desc, caps)
+    limit = caps.max_binding_size
+    assert plan.dispatches == 3 and plan.kernels == [f"depth_to_space_zip[{k}]" for k in range(3)]
+    for k, s in enumerate(plan.steps):
+        assert s.windows == (("input", k * 64 << 20, 64 << 20), ("output", k * 64 << 20, 64 << 20))
+        assert all(length <= limit for _, _, length in s.windows)
+        assert s.uniforms_dict["src_base"] == 0 and s.uniforms_dict["channels"] == 4
+    assert plan.bytes_moved == 2 * 3 * 16 * 1024 * 1024 * 4
+    assert "split into 3 boxes" in plan.why
+
+
+def test_split_goes_down_to_channels_and_rows():
+    caps = tight("lavapipe", 4096)
+    plan = plan_space_to_depth(s2d((1, 4, 16, 64), F32, 2, "CRD"), caps)  # 16 KiB, one batch
+    assert plan.dispatches > 1 and all(s.windows for s in plan.steps)
+    assert all(length <= 4096 for s in plan.steps for _, _, length in s.windows)
+    # the windows' starts keep the binding alignment
+    assert all(start % caps.binding_alignment == 0 for s in plan.steps for _, start, _ in s.windows)
+
+
+def test_beyond_max_buffer_size_is_a_named_error():
+    caps = Capabilities.profile("lavapipe")
+    big = TensorDesc(U8, (1, 4, 1 << 15, 1 << 14))  # 2 GiB
+    desc = DepthToSpaceDesc(big, TensorDesc(U8, (1, 1, 1 << 16, 1 << 15)), 2)
+    with pytest.raises(PlanError, match="input is 2147483648 bytes, beyond max-buffer-size"):
+        plan_depth_to_space(desc, caps)
+
+
+def test_explain_command_prints_the_plan(capsys):
+    argv = ["explain", "depth_to_space", "--input", "8,256,56,56", "--dtype", "float32", "--block-size", "2"]
+    assert cli_main(argv + ["--order", "DCR", "--profile", "h100", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["kernels"] == ["depth_to_space_zip"] and d["dispatches"] == 1
+    assert d["bytes_moved"] == 2 * 8 * 256 * 56 * 56 * 4 and "16-byte" in d["why"]
+    assert d["steps"][0]["uniforms"]["chan_i"] == 128
+    argv = ["explain", "space_to_depth", "--input", "2,16,63,63", "--dtype", "uint8", "--block-size", "3"]
+    assert cli_main(argv + ["--order", "CRD", "--input-layout", "nhwc", "--profile", "gl"]) == 0
+    text = capsys.readouterr().out
+    assert "space_to_depth_rows" in text and "rw.row_len = 21" in text
+    assert cli_main(argv + ["--profile", "gl", "--kernel", "zip"]) == 2
+    assert "only DepthToSpace" in capsys.readouterr().err

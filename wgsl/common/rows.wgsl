@@ -1,0 +1,169 @@
+// Output-row kernels shared by DepthToSpace and SpaceToDepth: the general fast path.
+//
+// Both operators write output rows that are contiguous (output w stride 1) whatever the input
+// layout, block size, element size or row alignment. Row r starts at output element dst(r) and
+// input element src(r) (the operator's file defines row_at(r), the spec formula for its rows),
+// and element q of the row comes from input element
+//     src(r) + (q % ILV) * rw.stride_j + (q / ILV) * rw.stride_w
+// (DepthToSpace interleaves ILV = b input rows into one output row; SpaceToDepth reads one input
+// row with stride b, ILV = 1). Two entry-point bodies:
+//   rows_body       one thread per BPT whole 16-byte blocks of an output row (the row's "interior":
+//                   blocks wholly inside the row), built in registers and stored as one vec4, so
+//                   stores are full width and no two threads write one word. Block k of a row goes
+//                   to thread k % (threads a row), so the threads of a warp store consecutive
+//                   blocks with every store instruction (coalesced), and BPT > 1 spreads the row
+//                   index arithmetic over several blocks. Rows need not be 16-byte aligned.
+//   row_edges_body  the elements of each row outside its interior (the head before the first whole
+//                   block and the tail after the last; the whole row when it has none), one thread
+//                   per word of those bytes: a word wholly inside the row is stored, a shared one is
+//                   merged with atomics, because its other bytes belong to other rows (written by
+//                   other threads) or to no element.
+// The plan runs row_edges only when some row does not start and end on a 16-byte boundary.
+// Bindings: common/permute.wgsl's input (u32 words), output4 (vec4 words), output_atomic, and
+// 8 uniforms (Rows).
+
+#include "common/permute.wgsl"
+
+override ILV: u32 = 1u;   // input rows interleaved into one output row
+override BPT: u32 = 1u;   // interior blocks per thread
+
+struct Rows {
+    rows: u32,              // output rows
+    row_len: u32,           // elements per output row
+    row_shift: u32,         // log2 of the threads of rows_body per row (a power of two >= max blocks / BPT)
+    edge_slots: u32,        // threads of row_edges_body per row (words of a row's edges, at most 9)
+    stride_j: u32,          // input element stride between the interleaved rows (q % ILV)
+    stride_w: u32,          // input element stride along the row (q / ILV)
+    channels: u32,          // row_at's sizes: channels, height (rows per channel of the row space)
+    height: u32,
+    in_stride_n: u32,       // input strides in elements
+    in_stride_c: u32,
+    in_stride_h: u32,
+    in_stride_w: u32,
+    out_stride_n: u32,      // output strides in elements (the w stride is 1)
+    out_stride_c: u32,
+    out_stride_h: u32,
+    chan_i: u32,            // channel map: other_c = i * chan_i + j * chan_j + c * chan_c
+    chan_j: u32,
+    chan_c: u32,
+    src_base: u32,          // element offset of the input in its binding
+    dst_base: u32,          // element offset of the output in its binding
+}
+
+@group(0) @binding(8) var<uniform> rw: Rows;
+
+// Start of a row: input element (x) and output element (y), both relative to their bindings.
+struct RowAt {
+    src: u32,
+    dst: u32,
+}
+
+// The interior of a row starting at output element dst: whole 16-byte blocks [first, end).
+fn interior(dst: u32) -> vec2<u32> {
+    let first = (dst * ELEM_BYTES + 15u) / 16u;
+    let end = (dst + rw.row_len) * ELEM_BYTES / 16u;
+    return vec2<u32>(first, max(first, end));
+}
+
+fn row_src(row: RowAt, q: u32) -> u32 {
+    return row.src + (q % ILV) * rw.stride_j + (q / ILV) * rw.stride_w;
+}
+
+// One output word of 1- or 2-byte elements: row elements k0 .. k0 + 4/ELEM_BYTES - 1 after the
+// block's first (lane j0 of the interleave, input element w0 for its column).
+fn gather_word(w0: u32, j0: u32, k0: u32) -> u32 {
+    let pw = 4u / ELEM_BYTES;
+    let bits = ELEM_BYTES * 8u;
+    var word = 0u;
+    for (var e = 0u; e < pw; e++) {
+        let jj = j0 + k0 + e;
+        let s = w0 + (jj % ILV) * rw.stride_j + (jj / ILV) * rw.stride_w;
+        word = insertBits(word, extractBits(input[s / pw], (s % pw) * bits, bits), e * bits, bits);
+    }
+    return word;
+}
+
+fn rows_body(tid: u32) {
+    // a power of two threads a row: the split of the thread id is a shift, not a division
+    let r = tid >> rw.row_shift;
+    if (r >= rw.rows) { return; }
+    let tpr = 1u << rw.row_shift;
+    let kt = tid & (tpr - 1u);
+    let row = row_at(r);
+    let span = interior(row.dst);
+    let epv = 16u / ELEM_BYTES;
+    for (var m = 0u; m < BPT; m++) {
+        let t = span.x + kt + m * tpr;
+        if (t >= span.y) { return; }
+        let q0 = t * epv - row.dst;   // row element at the block's first byte
+        // q = q0 + k: its interleave lane and column, split once so that the per-element
+        // divisions are by the compile-time ILV of small numbers.
+        let j0 = q0 % ILV;
+        let w0 = row.src + (q0 / ILV) * rw.stride_w;
+        if (ELEM_BYTES < 4u) {
+            // 1- and 2-byte elements: each output word assembled on its own (no vector lane
+            // selects), each element a bit-field extract and insert
+            let pw = 4u / ELEM_BYTES;
+            output4[t] = vec4<u32>(gather_word(w0, j0, 0u), gather_word(w0, j0, pw), gather_word(w0, j0, 2u * pw),
+                                   gather_word(w0, j0, 3u * pw));
+        } else {
+            var block = vec4<u32>(0u);
+            for (var k = 0u; k < epv; k++) {
+                let jj = j0 + k;
+                let s = w0 + (jj % ILV) * rw.stride_j + (jj / ILV) * rw.stride_w;
+                block = put(block, k * ELEM_BYTES, fetch(s));
+            }
+            output4[t] = block;
+        }
+    }
+}
+
+fn row_edges_body(tid: u32) {
+    let r = tid / rw.edge_slots;
+    if (r >= rw.rows) { return; }
+    let slot = tid % rw.edge_slots;
+    let row = row_at(r);
+    let span = interior(row.dst);
+    // bytes [a, b) of the row in its binding; the edge ranges are [a, lo_end) and [hi_start, b)
+    let a = row.dst * ELEM_BYTES;
+    let b = a + rw.row_len * ELEM_BYTES;
+    var lo_end = b;
+    var hi_start = b;
+    if (span.y > span.x) {
+        lo_end = span.x * 16u;
+        hi_start = span.y * 16u;
+    }
+    // one thread per word of an edge range: the head's words, then the tail's
+    let head_words = (lo_end + 3u) / 4u - a / 4u;
+    var w = a / 4u + slot;
+    var lo = a;
+    var hi = lo_end;
+    if (slot >= head_words) {
+        w = hi_start / 4u + slot - head_words;
+        lo = hi_start;
+        hi = b;
+    }
+    let first = max(lo, w * 4u);
+    let last = min(hi, w * 4u + 4u);
+    if (first >= last) { return; }
+    // the row's elements in this word, merged into one value and one mask
+    var value = 0u;
+    var mask = 0u;
+    for (var byte = first; byte < last; byte += min(ELEM_BYTES, 4u)) {
+        let q = (byte - a) / ELEM_BYTES;
+        let v = fetch(row_src(row, q));
+        var bits = v.x;
+        if (ELEM_BYTES == 8u && (byte - a) % 8u == 4u) { bits = v.y; }
+        let sh = (byte % 4u) * 8u;
+        let m = select(lane_mask(), 0xFFFFFFFFu, ELEM_BYTES >= 4u) << sh;
+        value |= (bits << sh) & m;
+        mask |= m;
+    }
+    if (mask == 0xFFFFFFFFu) {
+        atomicStore(&output_atomic[w], value);
+    } else {
+        // neighbouring bytes of this word belong to another row (another thread) or to no element
+        atomicAnd(&output_atomic[w], ~mask);
+        atomicOr(&output_atomic[w], value);
+    }
+}
