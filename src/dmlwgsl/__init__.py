@@ -33,7 +33,19 @@ from .ops.resample import (
     resample,
 )
 from .ops.space_to_depth import SpaceToDepthDesc, compile_space_to_depth, space_to_depth
-from .runtime import Device, GpuError, GpuTensor, Kernel, default_device, set_default_device
+from .plan import Capabilities, Plan, PlanError
+from .runtime import (
+    AllocationError,
+    DestroyedBufferError,
+    Device,
+    DeviceLostError,
+    GpuError,
+    GpuTensor,
+    Kernel,
+    NoAdapterError,
+    default_device,
+    set_default_device,
+)
 from .tensor import DataType, DmlValidationError, TensorDesc, calc_buffer_tensor_size
 
 __version__ = "0.1.0"
@@ -46,7 +58,14 @@ __all__ = [
     "Device",
     "GpuTensor",
     "GpuError",
+    "NoAdapterError",
+    "DeviceLostError",
+    "DestroyedBufferError",
+    "AllocationError",
     "Kernel",
+    "Capabilities",
+    "Plan",
+    "PlanError",
     "default_device",
     "set_default_device",
     "DepthSpaceOrder",

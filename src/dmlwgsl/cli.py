@@ -261,6 +261,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("dmlwgsl: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `dmlwgsl explain ... | head`: the reader left; not an error of ours
+        sys.stdout = open(os.devnull, "w")
+        return 0
     except Exception as e:
         if not (isinstance(e, CliError) or _is_dmlwgsl_error(e)):
             raise  # a bug: keep the traceback
