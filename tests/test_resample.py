@@ -25,6 +25,7 @@ from dmlwgsl.ops.resample import (
     onnx_resize_to_resample,
     resample,
 )
+from dmlwgsl.plan import PlanError
 from dmlwgsl.reference import resample as ref
 from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
@@ -268,39 +269,55 @@ ROW_CASES = [  # (in sizes, out sizes, scales): H up / down / crop / clamp / one
 
 
 @pytest.mark.parametrize(
-    "mode,dt,half",
-    [("nearest", F32, 0), ("nearest", F16, 0), ("linear", F32, 0), ("linear", F16, 0), ("linear", F16, 1)],
+    "mode,dt,kernel",
+    [
+        ("nearest", F32, "resample_rows"),
+        ("nearest", F16, "resample_rows"),
+        ("linear", F32, "resample_rows"),
+        ("linear", F16, "resample_rows"),
+        ("linear", F16, "resample_rows_half"),
+    ],
 )
-def test_row_walk(device, rng, monkeypatch, dt, mode, half):
-    """resample_rows (one thread per 16-byte block column walking a band of rows, W-interpolated
-    input rows cached): bands of 3 rows (the last one short), every H and W mapping kind, strided
-    inputs, and the fallback to resample_packed for an output not on a 16-byte boundary."""
-    from dmlwgsl.ops import resample as mod
-
-    monkeypatch.setattr(mod, "_ROW_WALK_BAND", {(m, e): 3 for m in (0, 1) for e in (2, 4)})
-    monkeypatch.setattr(mod, "_ROW_WALK_NEAREST_ANY_H", True)
-    monkeypatch.setattr(mod, "_ROW_WALK_HALF", bool(half))  # float16 linear: 4 (resample_rows_half) or 8 outputs
+def test_row_walk(device, rng, dt, mode, kernel):
+    """resample_rows / resample_rows_half (one thread per block column walking a band of rows,
+    W-interpolated input rows cached) against the reference kernel resample_packed: bands of 3
+    rows (the last one short), every H and W mapping kind, strided inputs; an output not on a
+    16-byte boundary gets a plan of its own (resample_packed)."""
     for in_sizes, out_sizes, scales in ROW_CASES:
         r = len(in_sizes)
+        out_desc = TensorDesc(dt, out_sizes)
         for pattern in ("packed", "padded", "broadcast", "window"):
             in_desc = strided_desc(dt, in_sizes, pattern)
-            out_desc = TensorDesc(dt, out_sizes)
+            desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
+            op = compile_resample(desc, device=device, kernel=kernel, band_rows=3)
+            assert op.plan.kernels == [kernel]
             x = values(dt, in_sizes, rng)
-            check_gpu(device, x, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r, in_desc=in_desc)
+            expected = ref.resample(
+                read_tensor(tensor_bytes(in_desc, x), in_desc), out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r
+            ).astype(dt.numpy_dtype)
+            packed = compile_resample(desc, device=device, kernel="resample_packed")
+            for k in (op, packed):
+                run_checked(
+                    device,
+                    lambda ins, out, k=k: k(ins["input"], out),
+                    {"input": (in_desc, tensor_bytes(in_desc, x))},
+                    out_desc,
+                    expected,
+                    **({"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}),
+                )
         desc = Resample1Desc(TensorDesc(dt, in_sizes), out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
-        op = compile_resample(desc, device=device)
-        assert op.cache_keys[0].startswith("resample/resample.wgsl:resample_rows"), op.cache_keys
+        op = compile_resample(desc, device=device, kernel=kernel, band_rows=3)
+        expected = ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r).astype(dt.numpy_dtype)
+        tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
         run_checked(
             device,
             lambda ins, out: op(ins["input"], out),
             {"input": (desc.input, x.view(np.uint8).reshape(-1))},
             out_desc,
-            ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r).astype(dt.numpy_dtype),
+            expected,
             input_offset=16 + dt.size_in_bytes,  # odd element offset: the other row parity
-            **({"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}),
+            **tol,
         )
-        expected = ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r).astype(dt.numpy_dtype)
-        tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
         run_checked(
             device,
             lambda ins, out: op(ins["input"], out),
@@ -315,18 +332,13 @@ def test_row_walk(device, rng, monkeypatch, dt, mode, half):
 
 
 @pytest.mark.parametrize("v", [4, 6, 8, 12, 16])
-def test_row_walk_pattern(device, rng, monkeypatch, v):
+def test_row_walk_pattern(device, rng, v):
     """resample_rows_pat (float16 linear, every thread's W taps at the same places of its input
     words): W scales that have such a pattern with v outputs per thread, with H up, down and one
     tap; NaN in one of the two first or last input columns, so that a window reading the
     neighbouring row or the wrong half instead of the clamped edge element shows (0 * NaN); an
-    input at an odd element offset (falls back to resample_rows_half), an output off a 16-byte
+    input at an odd element offset (its plan takes resample_rows_half), an output off a 16-byte
     boundary (resample_packed), a padded input."""
-    from dmlwgsl.ops import resample as mod
-
-    monkeypatch.setattr(mod, "_ROW_WALK_BAND", {(m, e): 3 for m in (0, 1) for e in (2, 4)})
-    monkeypatch.setattr(mod, "_PATTERN_V", (v,))
-    monkeypatch.setattr(mod, "_PATTERN_TUNING", {})
     tol = {"atol": LINEAR_TOL[F16][0], "why": LINEAR_TOL[F16][1]}
     used = 0
     for sw in (2.0, 1.5, 3.0, 1.0, 4.0, 0.75):
@@ -340,10 +352,12 @@ def test_row_walk_pattern(device, rng, monkeypatch, v):
             desc = Resample1Desc(
                 TensorDesc(F16, in_sizes), TensorDesc(F16, out_sizes), "linear", scales, (0.5,) * 4, (-0.5,) * 4
             )
-            op = compile_resample(desc, device=device)
-            if ":resample_rows_pat" not in op.cache_keys[0]:
+            try:
+                op = compile_resample(desc, device=device, kernel="resample_rows_pat", band_rows=3, pattern_outputs=v)
+            except PlanError as e:
+                assert "no common pattern" in str(e) or "whole groups" in str(e), e
                 continue
-            assert f"|PV={v}|" in op.cache_keys[0], op.cache_keys
+            assert op.plan.kernels == ["resample_rows_pat"] and op.plan.steps[0].constants_dict["PV"] == v
             used += 1
             for nan_col in (None, -1, 0, -2, 1):
                 x = values(F16, in_sizes, rng)
@@ -379,9 +393,11 @@ def test_row_walk_pattern(device, rng, monkeypatch, v):
 
 def test_row_walk_not_for_interpolated_batch_or_channel(device, rng):
     desc = ResampleDesc(TensorDesc(F32, (2, 3, 4, 4)), TensorDesc(F32, (3, 3, 8, 8)), "linear", (1.5, 1, 2, 2))
-    assert ":resample_packed|" in compile_resample(desc, device=device).cache_keys[0]
+    assert compile_resample(desc, device=device).plan.kernels == ["resample_packed"]
+    with pytest.raises(PlanError, match="resample_rows cannot run this description: the batch or channel axis"):
+        compile_resample(desc, device=device, kernel="resample_rows")
     desc = ResampleDesc(TensorDesc(F32, (2, 3, 4, 4)), TensorDesc(F32, (2, 3, 8, 8)), "linear", (1, 1, 2, 2))
-    assert ":resample_rows|" in compile_resample(desc, device=device).cache_keys[0]
+    assert compile_resample(desc, device=device).plan.kernels == ["resample_rows"]
 
 
 # -- property tests ---------------------------------------------------------------------------------
