@@ -21,6 +21,7 @@ from dmlwgsl.ops.resample import (
     Resample1Desc,
     Resample2Desc,
     ResampleDesc,
+    ResampleOperator,
     compile_resample,
     onnx_resize_to_resample,
     resample,
@@ -447,6 +448,71 @@ def test_property_vs_reference(device, c):
 
 
 # -- numpy one-liner and compile-once path ----------------------------------------------------------------
+# -- coordinates computed in the shader (long axes) ---------------------------------------------------
+def tight(device, binding_limit=0):
+    """The device's capability record with a tiny binding limit for the planner: every axis's
+    table is too large, so every axis computes its coordinates in the shader."""
+    import dataclasses
+
+    from dmlwgsl.plan import Capabilities
+
+    caps = Capabilities.from_device(device)
+    limits = tuple((k, binding_limit if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
+    return dataclasses.replace(caps, limits=limits)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(c=cases(), scale_bits=st.integers(0, 2**23 - 1), scale_exp=st.integers(-3, 3))
+def test_coordinates_computed_in_the_shader(device, c, scale_bits, scale_exp):
+    """The shader's float32 coordinate (its own correctly rounded division) against the
+    reference's, on random scales with every significand bit in play, offsets, rounding rules and
+    types: bit-exact indices (nearest bit-exact; linear within the type's tolerance)."""
+    rng = np.random.default_rng(c["seed"])
+    r = c["rank"]
+    s0 = float(np.float32((1 + scale_bits / 2**23) * 2.0**scale_exp))
+    scales = tuple(s0 if d == r - 1 else c["scales"][d] for d in range(r))
+    in_desc = strided_desc(c["dt"], c["in_sizes"], c["in_pattern"])
+    out_desc = TensorDesc(c["dt"], c["out_sizes"])
+    raw_in = tensor_bytes(in_desc, values(c["dt"], c["in_sizes"], rng))
+    x = read_tensor(raw_in, in_desc)
+    mode = InterpolationMode.parse(c["mode"])
+    d = c["direction"]
+    if d is None:
+        desc = Resample1Desc(in_desc, out_desc, mode, scales, c["in_off"], c["out_off"])
+    else:
+        desc = Resample2Desc(in_desc, out_desc, mode, d, scales, c["in_off"], c["out_off"])
+    op = ResampleOperator(device, desc, capabilities=tight(device))
+    assert set(dict(op.plan.details)["axis_tables"]) == {"computed"}
+    expected = ref.resample(x, c["out_sizes"], c["mode"], scales, c["in_off"], c["out_off"], RULE[d])
+    tol = {}
+    if mode == InterpolationMode.LINEAR:
+        tol = {"atol": LINEAR_TOL[c["dt"]][0], "why": LINEAR_TOL[c["dt"]][1]}
+    run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (in_desc, raw_in)}, out_desc, expected, **tol)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_long_1d_axis(device, mode):
+    """Issue 13: 2^24 -> 2^25 on lavapipe (128 MiB binding limit): the whole linear table would be
+    512 MiB; the coordinates are computed in the shader, exactly (past 2^23 float32 rounds o + 0.5
+    to even, which the shader reproduces)."""
+    n = 2**24
+    x = (np.arange(n, dtype=np.int64) % 251 - 125).astype(np.float32) / 4
+    desc = Resample1Desc(TensorDesc(F32, (n,)), TensorDesc(F32, (2 * n,)), mode, (2.0,), (0.5,), (-0.5,))
+    op = compile_resample(desc, device=device)
+    assert dict(op.plan.details)["axis_tables"] == ("computed",)
+    xt, yt = device.upload(x), device.tensor(desc.output)
+    device.fill(yt.buffer, b"\xee")
+    op(xt, yt)
+    got = yt.numpy()
+    expected = ref.resample(x, (2 * n,), mode, (2.0,), (0.5,), (-0.5,))
+    if mode == "nearest":
+        assert got.tobytes() == expected.tobytes()
+    else:
+        assert np.max(np.abs(got - expected)) <= LINEAR_TOL[F32][0]
+    xt.buffer.destroy()
+    yt.buffer.destroy()
+
+
 def test_one_liner_defaults(device, rng):
     x = values(F32, (2, 3, 4, 4), rng)
     y = resample(x, (2, 3, 8, 6), device=device)

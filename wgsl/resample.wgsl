@@ -9,16 +9,12 @@
 //     linear:  i0 = clamp(floor(x)), i1 = clamp(floor(x) + 1), w1 = x - floor(x), w0 = 1 - w1
 // WGSL's f32 division is not correctly rounded (2.5 ulp), so it would pick the neighbouring pixel
 // near a boundary on some adapters. The host therefore evaluates x with the reference's float32
-// arithmetic and binds the results as per-axis tables, in one of three forms (p.axis_mode[d]):
-//   0 whole table:    one entry per output index;
-//   1 periodic table: a head (outputs below p.period_head[d], e.g. clamped at the edge), one
-//                     period of p.period[d] entries, and a tail (outputs from p.period_tail[d]);
-//                     between head and tail output o reads entry head + (o - head) % period, its
-//                     input offsets moved by ((o - head) / period) * p.period_shift[d] (found on
-//                     the host for a rational Scale, checked against the reference entry by entry);
-//   2 computed here:  Scale a power of two, so the division is a multiplication by the exact
-//                     1 / Scale and every step (subtraction, multiplication, floor) is correctly
-//                     rounded in WGSL, as in the reference (see coordinate()).
+// arithmetic and binds the results as per-axis tables, in one of two forms (p.axis_mode[d]):
+//   0 whole table:   one entry per output index (short axes: the table stays in the caches);
+//   1 computed here: long axes (a table entry per output would cost as much as the output, and
+//                    could pass the binding limit): x is evaluated with the reference's float32
+//                    steps, each correctly rounded: the subtraction and the conversion of o as
+//                    WGSL rounds them, the division by Scale in integers (div_rn).
 // Entries are already multiplied by the input stride:
 //   nearest: one word, index * stride; the tensor: output[n,c,h,w] = input[base + Tn + Tc + Th + Tw]
 //   linear:  one vec4 (i0 * stride, i1 * stride, bits(w0), bits(w1)); output = sum over the tap
@@ -44,20 +40,16 @@ struct Params {
     table_start: vec4<u32>,   // first entry of each axis: nearest in words, linear in vec4 words
     taps: vec4<u32>,          // linear: 2 where the axis is interpolated, else 1
     shifts: vec4<u32>,        // log2 of out_sizes where a power of two, else 32 (x unused)
-    axis_mode: vec4<u32>,     // 0 whole table, 1 periodic table, 2 coordinates computed here
-    period: vec4<u32>,        // axis_mode 1: outputs per period
-    period_shift: vec4<u32>,  // axis_mode 1: input offset (elements) added per period
-    period_head: vec4<u32>,   // axis_mode 1: outputs before the first period (table entries 0..head-1)
-    period_tail: vec4<u32>,   // axis_mode 1: first output of the tail (entries after the period)
-    in_sizes: vec4<u32>,      // axis_mode 2: input sizes
-    in_strides: vec4<u32>,    // axis_mode 2: input strides in elements
-    inv_scales: vec4<f32>,    // axis_mode 2: 1 / Scale (exact: Scale is a power of two)
-    in_offsets: vec4<f32>,    // axis_mode 2: InputPixelOffsets
-    out_offsets: vec4<f32>,   // axis_mode 2: OutputPixelOffsets
+    axis_mode: vec4<u32>,     // 0 whole table, 1 coordinates computed here
+    in_sizes: vec4<u32>,      // axis_mode 1: input sizes
+    in_strides: vec4<u32>,    // axis_mode 1: input strides in elements
+    scales: vec4<f32>,        // axis_mode 1: Scales
+    in_offsets: vec4<f32>,    // axis_mode 1: InputPixelOffsets
+    out_offsets: vec4<f32>,   // axis_mode 1: OutputPixelOffsets
     count: u32,               // output elements
     input_base: u32,          // input's first element in its binding
     output_base: u32,         // output's first element in its binding
-    rounding: u32,            // nearest, axis_mode 2: 0 floor(x + 0.5), 1 floor(x), 2 ceil(x)
+    rounding: u32,            // nearest, axis_mode 1: 0 floor(x + 0.5), 1 floor(x), 2 ceil(x)
     row_threads: u32,         // resample_rows: threads
     row_blocks: u32,          // resample_rows: block columns per output row
     row_bands: u32,           // resample_rows: bands of rows per (n, c) plane
@@ -90,11 +82,38 @@ fn f32_of(o: u32) -> f32 {
     return ldexp(f32(m), i32(sh));
 }
 
-// x of output index o along axis d (axis_mode 2), clipped as the reference clips it to
-// [-2, size + 1] (every index it gives is clamped to the same edge either way). The product by
-// 1 / Scale is exact, so a fused multiply-add of the last two steps rounds as they do.
+// a / s correctly rounded (s > 0, both normal, a zero or a normal quotient: the plan checks the
+// ranges): the 24-bit significands divided bit by bit in integers, rounded to nearest even.
+fn div_rn(a: f32, s: f32) -> f32 {
+    if (a == 0.0) { return a; }
+    let ua = bitcast<u32>(abs(a));
+    let us = bitcast<u32>(s);
+    let ma = (ua & 0x7FFFFFu) | 0x800000u;
+    let ms = (us & 0x7FFFFFu) | 0x800000u;
+    // q = floor(ma / ms * 2^25): 26 quotient bits, ma / ms in (1/2, 2); r != 0 is the sticky bit
+    var r = ma;
+    var q = 0u;
+    for (var i = 0u; i < 26u; i++) {
+        q = q << 1u;
+        if (r >= ms) {
+            r -= ms;
+            q |= 1u;
+        }
+        r = r << 1u;
+    }
+    let drop = select(1u, 2u, q >= 0x2000000u);  // keep 24 significant bits
+    let rem = q & ((1u << drop) - 1u);
+    let half = 1u << (drop - 1u);
+    var m = q >> drop;
+    if (rem > half || (rem == half && (r != 0u || (m & 1u) == 1u))) { m += 1u; }
+    let e = i32((ua >> 23u) & 0xFFu) - i32((us >> 23u) & 0xFFu) - 25 + i32(drop);
+    return sign(a) * ldexp(f32(m), e);
+}
+
+// x of output index o along axis d (axis_mode 1), clipped as the reference clips it to
+// [-2, size + 1] (every index it gives is clamped to the same edge either way).
 fn coordinate(d: u32, o: u32) -> f32 {
-    let x = (f32_of(o) - p.out_offsets[d]) * p.inv_scales[d] - p.in_offsets[d];
+    let x = div_rn(f32_of(o) - p.out_offsets[d], p.scales[d]) - p.in_offsets[d];
     return clamp(x, -2.0, f32_of(p.in_sizes[d] + 1u));
 }
 
@@ -117,23 +136,10 @@ fn computed_linear(d: u32, o: u32) -> vec4<u32> {
     return vec4<u32>(u32(i0) * s, u32(i1) * s, bitcast<u32>(1.0 - w1), bitcast<u32>(w1));
 }
 
-// axis_mode 1: (table entry, input offset to add) of output index o along axis d.
-fn periodic_entry(d: u32, o: u32) -> vec2<u32> {
-    let head = p.period_head[d];
-    if (o < head) { return vec2<u32>(p.table_start[d] + o, 0u); }
-    if (o >= p.period_tail[d]) { return vec2<u32>(p.table_start[d] + head + p.period[d] + o - p.period_tail[d], 0u); }
-    let k = o - head;
-    return vec2<u32>(p.table_start[d] + head + k % p.period[d], (k / p.period[d]) * p.period_shift[d]);
-}
-
 // Nearest: input offset (index * stride) of output index o along axis d.
 fn nearest_entry(d: u32, o: u32) -> u32 {
     let m = p.axis_mode[d];
     if (m == 0u) { return table[p.table_start[d] + o]; }
-    if (m == 1u) {
-        let pe = periodic_entry(d, o);
-        return table[pe.x] + pe.y;
-    }
     return computed_nearest(d, o);
 }
 
@@ -141,10 +147,6 @@ fn nearest_entry(d: u32, o: u32) -> u32 {
 fn linear_entry(d: u32, o: u32) -> vec4<u32> {
     let m = p.axis_mode[d];
     if (m == 0u) { return table4[p.table_start[d] + o]; }
-    if (m == 1u) {
-        let pe = periodic_entry(d, o);
-        return table4[pe.x] + vec4<u32>(pe.y, pe.y, 0u, 0u);
-    }
     return computed_linear(d, o);
 }
 

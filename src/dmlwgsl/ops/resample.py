@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Mapping
 
 import numpy as np
@@ -302,13 +301,10 @@ AnyResampleDesc = ResampleDesc | Resample1Desc | Resample2Desc
 # ------------------------------------------------------------------------------------------------
 # Coordinate tables (see wgsl/resample.wgsl's header for the three forms an axis takes)
 # ------------------------------------------------------------------------------------------------
-#: An axis whose whole table is larger than this is bound in a smaller form where one is exact
-#: (coordinates computed in the shader, or one period of the table): beyond the caches, reading
-#: a table entry per output costs as much as the output itself (a 1-D resample reads 16 bytes of
-#: linear table per output).
+#: An axis whose whole table is larger than this computes its coordinates in the shader (where
+#: the ranges allow it, see _computable): beyond the caches, reading a table entry per output
+#: costs as much as the output itself (a 1-D resample reads 16 bytes of linear table per output).
 AXIS_TABLE_CACHE_BYTES = 1 << 20
-#: A periodic table is used where head + one period + tail take at most this share of the whole.
-_PERIOD_GAIN = 4
 
 
 @dataclass
@@ -321,14 +317,10 @@ class _Axis:
     scale: float
     in_off: float
     out_off: float
-    form: str  # "whole", "periodic" or "computed"
+    form: str  # "whole" or "computed"
     words: np.ndarray  # table words bound for this axis (uint32; linear: 4 per entry)
     taps: int  # linear: 2 where interpolated
     used: int  # distinct input indices the result depends on
-    period: int = 0  # periodic: outputs per period (the body's), head and tail entries around it
-    shift: int = 0  # periodic: input offset (elements) per period
-    head: int = 0
-    tail: int = 0
     linear: bool = False
 
 
@@ -354,43 +346,22 @@ def _words(i0, i1, w0, w1, stride: int, linear: bool) -> np.ndarray:
     ).reshape(-1)
 
 
-def _power_of_two(scale: float) -> bool:
-    """Whether float32(scale) is 2^k with 1 / scale exact and far from the denormals."""
-    m, e = math.frexp(float(np.float32(scale)))
-    return m == 0.5 and -24 <= e - 1 <= 24
-
-
-def _periodic(i0, i1, w0, w1, scale: float, stride: int, linear: bool):
-    """(head, period, shift, tail) where the entries are one period repeated between a head and a
-    tail (the clamped edges), each period moving the indices by ``shift`` input elements, checked
-    entry by entry against the reference's (so float32 rounding that breaks the period far from
-    0 shows as a longer tail); None where that saves too little."""
-    frac = Fraction(float(np.float32(scale)))
-    period, step = frac.numerator, frac.denominator  # x grows by `step` inputs every `period` outputs
-    n = i0.size
-    if period > n // 8 or period > 1 << 16:
-        return None
-    ok = (i0[period:] == i0[:-period] + step) & (w0[period:] == w0[:-period])
-    if linear:
-        ok &= (i1[period:] == i1[:-period] + step) & (w1[period:] == w1[:-period])
-    if not ok.any():
-        return None
-    # the longest run of consecutive periodic outputs
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(np.int8), [0]])))
-    starts, ends = edges[::2], edges[1::2]
-    k = int(np.argmax(ends - starts))
-    a, b = int(starts[k]), int(ends[k])  # entries o in [a, b) equal entry o + period less the shift
-    head, tail = a, n - (b + period)
-    if (head + period + tail) * _PERIOD_GAIN > n:
-        return None
-    return head, period, step * stride, tail
+def _computable(scale: float, in_off: float, out_off: float, in_size: int, out_size: int) -> bool:
+    """Whether the shader's coordinate() gives the reference's x on this axis: Scale and the
+    offsets in ranges where every step stays a normal float32 (div_rn needs a normal quotient)."""
+    lo, hi = 2.0**-32, 2.0**32
+    return (
+        lo <= float(np.float32(scale)) <= hi
+        and all(v == 0 or lo <= abs(float(np.float32(v))) <= hi for v in (in_off, out_off))
+        and in_size < 2**31
+        and out_size < 2**32
+    )
 
 
 def _axes(desc, binding_limit: int) -> tuple[_Axis, ...]:
     """The four axes with their table forms: whole tables, except where an axis's whole table is
     larger than AXIS_TABLE_CACHE_BYTES or all of them together than the binding limit; then the
-    largest such axes are computed in the shader (power-of-two Scale) or bound as one period,
-    where that is exact."""
+    largest such axes compute their coordinates in the shader (exactly: see wgsl/resample.wgsl)."""
     linear = InterpolationMode.parse(desc.interpolation_mode) == InterpolationMode.LINEAR
     r = desc.input.rank
     pad = 4 - r
@@ -400,7 +371,7 @@ def _axes(desc, binding_limit: int) -> tuple[_Axis, ...]:
     scales = (1.0,) * pad + tuple(desc.scales)
     in_off = (0.5,) * pad + tuple(desc.input_pixel_offsets)
     out_off = (-0.5,) * pad + tuple(desc.output_pixel_offsets)
-    axes, raw = [], []
+    axes = []
     for d in range(4):
         i0, i1, w0, w1 = _entries(desc, in_sizes[d], out_sizes[d], scales[d], in_off[d], out_off[d], linear)
         taps = 2 if linear and np.any(w1 != 0) else 1
@@ -421,29 +392,18 @@ def _axes(desc, binding_limit: int) -> tuple[_Axis, ...]:
                 linear=linear,
             )
         )
-        raw.append((i0, i1, w0, w1))
     total = sum(a.words.nbytes for a in axes)
     for d in sorted(range(4), key=lambda d: -axes[d].words.nbytes):
         a = axes[d]
         if a.words.nbytes <= AXIS_TABLE_CACHE_BYTES and total <= binding_limit:
             break
-        before = a.words.nbytes
-        if _power_of_two(a.scale) and a.in_size < 2**31:
+        if _computable(a.scale, a.in_off, a.out_off, a.in_size, a.out_size):
+            total -= a.words.nbytes
             a.form, a.words = "computed", np.zeros(0, np.uint32)
-        else:
-            per = _periodic(*raw[d], a.scale, a.stride, linear)
-            if per is None:
-                continue
-            head, period, shift, tail = per
-            i0, i1, w0, w1 = raw[d]
-            keep = np.r_[0 : head + period, a.out_size - tail : a.out_size]
-            a.form, a.head, a.period, a.shift, a.tail = "periodic", head, period, shift, tail
-            a.words = _words(i0[keep], i1[keep], w0[keep], w1[keep], a.stride, linear)
-        total += a.words.nbytes - before
     if total > binding_limit:
         raise PlanError(
-            f"resample: the coordinate tables take {total} bytes, beyond the binding limit {binding_limit}: "
-            "an axis that long needs a power-of-two Scale or a rational Scale whose float32 coordinates repeat"
+            f"resample: the coordinate tables take {total} bytes, beyond the binding limit {binding_limit}, and "
+            "the long axes have a Scale or offsets outside [2^-32, 2^32] (coordinates not computable in the shader)"
         )
     return tuple(axes)
 
@@ -702,14 +662,10 @@ def plan_resample(
         "table_start": starts,
         "taps": taps,
         "shifts": [s.bit_length() - 1 if s & (s - 1) == 0 else 32 for s in pd["out_sizes"]],
-        "axis_mode": [{"whole": 0, "periodic": 1, "computed": 2}[a.form] for a in axes],
-        "period": [a.period if a.form == "periodic" else a.out_size for a in axes],
-        "period_shift": [a.shift for a in axes],
-        "period_head": [a.head for a in axes],
-        "period_tail": [a.out_size - a.tail if a.form == "periodic" else a.out_size for a in axes],
+        "axis_mode": [int(a.form == "computed") for a in axes],
         "in_sizes": pd["in_sizes"],
         "in_strides": pd["in_strides"],
-        "inv_scales": [float(1 / np.float32(a.scale)) if a.form == "computed" else 1.0 for a in axes],
+        "scales": [float(np.float32(a.scale)) for a in axes],
         "in_offsets": [float(np.float32(a.in_off)) for a in axes],
         "out_offsets": [float(np.float32(a.out_off)) for a in axes],
         "count": count,
