@@ -52,7 +52,8 @@ def caps(request):
         (desc(F16, (2, 8, 64, 64), (2, 8, 32, 128), "nearest"), "resample_packed"),  # H downsampled
         (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), "resample_packed"),
         (desc(F32, (2, 8, 64, 64), (4, 8, 128, 128)), "resample_packed"),  # batch interpolated
-        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_packed"),
+        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_byte"),
+        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), "resample_packed"),
         (desc(F32, (2, 3, 5), (2, 3, 7), out_strides=(1, 2, 6)), "resample_strided"),
         (desc(I8, (2, 3, 5), (2, 3, 7), out_strides=(1, 2, 6)), "resample_atomic"),
     ],
@@ -114,7 +115,8 @@ def test_placements_choose_the_path():
 @pytest.mark.parametrize(
     "kernel, d, rule",
     [
-        ("resample_rows", desc(U8, (2, 8, 4, 16), (2, 8, 8, 32)), "row walks store float32 or float16"),
+        ("resample_rows", desc(U8, (2, 8, 4, 16), (2, 8, 8, 32)), "resample_rows stores float32 or float16"),
+        ("resample_rows_byte", desc(F16, (2, 8, 4, 16), (2, 8, 8, 32)), "int8 / uint8 linear only"),
         ("resample_rows", desc(F32, (2, 8, 4, 4), (4, 8, 8, 8)), "batch or channel axis is interpolated"),
         ("resample_rows", desc(F32, (2, 8, 4, 3), (2, 8, 8, 6)), "not whole groups of 4"),
         ("resample_rows_half", desc(F32, (2, 8, 4, 4), (2, 8, 8, 8)), "float16 linear only"),
@@ -159,7 +161,8 @@ def test_long_axis_computes_its_coordinates_in_the_shader():
     assert dict(p.details)["axis_tables"] == ("computed",)
     assert dict(p.host_tables)["axis_table"] <= 64
     u = p.steps[0].uniforms_dict
-    assert u["axis_mode"][3] == 1 and u["scales"][3] == 2.0 and u["in_sizes"][3] == 2**24
+    assert p.steps[0].constants_dict["COMPUTED"] == 8 and u["in_sizes"][3] == 2**24
+    assert u["scales"][3] == 2.0 and u["inv_scales"][3] == 0.5
     # past 2^23 outputs float32 (o + 0.5) rounds to even: some inputs are never read
     i0, i1, _, w1 = ref.linear_taps(ref.input_coordinates(2**25, 2.0, 0.5, -0.5), 2**24)
     assert p.bytes_moved == 4 * (np.union1d(i0, i1[w1 != 0]).size + 2**25)

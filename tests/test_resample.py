@@ -277,6 +277,8 @@ ROW_CASES = [  # (in sizes, out sizes, scales): H up / down / crop / clamp / one
         ("linear", F32, "resample_rows"),
         ("linear", F16, "resample_rows"),
         ("linear", F16, "resample_rows_half"),
+        ("linear", U8, "resample_rows_byte"),
+        ("linear", I8, "resample_rows_byte"),
     ],
 )
 def test_row_walk(device, rng, dt, mode, kernel):
@@ -284,6 +286,8 @@ def test_row_walk(device, rng, dt, mode, kernel):
     W-interpolated input rows cached) against the reference kernel resample_packed: bands of 3
     rows (the last one short), every H and W mapping kind, strided inputs; an output not on a
     16-byte boundary gets a plan of its own (resample_packed)."""
+    # (run_checked sizes its input buffer to whole words: 8-bit inputs take an offset of 4 elements)
+    in_off = 16 + (dt.size_in_bytes if dt.size_in_bytes > 1 else 4)
     for in_sizes, out_sizes, scales in ROW_CASES:
         r = len(in_sizes)
         out_desc = TensorDesc(dt, out_sizes)
@@ -316,7 +320,7 @@ def test_row_walk(device, rng, dt, mode, kernel):
             {"input": (desc.input, x.view(np.uint8).reshape(-1))},
             out_desc,
             expected,
-            input_offset=16 + dt.size_in_bytes,  # odd element offset: the other row parity
+            input_offset=in_off,  # odd element offset: the other row parity
             **tol,
         )
         run_checked(
@@ -326,7 +330,7 @@ def test_row_walk(device, rng, dt, mode, kernel):
             out_desc,
             expected,
             output_offset=GUARD + dt.size_in_bytes,
-            input_offset=16 + dt.size_in_bytes,
+            input_offset=in_off,
             **tol,
         )
         assert any(":resample_packed|" in k for k in op.cache_keys), op.cache_keys

@@ -9,12 +9,13 @@
 //     linear:  i0 = clamp(floor(x)), i1 = clamp(floor(x) + 1), w1 = x - floor(x), w0 = 1 - w1
 // WGSL's f32 division is not correctly rounded (2.5 ulp), so it would pick the neighbouring pixel
 // near a boundary on some adapters. The host therefore evaluates x with the reference's float32
-// arithmetic and binds the results as per-axis tables, in one of two forms (p.axis_mode[d]):
+// arithmetic and binds the results as per-axis tables, in one of two forms (bit d of COMPUTED):
 //   0 whole table:   one entry per output index (short axes: the table stays in the caches);
 //   1 computed here: long axes (a table entry per output would cost as much as the output, and
 //                    could pass the binding limit): x is evaluated with the reference's float32
 //                    steps, each correctly rounded: the subtraction and the conversion of o as
-//                    WGSL rounds them, the division by Scale in integers (div_rn).
+//                    WGSL rounds them, the division by Scale in integers (div_rn), or as a
+//                    multiplication by 1 / Scale where that is exact (a power-of-two Scale).
 // Entries are already multiplied by the input stride:
 //   nearest: one word, index * stride; the tensor: output[n,c,h,w] = input[base + Tn + Tc + Th + Tw]
 //   linear:  one vec4 (i0 * stride, i1 * stride, bits(w0), bits(w1)); output = sum over the tap
@@ -28,11 +29,12 @@
 // resample_strided (any output strides, 4-byte elements), resample_atomic (any output strides,
 // 1- and 2-byte elements, merged into words with atomics because neighbouring strided elements
 // may share a word).
-// Overrides (structure, part of the pipeline cache key): MODE, DTYPE, WG.
+// Overrides (structure, part of the pipeline cache key): MODE, DTYPE, WG, COMPUTED.
 
 override WG: u32 = 256u;
 override MODE: u32 = 0u;    // 0 nearest, 1 linear
 override DTYPE: u32 = 0u;   // 0 float32, 1 float16, 2 int8, 3 uint8
+override COMPUTED: u32 = 0u;  // bit d: axis d computes its coordinates (else: whole table; no cost to the others)
 
 struct Params {
     out_sizes: vec4<u32>,     // output sizes padded to 4 dims, outermost first
@@ -40,16 +42,16 @@ struct Params {
     table_start: vec4<u32>,   // first entry of each axis: nearest in words, linear in vec4 words
     taps: vec4<u32>,          // linear: 2 where the axis is interpolated, else 1
     shifts: vec4<u32>,        // log2 of out_sizes where a power of two, else 32 (x unused)
-    axis_mode: vec4<u32>,     // 0 whole table, 1 coordinates computed here
-    in_sizes: vec4<u32>,      // axis_mode 1: input sizes
-    in_strides: vec4<u32>,    // axis_mode 1: input strides in elements
-    scales: vec4<f32>,        // axis_mode 1: Scales
-    in_offsets: vec4<f32>,    // axis_mode 1: InputPixelOffsets
-    out_offsets: vec4<f32>,   // axis_mode 1: OutputPixelOffsets
+    in_sizes: vec4<u32>,      // computed axes: input sizes
+    in_strides: vec4<u32>,    // computed axes: input strides in elements
+    scales: vec4<f32>,        // computed axes: Scales
+    inv_scales: vec4<f32>,    // computed axes: 1 / Scale where exact (a power of two), else 0 (divide)
+    in_offsets: vec4<f32>,    // computed axes: InputPixelOffsets
+    out_offsets: vec4<f32>,   // computed axes: OutputPixelOffsets
     count: u32,               // output elements
     input_base: u32,          // input's first element in its binding
     output_base: u32,         // output's first element in its binding
-    rounding: u32,            // nearest, axis_mode 1: 0 floor(x + 0.5), 1 floor(x), 2 ceil(x)
+    rounding: u32,            // nearest, computed axes: 0 floor(x + 0.5), 1 floor(x), 2 ceil(x)
     row_threads: u32,         // resample_rows: threads
     row_blocks: u32,          // resample_rows: block columns per output row
     row_bands: u32,           // resample_rows: bands of rows per (n, c) plane
@@ -110,10 +112,14 @@ fn div_rn(a: f32, s: f32) -> f32 {
     return sign(a) * ldexp(f32(m), e);
 }
 
-// x of output index o along axis d (axis_mode 1), clipped as the reference clips it to
-// [-2, size + 1] (every index it gives is clamped to the same edge either way).
+// x of output index o along a computed axis d, clipped as the reference clips it to
+// [-2, size + 1] (every index it gives is clamped to the same edge either way). The product by an
+// exact 1 / Scale is exact, so a fused multiply-add of the last two steps rounds as they do.
 fn coordinate(d: u32, o: u32) -> f32 {
-    let x = div_rn(f32_of(o) - p.out_offsets[d], p.scales[d]) - p.in_offsets[d];
+    let a = f32_of(o) - p.out_offsets[d];
+    var q = a * p.inv_scales[d];
+    if (p.inv_scales[d] == 0.0) { q = div_rn(a, p.scales[d]); }
+    let x = q - p.in_offsets[d];
     return clamp(x, -2.0, f32_of(p.in_sizes[d] + 1u));
 }
 
@@ -138,15 +144,13 @@ fn computed_linear(d: u32, o: u32) -> vec4<u32> {
 
 // Nearest: input offset (index * stride) of output index o along axis d.
 fn nearest_entry(d: u32, o: u32) -> u32 {
-    let m = p.axis_mode[d];
-    if (m == 0u) { return table[p.table_start[d] + o]; }
+    if ((COMPUTED & (1u << d)) == 0u) { return table[p.table_start[d] + o]; }
     return computed_nearest(d, o);
 }
 
 // Linear: (i0 * stride, i1 * stride, bits(w0), bits(w1)) of output index o along axis d.
 fn linear_entry(d: u32, o: u32) -> vec4<u32> {
-    let m = p.axis_mode[d];
-    if (m == 0u) { return table4[p.table_start[d] + o]; }
+    if ((COMPUTED & (1u << d)) == 0u) { return table4[p.table_start[d] + o]; }
     return computed_linear(d, o);
 }
 
@@ -304,7 +308,7 @@ fn row_block(o: vec4<u32>) -> vec4<u32> {
         for (var j = 0u; j < 4u / elem_bytes(); j++) {
             let tj = tw + 4u * j;
             var idx: vec4<u32>;
-            if (p.axis_mode.w != 0u) {
+            if ((COMPUTED & 8u) != 0u) {
                 let ow = o.w + 4u * j;
                 idx = vec4<u32>(nearest_entry(3u, ow), nearest_entry(3u, ow + 1u), nearest_entry(3u, ow + 2u),
                                 nearest_entry(3u, ow + 3u));

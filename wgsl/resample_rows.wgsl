@@ -3,9 +3,10 @@
 // resample_packed.
 // resample_rows: packed float32/float16 output whose rows are whole 16-byte blocks, batch and
 // channel not interpolated, whole tables (axis_mode 0): one thread owns one block column and walks
-// a band of rows (see below). resample_rows_half: its float16 linear form, 4 outputs per thread.
+// a band of rows (see below). resample_rows_half: its float16 linear form, 4 outputs per thread;
+// resample_rows_byte: its int8 / uint8 linear form, 4 outputs (a word) per thread.
 // Bindings: as resample.wgsl; resample_rows writes output4, resample_rows_half output2 (8-byte
-// stores). Overrides: resample.wgsl's, and HALF.
+// stores), resample_rows_byte output. Overrides: resample.wgsl's, and HALF.
 
 #include "resample.wgsl"
 
@@ -197,6 +198,24 @@ fn resample_rows_half(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
         let v = linear_row(&w, oh, base, qa, qa);
         output2[dst] = vec2<u32>(pack2x16float(v.lo.xy), pack2x16float(v.lo.zw));
+        dst += pl.step;
+    }
+}
+
+// Linear int8 / uint8: 4 outputs (one word of output) per thread, rounded and saturated as
+// store_bits does.
+@compute @workgroup_size(WG)
+fn resample_rows_byte(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let tid = thread_id(gid, nwg);
+    if (tid >= p.row_threads) { return; }
+    let pl = rows_place(tid, 4u);
+    var dst = pl.dst;
+    let base = p.input_base + table[4u * (p.table_start.x + pl.n)] + table4[p.table_start.y + pl.c].x;
+    let qa = w_quad(p.table_start.w + pl.ow);
+    var w = empty_walk();
+    for (var oh = pl.oh0; oh < pl.oh1; oh++) {
+        let v = linear_row(&w, oh, base, qa, qa);
+        output[dst] = bytes4(v.lo);
         dst += pl.step;
     }
 }

@@ -346,6 +346,12 @@ def _words(i0, i1, w0, w1, stride: int, linear: bool) -> np.ndarray:
     ).reshape(-1)
 
 
+def _exact_inverse(scale: float) -> float:
+    """1 / float32(scale) where it is exact (a power of two), else 0 (the shader divides)."""
+    m, e = math.frexp(float(np.float32(scale)))
+    return 2.0 ** (1 - e) if m == 0.5 else 0.0
+
+
 def _computable(scale: float, in_off: float, out_off: float, in_size: int, out_size: int) -> bool:
     """Whether the shader's coordinate() gives the reference's x on this axis: Scale and the
     offsets in ranges where every step stays a normal float32 (div_rn needs a normal quotient)."""
@@ -453,6 +459,7 @@ SHADERS = {
     "resample_atomic": "resample.wgsl",
     "resample_rows": "resample_rows.wgsl",
     "resample_rows_half": "resample_rows.wgsl",
+    "resample_rows_byte": "resample_rows.wgsl",
     "resample_rows_pat": "resample_pattern.wgsl",
 }
 KERNELS = tuple(SHADERS)
@@ -460,8 +467,8 @@ KERNELS = tuple(SHADERS)
 #: Measured on the H100 (8x64x256x256, x2 and x1.5 up): float32 linear 8, float16 linear 32 (with
 #: 4 outputs per thread, resample_rows_half), float16 nearest 2; float32 nearest stays on
 #: resample_packed (already at the copy's speed), and nearest takes it only where H is upsampled
-#: (no row to share otherwise).
-ROW_BANDS: dict = {(1, 4): 8, (1, 2): 32, (0, 2): 2}
+#: (no row to share otherwise). int8 / uint8 linear (resample_rows_byte, 4 outputs per thread): 8.
+ROW_BANDS: dict = {(1, 4): 8, (1, 2): 32, (0, 2): 2, (1, 1): 8}
 #: Rows per band of a row walk requested where ROW_BANDS has no entry.
 DEFAULT_BAND = 8
 #: resample_rows_pat (float16 linear with one W tap pattern): outputs per thread, tried in this
@@ -554,7 +561,8 @@ def plan_resample(
     capabilities ``caps``: the one place that decides which kernel runs.
 
     Paths: resample_rows_pat (float16 linear, one W tap pattern), resample_rows_half (float16
-    linear row walk, 4 outputs per thread), resample_rows (row walk, float32 / float16), and the
+    linear row walk, 4 outputs per thread), resample_rows_byte (its int8 / uint8 form),
+    resample_rows (row walk, float32 / float16), and the
     reference kernels resample_packed (packed output), resample_strided (4-byte elements, any
     output strides) and resample_atomic (1- and 2-byte elements, any output strides), tried in
     that order unless ``kernel`` names one (an impossible request raises :class:`PlanError`
@@ -585,16 +593,16 @@ def plan_resample(
         row_rule = "the output does not start on a 16-byte boundary (row stores are whole 16-byte blocks)"
     if row_rule is None and any(a.form != "whole" for a in axes):
         row_rule = "an axis is not bound as a whole table"
-    if row_rule is None and esize not in (2, 4):
-        row_rule = f"{dt.name}: row walks store float32 or float16"
     if row_rule is None and linear and taps[:2] != (1, 1):
         row_rule = "the batch or channel axis is interpolated"
     why_not = {
         "resample_packed": vec4_out,
         "resample_strided": None if esize == 4 else f"{dt.name}: resample_strided writes whole 32-bit elements",
         "resample_atomic": None if esize < 4 else "resample_atomic merges 8- and 16-bit elements into words",
-        "resample_rows": row_rule,
+        "resample_rows": row_rule
+        or (None if esize in (2, 4) else f"{dt.name}: resample_rows stores float32 or float16"),
         "resample_rows_half": row_rule or (None if linear and esize == 2 else "float16 linear only"),
+        "resample_rows_byte": row_rule or (None if linear and esize == 1 else "int8 / uint8 linear only"),
         "resample_rows_pat": row_rule or (None if linear and esize == 2 else "float16 linear only"),
     }
     if why_not["resample_rows_pat"] is None and (in_pl.residual // 2) % 2:
@@ -606,7 +614,7 @@ def plan_resample(
             why_not["resample_rows_pat"] = "the W taps of the output columns follow no common pattern"
     # geometry of the row walks
     shapes = {}
-    for name, v in (("resample_rows", 16 // esize), ("resample_rows_half", 4)):
+    for name, v in (("resample_rows", 16 // esize), ("resample_rows_half", 4), ("resample_rows_byte", 4)):
         if why_not[name] is None:
             band = band_rows or ROW_BANDS.get((int(mode), esize), DEFAULT_BAND)
             shapes[name] = _rows_shape(pd, v, band)
@@ -635,6 +643,8 @@ def plan_resample(
         candidates = []
         if linear and esize == 2:
             candidates += ["resample_rows_pat", "resample_rows_half"]
+        elif linear and esize == 1:
+            candidates.append("resample_rows_byte")
         elif auto_rows:
             candidates.append("resample_rows")
         candidates += ["resample_packed", "resample_strided" if esize == 4 else "resample_atomic"]
@@ -645,6 +655,8 @@ def plan_resample(
             "once and picks its taps with constants",
             "resample_rows_half": "float16 linear row walk: an input row interpolated along W serves the output "
             "rows that share it",
+            "resample_rows_byte": "int8 / uint8 linear row walk: an input row interpolated along W serves the "
+            "output rows that share it",
             "resample_rows": "row walk: an input row interpolated along W (or gathered) once serves the output "
             "rows that share it",
             "resample_packed": "packed output: one thread builds one 16-byte block",
@@ -662,10 +674,10 @@ def plan_resample(
         "table_start": starts,
         "taps": taps,
         "shifts": [s.bit_length() - 1 if s & (s - 1) == 0 else 32 for s in pd["out_sizes"]],
-        "axis_mode": [int(a.form == "computed") for a in axes],
         "in_sizes": pd["in_sizes"],
         "in_strides": pd["in_strides"],
         "scales": [float(np.float32(a.scale)) for a in axes],
+        "inv_scales": [_exact_inverse(a.scale) if a.form == "computed" else 0.0 for a in axes],
         "in_offsets": [float(np.float32(a.in_off)) for a in axes],
         "out_offsets": [float(np.float32(a.out_off)) for a in axes],
         "count": count,
@@ -681,6 +693,9 @@ def plan_resample(
         "pat_k0": 0,
     }
     constants = {"MODE": int(mode), "DTYPE": _DTYPE_CLASS[dt]}
+    computed = sum(1 << d for d, a in enumerate(axes) if a.form == "computed")
+    if computed:  # (absent otherwise: the cache keys of whole-table pipelines stay as they were)
+        constants["COMPUTED"] = computed
     wg, entry, out_var = 256, name, {"resample_packed": "output4", "resample_strided": "output"}.get(name)
     if name == "resample_atomic":
         out_var = "output_atomic"
@@ -697,6 +712,8 @@ def plan_resample(
             constants["HALF"], out_var = 0, "output4"
         elif name == "resample_rows_half":
             constants["HALF"], out_var = 1, "output2"
+        elif name == "resample_rows_byte":
+            constants["HALF"], out_var = 1, "output"
         else:
             v, nw, d0, d1, pstep, k0 = pat
             entry, out_var = _PATTERN_STORE[v]
