@@ -517,6 +517,48 @@ def test_long_1d_axis(device, mode):
     yt.buffer.destroy()
 
 
+@pytest.mark.parametrize("binding_limit", [2048, 512])
+@pytest.mark.parametrize(
+    "dt,mode,in_sizes,out_sizes,out_pattern",
+    [
+        (F32, "linear", (2, 3, 20, 30), (2, 3, 37, 45), "packed"),
+        (F16, "nearest", (2, 3, 20, 30), (3, 5, 11, 61), "packed"),
+        (U8, "linear", (3, 40, 50), (3, 61, 101), "packed"),
+        (I8, "nearest", (2, 3, 20, 30), (2, 3, 41, 17), "padded"),
+        (F32, "nearest", (3000,), (4001,), "packed"),
+        (F32, "linear", (2, 3, 20, 30), (2, 3, 41, 17), "nhwc"),
+    ],
+)
+def test_past_the_binding_limit(device, rng, binding_limit, dt, mode, in_sizes, out_sizes, out_pattern):
+    """Issue 11: tensors larger than the binding limit (here a capability record with a tight
+    one) split into parts that bind windows of the input and output; exact, guard bytes kept."""
+    r = len(in_sizes)
+    in_desc = strided_desc(dt, in_sizes, "padded" if r > 1 else "packed")
+    out_desc = strided_desc(dt, out_sizes, out_pattern, output=True) if r > 1 else TensorDesc(dt, out_sizes)
+    # (linear: an output row reads 2 input rows of each interpolated axis, which must fit a window)
+    scales = tuple(o / i * 1.1 if o != i else 1.0 for o, i in zip(out_sizes, in_sizes))
+    oo = tuple(0.25 if o != i else -0.5 for o, i in zip(out_sizes, in_sizes))
+    desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, oo)
+    op = ResampleOperator(device, desc, capabilities=tight(device, binding_limit))
+    assert op.plan.dispatches > 1 and all(s.windows for s in op.plan.steps)
+    assert "beyond the binding limit" in op.plan.why
+    x = values(dt, in_sizes, rng)
+    raw_in = tensor_bytes(in_desc, x)
+    expected = ref.resample(read_tensor(raw_in, in_desc), out_sizes, mode, scales, (0.5,) * r, oo)
+    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
+    run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (in_desc, raw_in)}, out_desc, expected, **tol)
+    run_checked(
+        device,
+        lambda ins, out: op(ins["input"], out),
+        {"input": (in_desc, raw_in)},
+        out_desc,
+        expected,
+        input_offset=16 + 4 * dt.size_in_bytes,
+        output_offset=GUARD + 4 * dt.size_in_bytes,
+        **tol,
+    )
+
+
 def test_one_liner_defaults(device, rng):
     x = values(F32, (2, 3, 4, 4), rng)
     y = resample(x, (2, 3, 8, 6), device=device)

@@ -29,6 +29,10 @@
 // resample_strided (any output strides, 4-byte elements), resample_atomic (any output strides,
 // 1- and 2-byte elements, merged into words with atomics because neighbouring strided elements
 // may share a word).
+// Past the binding limit a plan splits the output along one axis into parts, one dispatch each,
+// binding windows of the input and output: out_sizes are the part's, origin its first index
+// (the reference entry points add it before the table lookups), input_base may wrap around
+// (u32 arithmetic: the tables hold offsets from the tensor's start, the window starts later).
 // Overrides (structure, part of the pipeline cache key): MODE, DTYPE, WG, COMPUTED.
 
 override WG: u32 = 256u;
@@ -37,7 +41,8 @@ override DTYPE: u32 = 0u;   // 0 float32, 1 float16, 2 int8, 3 uint8
 override COMPUTED: u32 = 0u;  // bit d: axis d computes its coordinates (else: whole table; no cost to the others)
 
 struct Params {
-    out_sizes: vec4<u32>,     // output sizes padded to 4 dims, outermost first
+    out_sizes: vec4<u32>,     // output sizes padded to 4 dims, outermost first (of this step's part)
+    origin: vec4<u32>,        // index of this step's first output (a plan split past the binding limit)
     out_strides: vec4<u32>,   // output strides in elements (strided and atomic entry points)
     table_start: vec4<u32>,   // first entry of each axis: nearest in words, linear in vec4 words
     taps: vec4<u32>,          // linear: 2 where the axis is interpolated, else 1
@@ -348,7 +353,7 @@ fn resample_packed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     if (b.n == 0u) { return; }
     let o = coords(b.e_lo);
     if (b.n == 16u / eb && o.w + b.n <= p.out_sizes.w) {
-        output4[b.t] = row_block(o);
+        output4[b.t] = row_block(o + p.origin);
         return;
     }
     // A block that crosses a row, or the first or last block of the tensor (whose bytes outside
@@ -356,7 +361,7 @@ fn resample_packed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     var block = vec4<u32>(0u);
     if (b.n != 16u / eb) { block = output4[b.t]; }
     for (var k = 0u; k < b.n; k++) {
-        place(&block, b.q0 + k * eb, element_bits(coords(b.e_lo + k)));
+        place(&block, b.q0 + k * eb, element_bits(coords(b.e_lo + k) + p.origin));
     }
     output4[b.t] = block;
 }
@@ -366,7 +371,7 @@ fn resample_strided(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     let e = thread_id(gid, nwg);
     if (e >= p.count) { return; }
     let o = coords(e);
-    output[p.output_base + dot(o, p.out_strides)] = element_bits(o);
+    output[p.output_base + dot(o, p.out_strides)] = element_bits(o + p.origin);
 }
 
 @compute @workgroup_size(WG)
@@ -380,5 +385,5 @@ fn resample_atomic(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     let sh = (dst % per_word) * eb * 8u;
     let mask = select(0xFFu, 0xFFFFu, DTYPE == 1u) << sh;
     atomicAnd(&output_atomic[dst / per_word], ~mask);
-    atomicOr(&output_atomic[dst / per_word], element_bits(o) << sh);
+    atomicOr(&output_atomic[dst / per_word], element_bits(o + p.origin) << sh);
 }

@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..operator import Operator
-from ..plan import Capabilities, Placement, Plan, PlanError, placement_of, step
+from ..plan import Capabilities, KernelStep, Placement, Plan, PlanError, placement_of, step
 from ..reference import resample as ref
 from ..runtime import Device, GpuTensor, default_device
 from ..tensor import DataType, DmlEnum, DmlValidationError, TensorDesc, desc_for_array
@@ -591,6 +591,9 @@ def plan_resample(
     row_rule = vec4_out
     if row_rule is None and out_pl.residual % 16:
         row_rule = "the output does not start on a 16-byte boundary (row stores are whole 16-byte blocks)"
+    split = _too_large(desc, caps)
+    if row_rule is None and split:
+        row_rule = f"the {split} is beyond the binding limit (only the reference kernels split)"
     if row_rule is None and any(a.form != "whole" for a in axes):
         row_rule = "an axis is not bound as a whole table"
     if row_rule is None and linear and taps[:2] != (1, 1):
@@ -670,6 +673,7 @@ def plan_resample(
     in_res, out_res = in_pl.residual, out_pl.residual
     uniforms = {
         "out_sizes": pd["out_sizes"],
+        "origin": (0, 0, 0, 0),
         "out_strides": pd["out_strides"],
         "table_start": starts,
         "taps": taps,
@@ -738,15 +742,163 @@ def plan_resample(
         bindings={"input": "input", "output": out_var, "table": "table", "table4": "table4"},
         uniform_var="p",
     )
+    steps = (s,)
+    if split:
+        steps = _split_steps(s, desc, caps, in_res, out_res, esize)
+        why += f"; the {split} is beyond the binding limit: {len(steps)} parts along one axis, each binding windows"
     return Plan(
         "resample",
-        (s,),
+        steps,
         why,
         (used + count) * esize,
         caps.name,
         host_tables=(("axis_table", int(words.nbytes)),),
         details=(("axis_tables", forms), ("taps", taps[4 - desc.input.rank :])),
     )
+
+
+def _too_large(desc, caps: Capabilities) -> str:
+    """Which tensor ("input", "output", or "input and output") is beyond the binding limit ("" if none)."""
+    room = caps.max_binding_size - caps.binding_alignment - 16
+    big = [n for n in ("input", "output") if getattr(desc, n).total_tensor_size_in_bytes > room]
+    return " and ".join(big)
+
+
+def _index_ranges(desc) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per axis (4, padded in front) and output index: the lowest and highest input index the
+    kernels read (linear: both taps of an interpolated axis, whatever their weights)."""
+    linear = InterpolationMode.parse(desc.interpolation_mode) == InterpolationMode.LINEAR
+    pd = _padded(desc)
+    r = desc.input.rank
+    pad = 4 - r
+    scales = (1.0,) * pad + tuple(desc.scales)
+    io = (0.5,) * pad + tuple(desc.input_pixel_offsets)
+    oo = (-0.5,) * pad + tuple(desc.output_pixel_offsets)
+    out = []
+    for d in range(4):
+        i0, i1, _, w1 = _entries(desc, pd["in_sizes"][d], pd["out_sizes"][d], scales[d], io[d], oo[d], linear)
+        if linear and np.any(w1 != 0):
+            out.append((np.minimum(i0, i1), np.maximum(i0, i1)))
+        else:
+            out.append((i0, i0))
+    return out
+
+
+def _split_steps(s: KernelStep, desc, caps: Capabilities, in_res: int, out_res: int, esize: int) -> tuple:
+    """``s`` (a reference kernel's step) split into parts that each bind a window of the input and
+    of the output within the binding limit: along the outermost axis the output has, or, where
+    one slice of it is too large, along the next one, slice by slice, and so on (so a packed
+    output's part stays contiguous). Each part's uniforms give its sizes, origin and window bases."""
+    pd = _padded(desc)
+    al, room = caps.binding_alignment, caps.max_binding_size - 16
+    ranges = _index_ranges(desc)
+    lo_all = [int(lo.min()) for lo, _ in ranges]
+    hi_all = [int(hi.max()) for _, hi in ranges]
+    ins, outs = pd["in_strides"], pd["out_strides"]
+
+    def windows(origin, sizes):
+        """(input window, output window): (start relative to the tensor, length, base element)."""
+        lo, hi = list(lo_all), list(hi_all)
+        for d in range(4):
+            if sizes[d] != pd["out_sizes"][d]:
+                lo[d] = int(ranges[d][0][origin[d] : origin[d] + sizes[d]].min())
+                hi[d] = int(ranges[d][1][origin[d] : origin[d] + sizes[d]].max())
+        res = []
+        for res_, first, last in (
+            (in_res, sum(l * t for l, t in zip(lo, ins)), sum(h * t for h, t in zip(hi, ins))),
+            (
+                out_res,
+                sum(o * t for o, t in zip(origin, outs)),
+                sum((o + n - 1) * t for o, n, t in zip(origin, sizes, outs)),
+            ),
+        ):
+            start = (res_ + first * esize) // al * al - res_  # the window's binding offset is aligned
+            res.append((start, (last + 1) * esize - start, first - start // esize))
+        # the tables hold input offsets from the tensor's start (not from the window's first element)
+        res[0] = (res[0][0], res[0][1], -(res[0][0] // esize))
+        return res
+
+    def fits(origin, sizes):
+        return all(length <= room for _, length, _ in windows(origin, sizes))
+
+    def parts_along(d, fixed):
+        """Ranges along axis d (the axes before it at ``fixed``, those after it whole)."""
+        n, parts, start = pd["out_sizes"][d], [], 0
+        while start < n:
+
+            def box(k):
+                origin = tuple(fixed[i] if i < d else (start if i == d else 0) for i in range(4))
+                sizes = tuple(1 if i < d else (k if i == d else pd["out_sizes"][i]) for i in range(4))
+                return origin, sizes
+
+            if not fits(*box(1)):
+                return None
+            k = 1
+            while start + k < n and fits(*box(min(2 * k, n - start))):
+                k = min(2 * k, n - start)
+            step_ = k
+            while step_ > 1:  # grow by halving steps up to the largest part that fits
+                step_ //= 2
+                if start + k + step_ <= n and fits(*box(k + step_)):
+                    k += step_
+            parts.append(box(k))
+            start += k
+        return parts
+
+    outer = [d for d in range(4) if pd["out_sizes"][d] > 1] or [3]
+
+    def split(level, fixed):
+        d = outer[level]
+        got = parts_along(d, fixed)
+        if got is None and level + 1 < len(outer):
+            got = []
+            for i in range(pd["out_sizes"][d]):
+                sub = split(level + 1, tuple(i if k == d else fixed[k] for k in range(4)))
+                if sub is None:
+                    return None
+                got += sub
+        return got
+
+    parts = split(0, (0, 0, 0, 0))
+    if parts is None:
+        raise PlanError(
+            f"resample: no split of the output binds windows within the binding limit {caps.max_binding_size} "
+            "(the input rows one output element needs are larger)"
+        )
+    steps = []
+    u0 = s.uniforms_dict
+    for i, (origin, sizes) in enumerate(parts):
+        (is_, il, ib), (os_, ol, ob) = windows(origin, sizes)
+        count = int(np.prod(sizes))
+        u = dict(
+            u0,
+            out_sizes=sizes,
+            origin=origin,
+            shifts=[v.bit_length() - 1 if v & (v - 1) == 0 else 32 for v in sizes],
+            count=count,
+            input_base=ib % 2**32,
+            output_base=ob,
+        )
+        if s.name == "resample_packed":
+            invocations = -(-(ob * esize + count * esize) // 16) - ob * esize // 16
+        else:
+            invocations = count
+        steps.append(
+            KernelStep(
+                f"{s.name}[{i}]",
+                s.shader,
+                s.entry_point,
+                f"part {i}: outputs from {origin} of sizes {sizes}",
+                invocations,
+                s.workgroup_size,
+                s.constants,
+                tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in u.items()),
+                s.bindings,
+                s.uniform_var,
+                (("input", is_, il), ("output", os_, ol)),
+            )
+        )
+    return tuple(steps)
 
 
 class ResampleOperator(Operator):
@@ -769,8 +921,6 @@ class ResampleOperator(Operator):
         band_rows: int | None = None,
         pattern_outputs: int | None = None,
     ):
-        device.check_binding_size("resample", "input", desc.input.total_tensor_size_in_bytes)
-        device.check_binding_size("resample", "output", desc.output.total_tensor_size_in_bytes)
         self.band_rows = band_rows
         self.pattern_outputs = pattern_outputs
         self._table: GpuTensor | None = None
