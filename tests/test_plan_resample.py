@@ -234,3 +234,24 @@ def test_output_sizes_are_integers(sizes, message):
 def test_output_sizes_accept_numpy_integers(device):
     y = resample(np.arange(4, dtype=np.float32).reshape(2, 2), (np.int64(4), np.uint8(4)), device=device)
     assert y.shape == (4, 4)
+
+
+def test_past_the_binding_limit_the_plan_splits():
+    caps = Capabilities.profile("lavapipe")  # 128 MiB bindings
+    n = 40_000_000  # 160 MB of float32 in, 320 MB out
+    p = plan_resample(desc(F32, (n,), (2 * n,)), caps)
+    assert p.dispatches == 3 and p.kernels == ["resample_packed[0]", "resample_packed[1]", "resample_packed[2]"]
+    limit = caps.max_binding_size
+    covered = 0
+    for s in p.steps:
+        u = s.uniforms_dict
+        assert u["origin"][3] == covered and u["count"] == u["out_sizes"][3]
+        covered += u["count"]
+        (iname, istart, ilen), (oname, ostart, olen) = s.windows
+        assert (iname, oname) == ("input", "output") and ilen <= limit and olen <= limit
+        assert istart % caps.binding_alignment == 0 and ostart % caps.binding_alignment == 0
+        assert u["input_base"] == (-istart // 4) % 2**32  # tables hold offsets from the tensor's start
+    assert covered == 2 * n
+    assert 4 * 2 * n < p.bytes_moved <= 4 * (n + 2 * n)  # (float32 o + 0.5 rounds past 2^23: fewer inputs)
+    with pytest.raises(PlanError, match="resample_rows cannot run this description: the input and output are beyond"):
+        plan_resample(desc(F32, (4, n // 4), (4, n // 2)), caps, kernel="resample_rows")

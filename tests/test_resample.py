@@ -453,9 +453,8 @@ def test_property_vs_reference(device, c):
 
 # -- numpy one-liner and compile-once path ----------------------------------------------------------------
 # -- coordinates computed in the shader (long axes) ---------------------------------------------------
-def tight(device, binding_limit=0):
-    """The device's capability record with a tiny binding limit for the planner: every axis's
-    table is too large, so every axis computes its coordinates in the shader."""
+def tight(device, binding_limit):
+    """The device's capability record with a tight binding limit for the planner."""
     import dataclasses
 
     from dmlwgsl.plan import Capabilities
@@ -485,7 +484,7 @@ def test_coordinates_computed_in_the_shader(device, c, scale_bits, scale_exp):
         desc = Resample1Desc(in_desc, out_desc, mode, scales, c["in_off"], c["out_off"])
     else:
         desc = Resample2Desc(in_desc, out_desc, mode, d, scales, c["in_off"], c["out_off"])
-    op = ResampleOperator(device, desc, capabilities=tight(device))
+    op = ResampleOperator(device, desc, axis_table_bytes=0)  # every axis computes its coordinates
     assert set(dict(op.plan.details)["axis_tables"]) == {"computed"}
     expected = ref.resample(x, c["out_sizes"], c["mode"], scales, c["in_off"], c["out_off"], RULE[d])
     tol = {}

@@ -364,9 +364,9 @@ def _computable(scale: float, in_off: float, out_off: float, in_size: int, out_s
     )
 
 
-def _axes(desc, binding_limit: int) -> tuple[_Axis, ...]:
+def _axes(desc, binding_limit: int, axis_table_bytes: int) -> tuple[_Axis, ...]:
     """The four axes with their table forms: whole tables, except where an axis's whole table is
-    larger than AXIS_TABLE_CACHE_BYTES or all of them together than the binding limit; then the
+    larger than ``axis_table_bytes`` or all of them together than the binding limit; then the
     largest such axes compute their coordinates in the shader (exactly: see wgsl/resample.wgsl)."""
     linear = InterpolationMode.parse(desc.interpolation_mode) == InterpolationMode.LINEAR
     r = desc.input.rank
@@ -401,7 +401,7 @@ def _axes(desc, binding_limit: int) -> tuple[_Axis, ...]:
     total = sum(a.words.nbytes for a in axes)
     for d in sorted(range(4), key=lambda d: -axes[d].words.nbytes):
         a = axes[d]
-        if a.words.nbytes <= AXIS_TABLE_CACHE_BYTES and total <= binding_limit:
+        if a.words.nbytes <= axis_table_bytes and total <= binding_limit:
             break
         if _computable(a.scale, a.in_off, a.out_off, a.in_size, a.out_size):
             total -= a.words.nbytes
@@ -417,7 +417,7 @@ def _axes(desc, binding_limit: int) -> tuple[_Axis, ...]:
 _AXES_CACHE: dict = {}
 
 
-def _axes_cached(desc, binding_limit: int) -> tuple[_Axis, ...]:
+def _axes_cached(desc, binding_limit: int, axis_table_bytes: int | None = None) -> tuple[_Axis, ...]:
     """:func:`_axes`, computed once per description (a plan is made per placement and profile)."""
     key = (
         desc.input,
@@ -428,12 +428,13 @@ def _axes_cached(desc, binding_limit: int) -> tuple[_Axis, ...]:
         tuple(float(v) for v in desc.input_pixel_offsets),
         tuple(float(v) for v in desc.output_pixel_offsets),
         binding_limit,
+        AXIS_TABLE_CACHE_BYTES if axis_table_bytes is None else axis_table_bytes,
     )
     hit = _AXES_CACHE.get(key)
     if hit is None:
         if len(_AXES_CACHE) > 64:
             _AXES_CACHE.pop(next(iter(_AXES_CACHE)))
-        hit = _AXES_CACHE[key] = _axes(desc, binding_limit)
+        hit = _AXES_CACHE[key] = _axes(desc, binding_limit, key[-1])
     return hit
 
 
@@ -556,6 +557,7 @@ def plan_resample(
     placements: Mapping[str, Placement] | None = None,
     band_rows: int | None = None,
     pattern_outputs: int | None = None,
+    axis_table_bytes: int | None = None,
 ) -> Plan:
     """The plan of a validated Resample / Resample1 / Resample2 description on an adapter with
     capabilities ``caps``: the one place that decides which kernel runs.
@@ -567,7 +569,9 @@ def plan_resample(
     output strides) and resample_atomic (1- and 2-byte elements, any output strides), tried in
     that order unless ``kernel`` names one (an impossible request raises :class:`PlanError`
     naming the rule). ``band_rows`` (output rows a row-walk thread walks) and ``pattern_outputs``
-    (resample_rows_pat's outputs per thread) override the measured tuning.
+    (resample_rows_pat's outputs per thread) override the measured tuning; an axis whose table
+    would take more than ``axis_table_bytes`` (default AXIS_TABLE_CACHE_BYTES) computes its
+    coordinates in the shader where it can.
     """
     if kernel is not None and kernel not in SHADERS:
         raise PlanError(f"kernel: no path {kernel!r} for resample (choose from {', '.join(KERNELS)})")
@@ -575,7 +579,7 @@ def plan_resample(
     linear = mode == InterpolationMode.LINEAR
     dt = desc.input.data_type
     esize = dt.size_in_bytes
-    axes = _axes_cached(desc, caps.max_binding_size)
+    axes = _axes_cached(desc, caps.max_binding_size, axis_table_bytes)
     words, starts = _table_words(axes)
     pd = _padded(desc)
     in_pl, out_pl = placement_of(placements, "input"), placement_of(placements, "output")
@@ -593,7 +597,8 @@ def plan_resample(
         row_rule = "the output does not start on a 16-byte boundary (row stores are whole 16-byte blocks)"
     split = _too_large(desc, caps)
     if row_rule is None and split:
-        row_rule = f"the {split} is beyond the binding limit (only the reference kernels split)"
+        verb = "are" if " and " in split else "is"
+        row_rule = f"the {split} {verb} beyond the binding limit (only the reference kernels split)"
     if row_rule is None and any(a.form != "whole" for a in axes):
         row_rule = "an axis is not bound as a whole table"
     if row_rule is None and linear and taps[:2] != (1, 1):
@@ -745,7 +750,7 @@ def plan_resample(
     steps = (s,)
     if split:
         steps = _split_steps(s, desc, caps, in_res, out_res, esize)
-        why += f"; the {split} is beyond the binding limit: {len(steps)} parts along one axis, each binding windows"
+        why += f"; {len(steps)} parts, each binding windows of the input and output (the binding limit)"
     return Plan(
         "resample",
         steps,
@@ -920,8 +925,10 @@ class ResampleOperator(Operator):
         capabilities: Capabilities | None = None,
         band_rows: int | None = None,
         pattern_outputs: int | None = None,
+        axis_table_bytes: int | None = None,
     ):
         self.band_rows = band_rows
+        self.axis_table_bytes = axis_table_bytes
         self.pattern_outputs = pattern_outputs
         self._table: GpuTensor | None = None
         super().__init__(device, desc, kernel=kernel, capabilities=capabilities)
@@ -935,12 +942,13 @@ class ResampleOperator(Operator):
             placements=placements,
             band_rows=self.band_rows,
             pattern_outputs=self.pattern_outputs,
+            axis_table_bytes=self.axis_table_bytes,
         )
 
     def host_tensors(self, plan: Plan) -> Mapping[str, GpuTensor]:
         """The per-axis table (bound twice: as words and as vec4 words), uploaded once."""
         if self._table is None:
-            axes = _axes_cached(self.desc, self.capabilities.max_binding_size)
+            axes = _axes_cached(self.desc, self.capabilities.max_binding_size, self.axis_table_bytes)
             words, _ = _table_words(axes)
             tdesc = TensorDesc(DataType.UINT32, (words.size,))
             buf = self.device.create_buffer(tdesc.total_tensor_size_in_bytes, "resample.table")
