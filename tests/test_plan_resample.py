@@ -70,8 +70,12 @@ def test_the_plan_chooses(caps, d, kernel):
 
 def test_grid_and_uniforms(caps):
     d = desc(F32, (2, 8, 64, 64), (2, 8, 128, 128))
-    s = plan_resample(d, caps).steps[0]
-    # resample_rows: 4 outputs per thread, bands of 8 rows (ROW_BANDS for float32 linear)
+    # a small tensor: bands of one row keep the most threads (MIN_ROW_THREADS)
+    assert plan_resample(d, caps).steps[0].uniforms_dict["band_rows"] == 1
+    big = desc(F32, (2, 32, 256, 256), (2, 32, 512, 512))
+    assert plan_resample(big, caps).steps[0].uniforms_dict["band_rows"] == 8  # ROW_BANDS, float32 linear
+    s = plan_resample(d, caps, band_rows=8).steps[0]
+    # resample_rows: 4 outputs per thread, bands of 8 rows
     u = s.uniforms_dict
     assert (u["row_blocks"], u["band_rows"], u["row_bands"]) == (32, 8, 16)
     assert s.invocations == u["row_threads"] == 2 * 8 * 16 * 32 and s.grid == (32, 1, 1)

@@ -492,15 +492,24 @@ def _padded(desc) -> dict:
     }
 
 
-def _rows_shape(pd, v: int, band: int) -> tuple[int, int, int, int] | None:
+#: A row walk with the measured rows per band keeps at least this many threads: shorter bands
+#: where the tensor is small (2x32x256x256 float16 x2 up with 64-row bands ran 32,768 threads, a
+#: quarter of what the H100's 132 SMs hold).
+MIN_ROW_THREADS = 1 << 17
+
+
+def _rows_shape(pd, v: int, band: int, *, fill: bool = False) -> tuple[int, int, int, int] | None:
     """(threads, block columns per row, bands per (n, c), rows per band) of a row walk with ``v``
     outputs per thread, or None where the output rows are not whole groups of ``v``. Rows per
     band: long enough that the input rows a band shares (upsampling along H) are interpolated
-    along W once (and the W taps read once), short enough for many threads."""
+    along W once (and the W taps read once), short enough for many threads (``fill``: shortened
+    to keep MIN_ROW_THREADS threads)."""
     n, c, h, w = pd["out_sizes"]
     if w % v:
         return None
     blocks, band = w // v, min(h, band)
+    if fill:  # shorter bands where the default ones leave the GPU short of threads
+        band = max(1, min(band, n * c * blocks * h // MIN_ROW_THREADS))
     bands = -(-h // band)
     threads = n * c * bands * blocks
     return None if threads >= 2**32 else (threads, blocks, bands, band)
@@ -625,12 +634,12 @@ def plan_resample(
     for name, v in (("resample_rows", 16 // esize), ("resample_rows_half", 4), ("resample_rows_byte", 4)):
         if why_not[name] is None:
             band = band_rows or ROW_BANDS.get((int(mode), esize), DEFAULT_BAND)
-            shapes[name] = _rows_shape(pd, v, band)
+            shapes[name] = _rows_shape(pd, v, band, fill=band_rows is None)
             if shapes[name] is None:
                 why_not[name] = f"the output rows are not whole groups of {v} elements"
     if pat is not None:
         band = band_rows or PATTERN_TUNING.get(pat[0], (None,))[0] or ROW_BANDS[(1, 2)]
-        shapes["resample_rows_pat"] = _rows_shape(pd, pat[0], band)
+        shapes["resample_rows_pat"] = _rows_shape(pd, pat[0], band, fill=band_rows is None)
         if shapes["resample_rows_pat"] is None:
             why_not["resample_rows_pat"] = f"the output rows are not whole groups of {pat[0]} elements"
 
