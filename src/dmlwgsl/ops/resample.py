@@ -760,7 +760,8 @@ def plan_resample(
     steps = (s,)
     if split:
         steps = _split_steps(s, desc, caps, in_res, out_res, esize)
-        why += f"; {len(steps)} parts, each binding windows of the input and output (the binding limit)"
+        verb = "are" if " and " in split else "is"
+        why += f"; the {split} {verb} beyond the binding limit: {len(steps)} parts, each binding windows of both"
     return Plan(
         "resample",
         steps,
