@@ -21,10 +21,12 @@ from dmlwgsl.ops.resample import (
     Resample1Desc,
     Resample2Desc,
     ResampleDesc,
+    ResampleOperator,
     compile_resample,
     onnx_resize_to_resample,
     resample,
 )
+from dmlwgsl.plan import PlanError
 from dmlwgsl.reference import resample as ref
 from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
@@ -268,37 +270,48 @@ ROW_CASES = [  # (in sizes, out sizes, scales): H up / down / crop / clamp / one
 
 
 @pytest.mark.parametrize(
-    "mode,dt,half",
-    [("nearest", F32, 0), ("nearest", F16, 0), ("linear", F32, 0), ("linear", F16, 0), ("linear", F16, 1)],
+    "mode,dt,kernel",
+    [
+        ("nearest", F32, "resample_rows"),
+        ("nearest", F16, "resample_rows"),
+        ("linear", F32, "resample_rows"),
+        ("linear", F16, "resample_rows"),
+        ("linear", F16, "resample_rows_half"),
+        ("linear", U8, "resample_rows_byte"),
+        ("linear", I8, "resample_rows_byte"),
+    ],
 )
-def test_row_walk(device, rng, monkeypatch, dt, mode, half):
-    """resample_rows (one thread per 16-byte block column walking a band of rows, W-interpolated
-    input rows cached): bands of 3 rows (the last one short), every H and W mapping kind, strided
-    inputs, and the fallback to resample_packed for an output not on a 16-byte boundary."""
-    from dmlwgsl.ops import resample as mod
-
-    monkeypatch.setattr(mod, "_ROW_WALK_BAND", {(m, e): 3 for m in (0, 1) for e in (2, 4)})
-    monkeypatch.setattr(mod, "_ROW_WALK_NEAREST_ANY_H", True)
-    monkeypatch.setattr(mod, "_ROW_WALK_HALF", bool(half))  # float16 linear: 4 (resample_rows_half) or 8 outputs
+def test_row_walk(device, rng, dt, mode, kernel):
+    """resample_rows / resample_rows_half (one thread per block column walking a band of rows,
+    W-interpolated input rows cached) against the reference kernel resample_packed: bands of 3
+    rows (the last one short), every H and W mapping kind, strided inputs; an output not on a
+    16-byte boundary gets a plan of its own (resample_packed)."""
+    # (run_checked sizes its input buffer to whole words: 8-bit inputs take an offset of 4 elements)
+    in_off = 16 + (dt.size_in_bytes if dt.size_in_bytes > 1 else 4)
     for in_sizes, out_sizes, scales in ROW_CASES:
         r = len(in_sizes)
+        out_desc = TensorDesc(dt, out_sizes)
         for pattern in ("packed", "padded", "broadcast", "window"):
             in_desc = strided_desc(dt, in_sizes, pattern)
-            out_desc = TensorDesc(dt, out_sizes)
+            desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
+            op = compile_resample(desc, device=device, kernel=kernel, band_rows=3)
+            assert op.plan.kernels == [kernel]
             x = values(dt, in_sizes, rng)
-            check_gpu(device, x, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r, in_desc=in_desc)
+            expected = ref.resample(
+                read_tensor(tensor_bytes(in_desc, x), in_desc), out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r
+            ).astype(dt.numpy_dtype)
+            packed = compile_resample(desc, device=device, kernel="resample_packed")
+            for k in (op, packed):
+                run_checked(
+                    device,
+                    lambda ins, out, k=k: k(ins["input"], out),
+                    {"input": (in_desc, tensor_bytes(in_desc, x))},
+                    out_desc,
+                    expected,
+                    **({"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}),
+                )
         desc = Resample1Desc(TensorDesc(dt, in_sizes), out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
-        op = compile_resample(desc, device=device)
-        assert op.cache_keys[0].startswith("resample/resample.wgsl:resample_rows"), op.cache_keys
-        run_checked(
-            device,
-            lambda ins, out: op(ins["input"], out),
-            {"input": (desc.input, x.view(np.uint8).reshape(-1))},
-            out_desc,
-            ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r).astype(dt.numpy_dtype),
-            input_offset=16 + dt.size_in_bytes,  # odd element offset: the other row parity
-            **({"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}),
-        )
+        op = compile_resample(desc, device=device, kernel=kernel, band_rows=3)
         expected = ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r).astype(dt.numpy_dtype)
         tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
         run_checked(
@@ -307,26 +320,30 @@ def test_row_walk(device, rng, monkeypatch, dt, mode, half):
             {"input": (desc.input, x.view(np.uint8).reshape(-1))},
             out_desc,
             expected,
+            input_offset=in_off,  # odd element offset: the other row parity
+            **tol,
+        )
+        run_checked(
+            device,
+            lambda ins, out: op(ins["input"], out),
+            {"input": (desc.input, x.view(np.uint8).reshape(-1))},
+            out_desc,
+            expected,
             output_offset=GUARD + dt.size_in_bytes,
-            input_offset=16 + dt.size_in_bytes,
+            input_offset=in_off,
             **tol,
         )
         assert any(":resample_packed|" in k for k in op.cache_keys), op.cache_keys
 
 
 @pytest.mark.parametrize("v", [4, 6, 8, 12, 16])
-def test_row_walk_pattern(device, rng, monkeypatch, v):
+def test_row_walk_pattern(device, rng, v):
     """resample_rows_pat (float16 linear, every thread's W taps at the same places of its input
     words): W scales that have such a pattern with v outputs per thread, with H up, down and one
     tap; NaN in one of the two first or last input columns, so that a window reading the
     neighbouring row or the wrong half instead of the clamped edge element shows (0 * NaN); an
-    input at an odd element offset (falls back to resample_rows_half), an output off a 16-byte
+    input at an odd element offset (its plan takes resample_rows_half), an output off a 16-byte
     boundary (resample_packed), a padded input."""
-    from dmlwgsl.ops import resample as mod
-
-    monkeypatch.setattr(mod, "_ROW_WALK_BAND", {(m, e): 3 for m in (0, 1) for e in (2, 4)})
-    monkeypatch.setattr(mod, "_PATTERN_V", (v,))
-    monkeypatch.setattr(mod, "_PATTERN_TUNING", {})
     tol = {"atol": LINEAR_TOL[F16][0], "why": LINEAR_TOL[F16][1]}
     used = 0
     for sw in (2.0, 1.5, 3.0, 1.0, 4.0, 0.75):
@@ -340,10 +357,12 @@ def test_row_walk_pattern(device, rng, monkeypatch, v):
             desc = Resample1Desc(
                 TensorDesc(F16, in_sizes), TensorDesc(F16, out_sizes), "linear", scales, (0.5,) * 4, (-0.5,) * 4
             )
-            op = compile_resample(desc, device=device)
-            if ":resample_rows_pat" not in op.cache_keys[0]:
+            try:
+                op = compile_resample(desc, device=device, kernel="resample_rows_pat", band_rows=3, pattern_outputs=v)
+            except PlanError as e:
+                assert "no common pattern" in str(e) or "whole groups" in str(e), e
                 continue
-            assert f"|PV={v}|" in op.cache_keys[0], op.cache_keys
+            assert op.plan.kernels == ["resample_rows_pat"] and op.plan.steps[0].constants_dict["PV"] == v
             used += 1
             for nan_col in (None, -1, 0, -2, 1):
                 x = values(F16, in_sizes, rng)
@@ -379,9 +398,11 @@ def test_row_walk_pattern(device, rng, monkeypatch, v):
 
 def test_row_walk_not_for_interpolated_batch_or_channel(device, rng):
     desc = ResampleDesc(TensorDesc(F32, (2, 3, 4, 4)), TensorDesc(F32, (3, 3, 8, 8)), "linear", (1.5, 1, 2, 2))
-    assert ":resample_packed|" in compile_resample(desc, device=device).cache_keys[0]
+    assert compile_resample(desc, device=device).plan.kernels == ["resample_packed"]
+    with pytest.raises(PlanError, match="resample_rows cannot run this description: the batch or channel axis"):
+        compile_resample(desc, device=device, kernel="resample_rows")
     desc = ResampleDesc(TensorDesc(F32, (2, 3, 4, 4)), TensorDesc(F32, (2, 3, 8, 8)), "linear", (1, 1, 2, 2))
-    assert ":resample_rows|" in compile_resample(desc, device=device).cache_keys[0]
+    assert compile_resample(desc, device=device).plan.kernels == ["resample_rows"]
 
 
 # -- property tests ---------------------------------------------------------------------------------
@@ -431,6 +452,112 @@ def test_property_vs_reference(device, c):
 
 
 # -- numpy one-liner and compile-once path ----------------------------------------------------------------
+# -- coordinates computed in the shader (long axes) ---------------------------------------------------
+def tight(device, binding_limit):
+    """The device's capability record with a tight binding limit for the planner."""
+    import dataclasses
+
+    from dmlwgsl.plan import Capabilities
+
+    caps = Capabilities.from_device(device)
+    limits = tuple((k, binding_limit if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
+    return dataclasses.replace(caps, limits=limits)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(c=cases(), scale_bits=st.integers(0, 2**23 - 1), scale_exp=st.integers(-3, 3))
+def test_coordinates_computed_in_the_shader(device, c, scale_bits, scale_exp):
+    """The shader's float32 coordinate (its own correctly rounded division) against the
+    reference's, on random scales with every significand bit in play, offsets, rounding rules and
+    types: bit-exact indices (nearest bit-exact; linear within the type's tolerance)."""
+    rng = np.random.default_rng(c["seed"])
+    r = c["rank"]
+    s0 = float(np.float32((1 + scale_bits / 2**23) * 2.0**scale_exp))
+    scales = tuple(s0 if d == r - 1 else c["scales"][d] for d in range(r))
+    in_desc = strided_desc(c["dt"], c["in_sizes"], c["in_pattern"])
+    out_desc = TensorDesc(c["dt"], c["out_sizes"])
+    raw_in = tensor_bytes(in_desc, values(c["dt"], c["in_sizes"], rng))
+    x = read_tensor(raw_in, in_desc)
+    mode = InterpolationMode.parse(c["mode"])
+    d = c["direction"]
+    if d is None:
+        desc = Resample1Desc(in_desc, out_desc, mode, scales, c["in_off"], c["out_off"])
+    else:
+        desc = Resample2Desc(in_desc, out_desc, mode, d, scales, c["in_off"], c["out_off"])
+    op = ResampleOperator(device, desc, axis_table_bytes=0)  # every axis computes its coordinates
+    assert set(dict(op.plan.details)["axis_tables"]) == {"computed"}
+    expected = ref.resample(x, c["out_sizes"], c["mode"], scales, c["in_off"], c["out_off"], RULE[d])
+    tol = {}
+    if mode == InterpolationMode.LINEAR:
+        tol = {"atol": LINEAR_TOL[c["dt"]][0], "why": LINEAR_TOL[c["dt"]][1]}
+    run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (in_desc, raw_in)}, out_desc, expected, **tol)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_long_1d_axis(device, mode):
+    """Issue 13: 2^24 -> 2^25 on lavapipe (128 MiB binding limit): the whole linear table would be
+    512 MiB; the coordinates are computed in the shader, exactly (past 2^23 float32 rounds o + 0.5
+    to even, which the shader reproduces)."""
+    n = 2**24
+    x = (np.arange(n, dtype=np.int64) % 251 - 125).astype(np.float32) / 4
+    desc = Resample1Desc(TensorDesc(F32, (n,)), TensorDesc(F32, (2 * n,)), mode, (2.0,), (0.5,), (-0.5,))
+    op = compile_resample(desc, device=device)
+    assert dict(op.plan.details)["axis_tables"] == ("computed",)
+    xt, yt = device.upload(x), device.tensor(desc.output)
+    device.fill(yt.buffer, b"\xee")
+    op(xt, yt)
+    got = yt.numpy()
+    expected = ref.resample(x, (2 * n,), mode, (2.0,), (0.5,), (-0.5,))
+    if mode == "nearest":
+        assert got.tobytes() == expected.tobytes()
+    else:
+        assert np.max(np.abs(got - expected)) <= LINEAR_TOL[F32][0]
+    xt.buffer.destroy()
+    yt.buffer.destroy()
+
+
+@pytest.mark.parametrize("binding_limit", [2048, 512])
+@pytest.mark.parametrize(
+    "dt,mode,in_sizes,out_sizes,out_pattern",
+    [
+        (F32, "linear", (2, 3, 20, 30), (2, 3, 37, 45), "packed"),
+        (F16, "nearest", (2, 3, 20, 30), (3, 5, 11, 61), "packed"),
+        (U8, "linear", (3, 40, 50), (3, 61, 101), "packed"),
+        (I8, "nearest", (2, 3, 20, 30), (2, 3, 41, 17), "padded"),
+        (F32, "nearest", (3000,), (4001,), "packed"),
+        (F32, "linear", (2, 3, 20, 30), (2, 3, 41, 17), "nhwc"),
+    ],
+)
+def test_past_the_binding_limit(device, rng, binding_limit, dt, mode, in_sizes, out_sizes, out_pattern):
+    """Issue 11: tensors larger than the binding limit (here a capability record with a tight
+    one) split into parts that bind windows of the input and output; exact, guard bytes kept."""
+    r = len(in_sizes)
+    in_desc = strided_desc(dt, in_sizes, "padded" if r > 1 else "packed")
+    out_desc = strided_desc(dt, out_sizes, out_pattern, output=True) if r > 1 else TensorDesc(dt, out_sizes)
+    # (linear: an output row reads 2 input rows of each interpolated axis, which must fit a window)
+    scales = tuple(o / i * 1.1 if o != i else 1.0 for o, i in zip(out_sizes, in_sizes))
+    oo = tuple(0.25 if o != i else -0.5 for o, i in zip(out_sizes, in_sizes))
+    desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, oo)
+    op = ResampleOperator(device, desc, capabilities=tight(device, binding_limit))
+    assert op.plan.dispatches > 1 and all(s.windows for s in op.plan.steps)
+    assert "beyond the binding limit" in op.plan.why
+    x = values(dt, in_sizes, rng)
+    raw_in = tensor_bytes(in_desc, x)
+    expected = ref.resample(read_tensor(raw_in, in_desc), out_sizes, mode, scales, (0.5,) * r, oo)
+    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
+    run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (in_desc, raw_in)}, out_desc, expected, **tol)
+    run_checked(
+        device,
+        lambda ins, out: op(ins["input"], out),
+        {"input": (in_desc, raw_in)},
+        out_desc,
+        expected,
+        input_offset=16 + 4 * dt.size_in_bytes,
+        output_offset=GUARD + 4 * dt.size_in_bytes,
+        **tol,
+    )
+
+
 def test_one_liner_defaults(device, rng):
     x = values(F32, (2, 3, 4, 4), rng)
     y = resample(x, (2, 3, 8, 6), device=device)

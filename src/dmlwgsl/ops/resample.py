@@ -32,15 +32,18 @@ shader only adds table entries.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import oneshot
+from ..operator import Operator
+from ..plan import Capabilities, KernelStep, Placement, Plan, PlanError, placement_of, step
 from ..reference import resample as ref
-from ..runtime import Device, GpuTensor, Kernel, default_device
+from ..runtime import Device, GpuTensor, default_device
 from ..tensor import DataType, DmlEnum, DmlValidationError, TensorDesc, desc_for_array, integers
 
 __all__ = [
@@ -51,6 +54,10 @@ __all__ = [
     "Resample2Desc",
     "Resample3Desc",
     "ResampleOperator",
+    "plan_resample",
+    "add_explain_arguments",
+    "explain_plan",
+    "KERNELS",
     "compile_resample",
     "resample",
     "OnnxResizeParams",
@@ -64,20 +71,6 @@ __all__ = [
 RESAMPLE_TYPES = frozenset({DataType.FLOAT32, DataType.FLOAT16, DataType.INT8, DataType.UINT8})
 _DTYPE_CLASS = {DataType.FLOAT32: 0, DataType.FLOAT16: 1, DataType.INT8: 2, DataType.UINT8: 3}
 RANKS = frozenset({1, 2, 3, 4})
-#: resample_rows: rows per band by (mode, element size); a pair not listed does not use it.
-#: Measured on the H100 (8x64x256x256, x2 and x1.5 up): float32 linear 8, float16 linear 32 (with
-#: 4 outputs per thread), float16 nearest 2; float32 nearest stays on resample_packed (already at
-#: the copy's speed), and nearest uses it only where H is upsampled (no row to share otherwise).
-_ROW_WALK_BAND: dict = {(1, 4): 8, (1, 2): 32, (0, 2): 2}
-_ROW_WALK_NEAREST_ANY_H = False
-_ROW_WALK_HALF = True
-#: resample_rows_pat (float16 linear with one W tap pattern): outputs per thread, tried in this
-#: order, and (rows per band, workgroup size) by outputs per thread (others: _ROW_WALK_BAND, 256).
-#: Measured on the H100 (8x64x256x256): x2 up takes 8, x1.5 up 12 (it has no pattern with 8).
-_PATTERN_V = (8, 12, 16, 6, 4)
-_PATTERN_TUNING: dict = {8: (64, 256), 12: (64, 256), 16: (64, 256)}
-
-
 #: Accuracy of LINEAR against :mod:`dmlwgsl.reference.resample`, by data type: (absolute
 #: tolerance, reason). For values of magnitude below 8; nearest is always bit-exact.
 LINEAR_TOLERANCE = {
@@ -306,12 +299,77 @@ def _validate_common(desc) -> None:
 AnyResampleDesc = ResampleDesc | Resample1Desc | Resample2Desc
 
 
-def _axis_tables(desc) -> tuple[np.ndarray, list[int], list[int]]:
-    """Per-axis tables for the shader (see wgsl/resample.wgsl), padded to 4 axes in front:
-    (words, first entry of each axis, taps per axis). Nearest entries are one word (each axis
-    starts on a multiple of 4 words, so the shader can load four as a vec4); linear entries are
-    four words, and their first entries count vec4 words."""
-    mode = InterpolationMode.parse(desc.interpolation_mode)
+# ------------------------------------------------------------------------------------------------
+# Coordinate tables (see wgsl/resample.wgsl's header for the three forms an axis takes)
+# ------------------------------------------------------------------------------------------------
+#: An axis whose whole table is larger than this computes its coordinates in the shader (where
+#: the ranges allow it, see _computable): beyond the caches, reading a table entry per output
+#: costs as much as the output itself (a 1-D resample reads 16 bytes of linear table per output).
+AXIS_TABLE_CACHE_BYTES = 1 << 20
+
+
+@dataclass
+class _Axis:
+    """One axis (of the 4, padded in front) as the shader sees it."""
+
+    in_size: int
+    out_size: int
+    stride: int
+    scale: float
+    in_off: float
+    out_off: float
+    form: str  # "whole" or "computed"
+    words: np.ndarray  # table words bound for this axis (uint32; linear: 4 per entry)
+    taps: int  # linear: 2 where interpolated
+    used: int  # distinct input indices the result depends on
+    linear: bool = False
+
+
+def _entries(desc, d_in, out_size, scale, in_off, out_off, linear: bool):
+    """(indices i0, i1, weights w0, w1) of one axis as the reference computes them (nearest: i0
+    only, i1 = i0, weights 1 and 0)."""
+    x = ref.input_coordinates(out_size, scale, in_off, out_off)
+    if not linear:
+        i = ref.nearest_indices(x, d_in, desc.nearest_rule)
+        return i, i, np.ones(out_size, np.float32), np.zeros(out_size, np.float32)
+    return ref.linear_taps(x, d_in)
+
+
+def _words(i0, i1, w0, w1, stride: int, linear: bool) -> np.ndarray:
+    """Table words of entries: nearest one word (index * stride), padded to a multiple of 4 words
+    (each axis starts on a vec4); linear (i0 * stride, i1 * stride, bits(w0), bits(w1))."""
+    if not linear:
+        words = (i0 * stride).astype(np.uint32)
+        return np.concatenate([words, np.zeros(-words.size % 4, np.uint32)])
+    return np.stack(
+        [(i0 * stride).astype(np.uint32), (i1 * stride).astype(np.uint32), w0.view(np.uint32), w1.view(np.uint32)],
+        axis=1,
+    ).reshape(-1)
+
+
+def _exact_inverse(scale: float) -> float:
+    """1 / float32(scale) where it is exact (a power of two), else 0 (the shader divides)."""
+    m, e = math.frexp(float(np.float32(scale)))
+    return 2.0 ** (1 - e) if m == 0.5 else 0.0
+
+
+def _computable(scale: float, in_off: float, out_off: float, in_size: int, out_size: int) -> bool:
+    """Whether the shader's coordinate() gives the reference's x on this axis: Scale and the
+    offsets in ranges where every step stays a normal float32 (div_rn needs a normal quotient)."""
+    lo, hi = 2.0**-32, 2.0**32
+    return (
+        lo <= float(np.float32(scale)) <= hi
+        and all(v == 0 or lo <= abs(float(np.float32(v))) <= hi for v in (in_off, out_off))
+        and in_size < 2**31
+        and out_size < 2**32
+    )
+
+
+def _axes(desc, binding_limit: int, axis_table_bytes: int) -> tuple[_Axis, ...]:
+    """The four axes with their table forms: whole tables, except where an axis's whole table is
+    larger than ``axis_table_bytes`` or all of them together than the binding limit; then the
+    largest such axes compute their coordinates in the shader (exactly: see wgsl/resample.wgsl)."""
+    linear = InterpolationMode.parse(desc.interpolation_mode) == InterpolationMode.LINEAR
     r = desc.input.rank
     pad = 4 - r
     in_sizes = (1,) * pad + desc.input.sizes
@@ -320,242 +378,610 @@ def _axis_tables(desc) -> tuple[np.ndarray, list[int], list[int]]:
     scales = (1.0,) * pad + tuple(desc.scales)
     in_off = (0.5,) * pad + tuple(desc.input_pixel_offsets)
     out_off = (-0.5,) * pad + tuple(desc.output_pixel_offsets)
-    parts, starts, taps, at = [], [], [], 0
+    axes = []
     for d in range(4):
-        x = ref.input_coordinates(out_sizes[d], scales[d], in_off[d], out_off[d])
-        if mode == InterpolationMode.NEAREST_NEIGHBOR:
-            words = (ref.nearest_indices(x, in_sizes[d], desc.nearest_rule) * strides[d]).astype(np.uint32)
-            words = np.concatenate([words, np.zeros(-words.size % 4, np.uint32)])
-            taps.append(1)
+        i0, i1, w0, w1 = _entries(desc, in_sizes[d], out_sizes[d], scales[d], in_off[d], out_off[d], linear)
+        taps = 2 if linear and np.any(w1 != 0) else 1
+        used = np.union1d(i0, i1[w1 != 0]).size if taps == 2 else np.unique(i0).size
+        words = _words(i0, i1, w0, w1, strides[d], linear)
+        axes.append(
+            _Axis(
+                in_sizes[d],
+                out_sizes[d],
+                strides[d],
+                scales[d],
+                in_off[d],
+                out_off[d],
+                "whole",
+                words,
+                taps,
+                used,
+                linear=linear,
+            )
+        )
+    total = sum(a.words.nbytes for a in axes)
+    for d in sorted(range(4), key=lambda d: -axes[d].words.nbytes):
+        a = axes[d]
+        if a.words.nbytes <= axis_table_bytes and total <= binding_limit:
+            break
+        if _computable(a.scale, a.in_off, a.out_off, a.in_size, a.out_size):
+            total -= a.words.nbytes
+            a.form, a.words = "computed", np.zeros(0, np.uint32)
+    if total > binding_limit:
+        raise PlanError(
+            f"resample: the coordinate tables take {total} bytes, beyond the binding limit {binding_limit}, and "
+            "the long axes have a Scale or offsets outside [2^-32, 2^32] (coordinates not computable in the shader)"
+        )
+    return tuple(axes)
+
+
+_AXES_CACHE: dict = {}
+
+
+def _axes_cached(desc, binding_limit: int, axis_table_bytes: int | None = None) -> tuple[_Axis, ...]:
+    """:func:`_axes`, computed once per description (a plan is made per placement and profile)."""
+    key = (
+        desc.input,
+        desc.output,
+        int(InterpolationMode.parse(desc.interpolation_mode)),
+        desc.nearest_rule,
+        tuple(float(v) for v in desc.scales),
+        tuple(float(v) for v in desc.input_pixel_offsets),
+        tuple(float(v) for v in desc.output_pixel_offsets),
+        binding_limit,
+        AXIS_TABLE_CACHE_BYTES if axis_table_bytes is None else axis_table_bytes,
+    )
+    hit = _AXES_CACHE.get(key)
+    if hit is None:
+        if len(_AXES_CACHE) > 64:
+            _AXES_CACHE.pop(next(iter(_AXES_CACHE)))
+        hit = _AXES_CACHE[key] = _axes(desc, binding_limit, key[-1])
+    return hit
+
+
+def _table_words(axes) -> tuple[np.ndarray, list[int]]:
+    """All axes' words in one table, and each axis's first entry (nearest: words; linear: vec4s)."""
+    starts, at, parts = [], 0, []
+    for a in axes:
+        starts.append(at // (4 if a.linear else 1))
+        parts.append(a.words)
+        at += a.words.size
+    words = np.concatenate(parts) if at else np.zeros(4, np.uint32)
+    return words.astype(np.uint32), starts
+
+
+# ------------------------------------------------------------------------------------------------
+# The plan: which kernel runs, and why
+# ------------------------------------------------------------------------------------------------
+#: Kernel paths by name: the reference kernels (wgsl/resample.wgsl) and the fast paths, each in
+#: its own file beside it.
+SHADERS = {
+    "resample_packed": "resample.wgsl",
+    "resample_strided": "resample.wgsl",
+    "resample_atomic": "resample.wgsl",
+    "resample_rows": "resample_rows.wgsl",
+    "resample_rows_half": "resample_rows.wgsl",
+    "resample_rows_byte": "resample_rows.wgsl",
+    "resample_rows_pat": "resample_pattern.wgsl",
+}
+KERNELS = tuple(SHADERS)
+#: resample_rows rows per band by (mode, element size) where the plan takes a row walk unasked.
+#: Measured on the H100 (8x64x256x256, x2 and x1.5 up): float32 linear 8, float16 linear 32 (with
+#: 4 outputs per thread, resample_rows_half), float16 nearest 2; float32 nearest stays on
+#: resample_packed (already at the copy's speed), and nearest takes it only where H is upsampled
+#: (no row to share otherwise). int8 / uint8 linear (resample_rows_byte, 4 outputs per thread): 8.
+ROW_BANDS: dict = {(1, 4): 8, (1, 2): 32, (0, 2): 2, (1, 1): 8}
+#: Rows per band of a row walk requested where ROW_BANDS has no entry.
+DEFAULT_BAND = 8
+#: resample_rows_pat (float16 linear with one W tap pattern): outputs per thread, tried in this
+#: order, and (rows per band, workgroup size) by outputs per thread (others: ROW_BANDS, 256).
+#: Measured on the H100 (8x64x256x256): x2 up takes 8, x1.5 up 12 (it has no pattern with 8).
+PATTERN_OUTPUTS = (8, 12, 16, 6, 4)
+PATTERN_TUNING: dict = {8: (64, 256), 12: (64, 256), 16: (64, 256)}
+_PATTERN_STORE = {4: ("resample_rows_pat_v2", "output2"), 6: ("resample_rows_pat_v1", "output")}
+_PATTERN_STORE.update({8: ("resample_rows_pat_v4", "output4"), 12: ("resample_rows_pat_v2", "output2")})
+_PATTERN_STORE[16] = ("resample_rows_pat_v4", "output4")
+
+
+def _padded(desc) -> dict:
+    pad = 4 - desc.output.rank
+    return {
+        "in_sizes": (1,) * pad + desc.input.sizes,
+        "in_strides": (0,) * pad + desc.input.element_strides,
+        "out_sizes": (1,) * pad + desc.output.sizes,
+        "out_strides": (0,) * pad + desc.output.element_strides,
+    }
+
+
+#: A row walk with the measured rows per band keeps at least this many threads: shorter bands
+#: where the tensor is small. Measured on the H100: 2x32x256x256 float16 x2 up with 64-row bands
+#: ran 32,768 threads (48.4 us; 27.6 us with 2^17 threads), but 2^17 made 8x64x256x256 x1.5 up
+#: (98,304 threads) 19 % slower: 2^16.
+MIN_ROW_THREADS = 1 << 16
+
+
+def _rows_shape(pd, v: int, band: int, *, fill: bool = False) -> tuple[int, int, int, int] | None:
+    """(threads, block columns per row, bands per (n, c), rows per band) of a row walk with ``v``
+    outputs per thread, or None where the output rows are not whole groups of ``v``. Rows per
+    band: long enough that the input rows a band shares (upsampling along H) are interpolated
+    along W once (and the W taps read once), short enough for many threads (``fill``: shortened
+    to keep MIN_ROW_THREADS threads)."""
+    n, c, h, w = pd["out_sizes"]
+    if w % v:
+        return None
+    blocks, band = w // v, min(h, band)
+    if fill:  # shorter bands where the default ones leave the GPU short of threads
+        band = max(1, min(band, n * c * blocks * h // MIN_ROW_THREADS))
+    bands = -(-h // band)
+    threads = n * c * bands * blocks
+    return None if threads >= 2**32 else (threads, blocks, bands, band)
+
+
+def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | None:
+    """resample_rows_pat's structure where float16 linear output columns, taken V at a time, all
+    find their W taps at the same places of an NW-word window of their input row, the window of
+    thread g starting at word k0 + g * step (k0 may be -1, and the last window may end one word
+    past the row: those virtual words repeat the edge element, which is what the clamped taps
+    there read). (V, NW, tap-0 halves, tap-1 halves (4 bits per output), step, k0), or None. Row
+    starts must be whole words; every thread is checked against the table."""
+    pd = _padded(desc)
+    w_in, w_out, strides = pd["in_sizes"][3], pd["out_sizes"][3], pd["in_strides"]
+    if strides[3] != 1 or w_in % 2 or w_in < 4 or any(strides[d] % 2 for d in range(3) if pd["in_sizes"][d] > 1):
+        return None
+    a = axes[3]
+    i0, i1, _, _ = ref.linear_taps(ref.input_coordinates(w_out, a.scale, a.in_off, a.out_off), w_in)
+    if a.taps == 1:
+        i1 = i0  # not interpolated along W: tap 0 only
+    for v in outputs:
+        groups = w_out // v
+        if w_out % v or groups < 3:
+            continue
+        g0, g1 = i0.reshape(groups, v), i1.reshape(groups, v)
+        mid = groups // 2  # an interior thread (no clamped taps) defines the pattern
+        k_mid = int(min(g0[mid].min(), g1[mid].min())) >> 1
+        step_ = (int(min(g0[mid + 1].min(), g1[mid + 1].min())) >> 1) - k_mid
+        d0, d1 = g0[mid] - 2 * k_mid, g1[mid] - 2 * k_mid
+        nw = int(max(d0.max(), d1.max())) // 2 + 1
+        if d0.min() < 0 or d1.min() < 0 or nw > 6 or step_ < 0:
+            continue
+        k = k_mid + step_ * (np.arange(groups) - mid)
+        e0, e1 = 2 * k[:, None] + d0, 2 * k[:, None] + d1
+        if (
+            k.min() >= -1
+            and (k + nw - 1).max() <= w_in // 2
+            and np.array_equal(np.clip(e0, 0, w_in - 1), g0)
+            and np.array_equal(np.clip(e1, 0, w_in - 1), g1)
+        ):
+
+            def pack(dj):
+                return sum(int(h) << (4 * j) for j, h in enumerate(dj))
+
+            return v, nw, pack(d0), pack(d1), step_, int(k[0])
+    return None
+
+
+def plan_resample(
+    desc: AnyResampleDesc,
+    caps: Capabilities,
+    *,
+    kernel: str | None = None,
+    placements: Mapping[str, Placement] | None = None,
+    band_rows: int | None = None,
+    pattern_outputs: int | None = None,
+    axis_table_bytes: int | None = None,
+) -> Plan:
+    """The plan of a validated Resample / Resample1 / Resample2 description on an adapter with
+    capabilities ``caps``: the one place that decides which kernel runs.
+
+    Paths: resample_rows_pat (float16 linear, one W tap pattern), resample_rows_half (float16
+    linear row walk, 4 outputs per thread), resample_rows_byte (its int8 / uint8 form),
+    resample_rows (row walk, float32 / float16), and the
+    reference kernels resample_packed (packed output), resample_strided (4-byte elements, any
+    output strides) and resample_atomic (1- and 2-byte elements, any output strides), tried in
+    that order unless ``kernel`` names one (an impossible request raises :class:`PlanError`
+    naming the rule). ``band_rows`` (output rows a row-walk thread walks) and ``pattern_outputs``
+    (resample_rows_pat's outputs per thread) override the measured tuning; an axis whose table
+    would take more than ``axis_table_bytes`` (default AXIS_TABLE_CACHE_BYTES) computes its
+    coordinates in the shader where it can.
+    """
+    if kernel is not None and kernel not in SHADERS:
+        raise PlanError(f"kernel: no path {kernel!r} for resample (choose from {', '.join(KERNELS)})")
+    mode = InterpolationMode.parse(desc.interpolation_mode)
+    linear = mode == InterpolationMode.LINEAR
+    dt = desc.input.data_type
+    esize = dt.size_in_bytes
+    axes = _axes_cached(desc, caps.max_binding_size, axis_table_bytes)
+    words, starts = _table_words(axes)
+    pd = _padded(desc)
+    in_pl, out_pl = placement_of(placements, "input"), placement_of(placements, "output")
+    count = desc.output.element_count
+    taps = tuple(a.taps for a in axes)
+
+    # Each path's rule; None = it can run, else the reason it cannot.
+    vec4_out = None
+    if not desc.output.is_packed:
+        vec4_out = "the output is not packed"
+    elif not out_pl.padded:
+        vec4_out = "the output's buffer is not padded to 16 bytes (vec4 stores)"
+    row_rule = vec4_out
+    if row_rule is None and out_pl.residual % 16:
+        row_rule = "the output does not start on a 16-byte boundary (row stores are whole 16-byte blocks)"
+    split = _too_large(desc, caps)
+    if row_rule is None and split:
+        verb = "are" if " and " in split else "is"
+        row_rule = f"the {split} {verb} beyond the binding limit (only the reference kernels split)"
+    if row_rule is None and any(a.form != "whole" for a in axes):
+        row_rule = "an axis is not bound as a whole table"
+    if row_rule is None and linear and taps[:2] != (1, 1):
+        row_rule = "the batch or channel axis is interpolated"
+    why_not = {
+        "resample_packed": vec4_out,
+        "resample_strided": None if esize == 4 else f"{dt.name}: resample_strided writes whole 32-bit elements",
+        "resample_atomic": None if esize < 4 else "resample_atomic merges 8- and 16-bit elements into words",
+        "resample_rows": row_rule
+        or (None if esize in (2, 4) else f"{dt.name}: resample_rows stores float32 or float16"),
+        "resample_rows_half": row_rule or (None if linear and esize == 2 else "float16 linear only"),
+        "resample_rows_byte": row_rule or (None if linear and esize == 1 else "int8 / uint8 linear only"),
+        "resample_rows_pat": row_rule or (None if linear and esize == 2 else "float16 linear only"),
+    }
+    if why_not["resample_rows_pat"] is None and (in_pl.residual // 2) % 2:
+        why_not["resample_rows_pat"] = "the input starts at an odd float16 (its rows are not whole words)"
+    pat = None
+    if why_not["resample_rows_pat"] is None:
+        pat = _tap_pattern(desc, axes, (pattern_outputs,) if pattern_outputs else PATTERN_OUTPUTS)
+        if pat is None:
+            why_not["resample_rows_pat"] = "the W taps of the output columns follow no common pattern"
+    # geometry of the row walks
+    shapes = {}
+    for name, v in (("resample_rows", 16 // esize), ("resample_rows_half", 4), ("resample_rows_byte", 4)):
+        if why_not[name] is None:
+            band = band_rows or ROW_BANDS.get((int(mode), esize), DEFAULT_BAND)
+            shapes[name] = _rows_shape(pd, v, band, fill=band_rows is None)
+            if shapes[name] is None:
+                why_not[name] = f"the output rows are not whole groups of {v} elements"
+    if pat is not None:
+        band = band_rows or PATTERN_TUNING.get(pat[0], (None,))[0] or ROW_BANDS[(1, 2)]
+        shapes["resample_rows_pat"] = _rows_shape(pd, pat[0], band, fill=band_rows is None)
+        if shapes["resample_rows_pat"] is None:
+            why_not["resample_rows_pat"] = f"the output rows are not whole groups of {pat[0]} elements"
+
+    fallback = ""
+    if kernel is not None and why_not[kernel] is not None and placements:
+        # the request holds for the compiled placement; a call with tensors placed otherwise
+        # gets the path that can run there
+        fallback = f" ({kernel} was requested, but at this placement {why_not[kernel]})"
+        kernel = None
+    if kernel is not None:
+        if why_not[kernel] is not None:
+            raise PlanError(f"kernel: {kernel} cannot run this description: {why_not[kernel]}")
+        name, why = kernel, f"{kernel}: requested"
+    else:
+        # The measured order on the H100; a row walk is taken unasked only where ROW_BANDS has
+        # its (mode, element size), and for nearest only where H is upsampled.
+        auto_rows = (int(mode), esize) in ROW_BANDS and (linear or pd["out_sizes"][2] > pd["in_sizes"][2])
+        candidates = []
+        if linear and esize == 2:
+            candidates += ["resample_rows_pat", "resample_rows_half"]
+        elif linear and esize == 1:
+            candidates.append("resample_rows_byte")
+        elif auto_rows:
+            candidates.append("resample_rows")
+        candidates += ["resample_packed", "resample_strided" if esize == 4 else "resample_atomic"]
+        name = next(k for k in candidates if why_not[k] is None)
+        skipped = [f"{k}: {why_not[k]}" for k in candidates[: candidates.index(name)]]
+        why = {
+            "resample_rows_pat": "float16 linear with one W tap pattern: each thread loads its input window "
+            "once and picks its taps with constants",
+            "resample_rows_half": "float16 linear row walk: an input row interpolated along W serves the output "
+            "rows that share it",
+            "resample_rows_byte": "int8 / uint8 linear row walk: an input row interpolated along W serves the "
+            "output rows that share it",
+            "resample_rows": "row walk: an input row interpolated along W (or gathered) once serves the output "
+            "rows that share it",
+            "resample_packed": "packed output: one thread builds one 16-byte block",
+            "resample_strided": "strided output of 4-byte elements: one thread per element",
+            "resample_atomic": "strided output of 8- or 16-bit elements: merged into words with atomics",
+        }[name]
+        if skipped:
+            why += " (not " + "; not ".join(skipped) + ")"
+        why += fallback
+
+    in_res, out_res = in_pl.residual, out_pl.residual
+    uniforms = {
+        "out_sizes": pd["out_sizes"],
+        "origin": (0, 0, 0, 0),
+        "out_strides": pd["out_strides"],
+        "table_start": starts,
+        "taps": taps,
+        "shifts": [s.bit_length() - 1 if s & (s - 1) == 0 else 32 for s in pd["out_sizes"]],
+        "in_sizes": pd["in_sizes"],
+        "in_strides": pd["in_strides"],
+        "scales": [float(np.float32(a.scale)) for a in axes],
+        "inv_scales": [_exact_inverse(a.scale) if a.form == "computed" else 0.0 for a in axes],
+        "in_offsets": [float(np.float32(a.in_off)) for a in axes],
+        "out_offsets": [float(np.float32(a.out_off)) for a in axes],
+        "count": count,
+        "input_base": in_res // esize,
+        "output_base": out_res // esize,
+        "rounding": {"half_up": 0, "floor": 1, "ceil": 2}[desc.nearest_rule],
+        "row_threads": 0,
+        "row_blocks": 0,
+        "row_bands": 0,
+        "band_rows": 0,
+        "pat_row_words": 0,
+        "pat_step": 0,
+        "pat_k0": 0,
+    }
+    constants = {"MODE": int(mode), "DTYPE": _DTYPE_CLASS[dt]}
+    computed = sum(1 << d for d, a in enumerate(axes) if a.form == "computed")
+    if computed:  # (absent otherwise: the cache keys of whole-table pipelines stay as they were)
+        constants["COMPUTED"] = computed
+    wg, entry, out_var = 256, name, {"resample_packed": "output4", "resample_strided": "output"}.get(name)
+    if name == "resample_atomic":
+        out_var = "output_atomic"
+        invocations = count
+    elif name == "resample_strided":
+        invocations = count
+    elif name == "resample_packed":
+        invocations = -(-(out_res + count * esize) // 16) - out_res // 16
+    else:
+        threads, blocks, bands, band = shapes[name]
+        invocations = threads
+        uniforms.update(row_threads=threads, row_blocks=blocks, row_bands=bands, band_rows=band)
+        if name == "resample_rows":
+            constants["HALF"], out_var = 0, "output4"
+        elif name == "resample_rows_half":
+            constants["HALF"], out_var = 1, "output2"
+        elif name == "resample_rows_byte":
+            constants["HALF"], out_var = 1, "output"
         else:
-            i0, i1, w0, w1 = ref.linear_taps(x, in_sizes[d])
-            words = np.stack(
-                [
-                    (i0 * strides[d]).astype(np.uint32),
-                    (i1 * strides[d]).astype(np.uint32),
-                    w0.view(np.uint32),
-                    w1.view(np.uint32),
-                ],
-                axis=1,
-            ).reshape(-1)
-            taps.append(2 if np.any(w1 != 0) else 1)
-        parts.append(words)
-        starts.append(at if mode == InterpolationMode.NEAREST_NEIGHBOR else at // 4)
-        at += words.size
-    return np.concatenate(parts).astype(np.uint32), starts, taps
+            v, nw, d0, d1, pstep, k0 = pat
+            entry, out_var = _PATTERN_STORE[v]
+            wg = PATTERN_TUNING.get(v, (None, 256))[1]
+            constants.update(PV=v, NW=nw)
+            for t, dt_ in (("TAP0", d0), ("TAP1", d1)):
+                constants.update({f"{t}_{q}": (dt_ >> (16 * i)) & 0xFFFF for i, q in enumerate("ABCD")})
+            uniforms.update(pat_row_words=pd["in_sizes"][3] // 2, pat_step=pstep, pat_k0=k0)
+    used = 1
+    for a in axes:
+        used *= a.used
+    forms = tuple(a.form for a in axes[4 - desc.input.rank :])
+    s = step(
+        name,
+        SHADERS[name],
+        why,
+        invocations,
+        entry_point=entry,
+        workgroup_size=wg,
+        constants=constants,
+        uniforms=uniforms,
+        bindings={"input": "input", "output": out_var, "table": "table", "table4": "table4"},
+        uniform_var="p",
+    )
+    steps = (s,)
+    if split:
+        steps = _split_steps(s, desc, caps, in_res, out_res, esize)
+        verb = "are" if " and " in split else "is"
+        why += f"; the {split} {verb} beyond the binding limit: {len(steps)} parts, each binding windows of both"
+    return Plan(
+        "resample",
+        steps,
+        why,
+        (used + count) * esize,
+        caps.name,
+        host_tables=(("axis_table", int(words.nbytes)),),
+        details=(("axis_tables", forms), ("taps", taps[4 - desc.input.rank :])),
+    )
 
 
-class ResampleOperator:
+def _too_large(desc, caps: Capabilities) -> str:
+    """Which tensor ("input", "output", or "input and output") is beyond the binding limit ("" if none)."""
+    room = caps.max_binding_size - caps.binding_alignment - 16
+    big = [n for n in ("input", "output") if getattr(desc, n).total_tensor_size_in_bytes > room]
+    return " and ".join(big)
+
+
+def _index_ranges(desc) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per axis (4, padded in front) and output index: the lowest and highest input index the
+    kernels read (linear: both taps of an interpolated axis, whatever their weights)."""
+    linear = InterpolationMode.parse(desc.interpolation_mode) == InterpolationMode.LINEAR
+    pd = _padded(desc)
+    r = desc.input.rank
+    pad = 4 - r
+    scales = (1.0,) * pad + tuple(desc.scales)
+    io = (0.5,) * pad + tuple(desc.input_pixel_offsets)
+    oo = (-0.5,) * pad + tuple(desc.output_pixel_offsets)
+    out = []
+    for d in range(4):
+        i0, i1, _, w1 = _entries(desc, pd["in_sizes"][d], pd["out_sizes"][d], scales[d], io[d], oo[d], linear)
+        if linear and np.any(w1 != 0):
+            out.append((np.minimum(i0, i1), np.maximum(i0, i1)))
+        else:
+            out.append((i0, i0))
+    return out
+
+
+def _split_steps(s: KernelStep, desc, caps: Capabilities, in_res: int, out_res: int, esize: int) -> tuple:
+    """``s`` (a reference kernel's step) split into parts that each bind a window of the input and
+    of the output within the binding limit: along the outermost axis the output has, or, where
+    one slice of it is too large, along the next one, slice by slice, and so on (so a packed
+    output's part stays contiguous). Each part's uniforms give its sizes, origin and window bases."""
+    pd = _padded(desc)
+    al, room = caps.binding_alignment, caps.max_binding_size - 16
+    ranges = _index_ranges(desc)
+    lo_all = [int(lo.min()) for lo, _ in ranges]
+    hi_all = [int(hi.max()) for _, hi in ranges]
+    ins, outs = pd["in_strides"], pd["out_strides"]
+
+    def windows(origin, sizes):
+        """(input window, output window): (start relative to the tensor, length, base element)."""
+        lo, hi = list(lo_all), list(hi_all)
+        for d in range(4):
+            if sizes[d] != pd["out_sizes"][d]:
+                lo[d] = int(ranges[d][0][origin[d] : origin[d] + sizes[d]].min())
+                hi[d] = int(ranges[d][1][origin[d] : origin[d] + sizes[d]].max())
+        res = []
+        for res_, first, last in (
+            (in_res, sum(l * t for l, t in zip(lo, ins)), sum(h * t for h, t in zip(hi, ins))),
+            (
+                out_res,
+                sum(o * t for o, t in zip(origin, outs)),
+                sum((o + n - 1) * t for o, n, t in zip(origin, sizes, outs)),
+            ),
+        ):
+            start = (res_ + first * esize) // al * al - res_  # the window's binding offset is aligned
+            res.append((start, (last + 1) * esize - start, first - start // esize))
+        # the tables hold input offsets from the tensor's start (not from the window's first element)
+        res[0] = (res[0][0], res[0][1], -(res[0][0] // esize))
+        return res
+
+    def fits(origin, sizes):
+        return all(length <= room for _, length, _ in windows(origin, sizes))
+
+    def parts_along(d, fixed):
+        """Ranges along axis d (the axes before it at ``fixed``, those after it whole)."""
+        n, parts, start = pd["out_sizes"][d], [], 0
+        while start < n:
+
+            def box(k):
+                origin = tuple(fixed[i] if i < d else (start if i == d else 0) for i in range(4))
+                sizes = tuple(1 if i < d else (k if i == d else pd["out_sizes"][i]) for i in range(4))
+                return origin, sizes
+
+            if not fits(*box(1)):
+                return None
+            k = 1
+            while start + k < n and fits(*box(min(2 * k, n - start))):
+                k = min(2 * k, n - start)
+            step_ = k
+            while step_ > 1:  # grow by halving steps up to the largest part that fits
+                step_ //= 2
+                if start + k + step_ <= n and fits(*box(k + step_)):
+                    k += step_
+            parts.append(box(k))
+            start += k
+        return parts
+
+    outer = [d for d in range(4) if pd["out_sizes"][d] > 1] or [3]
+
+    def split(level, fixed):
+        d = outer[level]
+        got = parts_along(d, fixed)
+        if got is None and level + 1 < len(outer):
+            got = []
+            for i in range(pd["out_sizes"][d]):
+                sub = split(level + 1, tuple(i if k == d else fixed[k] for k in range(4)))
+                if sub is None:
+                    return None
+                got += sub
+        return got
+
+    parts = split(0, (0, 0, 0, 0))
+    if parts is None:
+        raise PlanError(
+            f"resample: no split of the output binds windows within the binding limit {caps.max_binding_size} "
+            "(the input rows one output element needs are larger)"
+        )
+    steps = []
+    u0 = s.uniforms_dict
+    for i, (origin, sizes) in enumerate(parts):
+        (is_, il, ib), (os_, ol, ob) = windows(origin, sizes)
+        count = int(np.prod(sizes))
+        u = dict(
+            u0,
+            out_sizes=sizes,
+            origin=origin,
+            shifts=[v.bit_length() - 1 if v & (v - 1) == 0 else 32 for v in sizes],
+            count=count,
+            input_base=ib % 2**32,
+            output_base=ob,
+        )
+        if s.name == "resample_packed":
+            invocations = -(-(ob * esize + count * esize) // 16) - ob * esize // 16
+        else:
+            invocations = count
+        steps.append(
+            KernelStep(
+                f"{s.name}[{i}]",
+                s.shader,
+                s.entry_point,
+                f"part {i}: outputs from {origin} of sizes {sizes}",
+                invocations,
+                s.workgroup_size,
+                s.constants,
+                tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in u.items()),
+                s.bindings,
+                s.uniform_var,
+                (("input", is_, il), ("output", os_, ol)),
+            )
+        )
+    return tuple(steps)
+
+
+class ResampleOperator(Operator):
     """A compiled Resample / Resample1 / Resample2: call it with (input, output) GPU tensors.
 
-    Holds the pipeline (shared through the device's cache by every operator of the same mode,
-    data type and output layout, whatever the shapes), the per-axis tables on the GPU and the
-    uniforms.
+    Its plan (:func:`plan_resample`) names the kernel; the pipeline is shared through the
+    device's cache by every operator of the same path, mode and data type, whatever the shapes;
+    the per-axis table is uploaded once.
     """
 
-    def __init__(self, device: Device, desc):
-        self.device = device
-        self.desc = desc
-        self.input_desc = desc.input
-        self.output_desc = desc.output
-        self.mode = InterpolationMode.parse(desc.interpolation_mode)
-        self.esize = desc.input.data_type.size_in_bytes
-        device.check_binding_size("resample", "input", desc.input.total_tensor_size_in_bytes)
-        device.check_binding_size("resample", "output", desc.output.total_tensor_size_in_bytes)
-        words, starts, taps = _axis_tables(desc)
-        self.taps = tuple(taps)
-        tdesc = TensorDesc(DataType.UINT32, (words.size,))
-        self.table = GpuTensor(device, tdesc, device.create_buffer(tdesc.total_tensor_size_in_bytes, "resample.table"))
-        device.write(self.table.buffer, 0, words.view(np.uint8))
-        pad = 4 - desc.output.rank
-        self._out_sizes = (1,) * pad + desc.output.sizes
-        self._out_strides = (0,) * pad + desc.output.element_strides
-        self._starts = tuple(starts)
-        self.count = desc.output.element_count
-        self._constants = {"MODE": int(self.mode), "DTYPE": _DTYPE_CLASS[desc.input.data_type]}
-        self._kernels: dict[str, Kernel] = {}
-        self._layout = "packed" if desc.output.is_packed else ("strided" if self.esize == 4 else "atomic")
-        # resample_rows with float16 linear: 4 outputs (8 bytes) per thread, which keeps half the
-        # W taps in registers (the 8-output form measured slower on the H100)
-        self._half = int(self.mode == InterpolationMode.LINEAR and self.esize == 2 and _ROW_WALK_HALF)
-        # Row-walk geometry by layout: resample_rows (or _half), and resample_rows_pat for float16
-        # linear where every thread's W taps follow one pattern (resample_rows_half stands in for
-        # it on inputs at an odd element offset).
-        self._rows = {"rows": self._row_walk_shape()}
-        if self._rows["rows"] is not None:
-            self._layout = "rows"
-        self._pat = self._tap_pattern() if self._half else None
-        if self._pat is not None:
-            self._rows["pattern"] = self._row_walk_shape(self._pat[0], _PATTERN_TUNING.get(self._pat[0], (None,))[0])
-            if self._rows["pattern"] is None:
-                self._pat = None
-            else:
-                self._layout = "pattern"
-        # Uniform packers by layout (each one bound object, so bind groups cache by its identity):
-        # they differ only in the row-walk geometry they write.
-        self._packs = {
-            lay: functools.partial(self._pack_uniforms, rows=self._rows.get(lay))
-            for lay in ("rows", "pattern", "packed", "strided", "atomic")
-        }
-        self.kernel(self._layout)  # compile now: errors surface at compile time, not at first call
+    op = "resample"
 
-    def _row_walk_shape(self, v: int | None = None, band: int | None = None) -> tuple[int, int, int, int] | None:
-        """(threads, blocks per row, bands per (n, c), rows per band) of resample_rows, or None
-        where it does not apply: packed float32/float16 output whose rows are whole 16-byte blocks,
-        and (linear) batch and channel axes not interpolated. ``v``: outputs per thread where the
-        entry point is not the layout's default (resample_rows_pat), ``band`` its rows per band."""
-        band = band or _ROW_WALK_BAND.get((int(self.mode), self.esize))
-        if band is None or not self.output_desc.is_packed:
-            return None
-        n, c, h, w = self._out_sizes
-        if (
-            self.mode == InterpolationMode.NEAREST_NEIGHBOR
-            and not _ROW_WALK_NEAREST_ANY_H
-            and h <= ((1,) * 4 + self.input_desc.sizes)[-2]
-        ):
-            return None
-        v = v or (4 if self._half else 16 // self.esize)
-        if w % v or (self.mode == InterpolationMode.LINEAR and self.taps[:2] != (1, 1)):
-            return None
-        blocks = w // v
-        # Rows per band: long enough that the input rows a band shares (upsampling along H) are
-        # interpolated along W once (and the W taps are read once), short enough for many threads.
-        band = min(h, band)
-        bands = -(-h // band)
-        threads = n * c * bands * blocks
-        if threads >= 2**32:
-            return None
-        return threads, blocks, bands, band
+    def __init__(
+        self,
+        device: Device,
+        desc,
+        *,
+        kernel: str | None = None,
+        capabilities: Capabilities | None = None,
+        band_rows: int | None = None,
+        pattern_outputs: int | None = None,
+        axis_table_bytes: int | None = None,
+    ):
+        self.band_rows = band_rows
+        self.axis_table_bytes = axis_table_bytes
+        self.pattern_outputs = pattern_outputs
+        self._table: GpuTensor | None = None
+        super().__init__(device, desc, kernel=kernel, capabilities=capabilities)
 
-    def _tap_pattern(self) -> tuple[int, int, int, int, int, int] | None:
-        """resample_rows_pat's structure where float16 linear output columns, taken V at a time,
-        all find their W taps at the same places of an NW-word window of their input row, the
-        window of thread g starting at word k0 + g * step (k0 may be -1, and the last window may
-        end one word past the row: those virtual words repeat the edge element, which is what the
-        clamped taps there read). (V, NW, tap-0 halves, tap-1 halves (4 bits per output), step,
-        k0), or None. Row starts must be whole words; every thread is checked against the table."""
-        pad = 4 - self.input_desc.rank
-        in_sizes = (1,) * pad + self.input_desc.sizes
-        strides = (0,) * pad + self.input_desc.element_strides
-        w_in, w_out = in_sizes[3], self._out_sizes[3]
-        if strides[3] != 1 or w_in % 2 or w_in < 4 or any(strides[d] % 2 for d in range(3) if in_sizes[d] > 1):
-            return None
-        d = self.desc
-        x = ref.input_coordinates(
-            w_out,
-            ((1.0,) * pad + tuple(d.scales))[3],
-            ((0.5,) * pad + tuple(d.input_pixel_offsets))[3],
-            ((-0.5,) * pad + tuple(d.output_pixel_offsets))[3],
+    def make_plan(self, placements):
+        """The plan for this description and device (see :func:`plan_resample`)."""
+        return plan_resample(
+            self.desc,
+            self.capabilities,
+            kernel=self.kernel_request,
+            placements=placements,
+            band_rows=self.band_rows,
+            pattern_outputs=self.pattern_outputs,
+            axis_table_bytes=self.axis_table_bytes,
         )
-        i0, i1, _, _ = ref.linear_taps(x, w_in)
-        if self.taps[3] == 1:
-            i1 = i0  # not interpolated along W: tap 0 only
-        for v in _PATTERN_V:
-            groups = w_out // v
-            if w_out % v or groups < 3:
-                continue
-            g0, g1 = i0.reshape(groups, v), i1.reshape(groups, v)
-            mid = groups // 2  # an interior thread (no clamped taps) defines the pattern
-            k_mid = int(min(g0[mid].min(), g1[mid].min())) >> 1
-            step = (int(min(g0[mid + 1].min(), g1[mid + 1].min())) >> 1) - k_mid
-            d0, d1 = g0[mid] - 2 * k_mid, g1[mid] - 2 * k_mid
-            nw = int(max(d0.max(), d1.max())) // 2 + 1
-            if d0.min() < 0 or d1.min() < 0 or nw > 6 or step < 0:
-                continue
-            k = k_mid + step * (np.arange(groups) - mid)
-            e0, e1 = 2 * k[:, None] + d0, 2 * k[:, None] + d1
-            if (
-                k.min() >= -1
-                and (k + nw - 1).max() <= w_in // 2
-                and np.array_equal(np.clip(e0, 0, w_in - 1), g0)
-                and np.array_equal(np.clip(e1, 0, w_in - 1), g1)
-            ):
-                pack = lambda dj: sum(int(h) << (4 * j) for j, h in enumerate(dj))  # noqa: E731
-                return v, nw, pack(d0), pack(d1), step, int(k[0])
-        return None
 
-    def kernel(self, layout: str) -> Kernel:
-        """The kernel for one output layout: rows, pattern, packed, strided or atomic."""
-        if layout not in self._kernels:
-            binding = {"rows": 7 if self._half else 2, "packed": 2, "strided": 1, "atomic": 3}.get(layout)
-            constants = dict(self._constants, HALF=self._half) if layout == "rows" else self._constants
-            entry = "resample_rows_half" if layout == "rows" and self._half else f"resample_{layout}"
-            wg = 256
-            if layout == "pattern":
-                v, nw, d0, d1 = self._pat[:4]
-                words = {4: 2, 6: 1, 8: 4, 12: 2, 16: 4}[v]  # store width of the entry point
-                entry, binding = f"resample_rows_pat_v{words}", {1: 1, 2: 7, 4: 2}[words]
-                wg = _PATTERN_TUNING.get(v, (None, 256))[1]
-                constants = dict(self._constants, PV=v, NW=nw)
-                for t, dt in (("TAP0", d0), ("TAP1", d1)):
-                    constants.update({f"{t}_{q}": (dt >> (16 * i)) & 0xFFFF for i, q in enumerate("ABCD")})
-            self._kernels[layout] = Kernel(
-                self.device,
-                op="resample",
-                shader="resample.wgsl",
-                entry_point=entry,
-                workgroup_size=wg,
-                bindings={"input": 0, "output": binding, "table": 5, "table4": 6},
-                uniform_binding=4,
-                constants=constants,
-                vec4_bindings=frozenset({"output"}) if layout in ("rows", "pattern", "packed") else frozenset(),
-            )
-        return self._kernels[layout]
-
-    def _pack_uniforms(self, residual: dict, rows=None) -> bytes:
-        """The Params uniforms; ``rows``: the row-walk geometry of the layout dispatched (or None)."""
-        u = np.zeros((8, 4), dtype=np.uint32)
-        u[0] = self._out_sizes
-        u[1] = self._out_strides
-        u[2] = self._starts
-        u[3] = self.taps
-        u[4] = [s.bit_length() - 1 if s & (s - 1) == 0 else 32 for s in self._out_sizes]
-        u[5] = [self.count, residual["input"] // self.esize, residual["output"] // self.esize, 0]
-        u[6] = rows or (0, 0, 0, 0)
-        if self._pat is not None:
-            row_words = ((1,) * 4 + self.input_desc.sizes)[-1] // 2
-            u[7] = [row_words, self._pat[4], np.int32(self._pat[5]).view(np.uint32), 0]
-        return u.tobytes()
-
-    def _blocks(self, residual: dict) -> int:
-        base = residual["output"]
-        return -(-(base + self.count * self.esize) // 16) - base // 16
-
-    def __call__(self, input: GpuTensor, output: GpuTensor) -> GpuTensor:
-        """Run the operator: read ``input``, write ``output`` (recorded into an open batch)."""
-        if input.desc != self.input_desc:
-            raise DmlValidationError("resample: input description differs from the compiled one")
-        if output.desc != self.output_desc:
-            raise DmlValidationError("resample: output description differs from the compiled one")
-        input.check("input")
-        output.check("output")
-        layout = self._layout
-        if layout == "pattern" and (input.offset // 2) % 2:  # resample_rows_pat needs rows of whole words
-            layout = "rows" if self._rows["rows"] else "packed"
-        if layout in ("rows", "pattern") and output.offset % 16:
-            layout = "packed"  # resample_rows stores whole 16-byte blocks of whole rows
-        if layout in ("rows", "pattern", "packed") and output.buffer.size % 16:
-            layout = "strided" if self.esize == 4 else "atomic"  # a foreign buffer not padded to 16
-        k = self.kernel(layout)
-        tensors = {"input": input, "output": output, "table": self.table, "table4": self.table}
-        invocations = (
-            self._rows[layout][0]
-            if layout in ("rows", "pattern")
-            else (self._blocks if layout == "packed" else self.count)
-        )
-        k.dispatch(tensors, self._packs[layout], invocations)
-        return output
-
-    @property
-    def cache_keys(self) -> list[str]:
-        """The pipeline cache keys this operator uses."""
-        return [k.key for k in self._kernels.values()]
+    def host_tensors(self, plan: Plan) -> Mapping[str, GpuTensor]:
+        """The per-axis table (bound twice: as words and as vec4 words), uploaded once."""
+        if self._table is None:
+            axes = _axes_cached(self.desc, self.capabilities.max_binding_size, self.axis_table_bytes)
+            words, _ = _table_words(axes)
+            tdesc = TensorDesc(DataType.UINT32, (words.size,))
+            buf = self.device.create_buffer(tdesc.total_tensor_size_in_bytes, "resample.table")
+            self.device.write(buf, 0, words.view(np.uint8))
+            self._table = GpuTensor(self.device, tdesc, buf)
+        return {"table": self._table, "table4": self._table}
 
 
-def compile_resample(desc: AnyResampleDesc, *, device: Device | None = None) -> ResampleOperator:
+def compile_resample(
+    desc: AnyResampleDesc,
+    *,
+    device: Device | None = None,
+    kernel: str | None = None,
+    band_rows: int | None = None,
+    pattern_outputs: int | None = None,
+) -> ResampleOperator:
     """Validate a :class:`ResampleDesc`, :class:`Resample1Desc`, :class:`Resample2Desc` or
     :class:`Resample3Desc` and build the operator once; call the result with (input, output) GPU
-    tensors as often as needed."""
+    tensors as often as needed. ``kernel`` requests a path by name (see :func:`plan_resample`;
+    an impossible request raises :class:`PlanError`); ``band_rows`` and ``pattern_outputs`` tune
+    the row walks."""
     if isinstance(desc, Resample3Desc):  # the antialiasing filter, else Resample2
         from ._resample_antialias import compile_resample3
 
@@ -565,7 +991,44 @@ def compile_resample(desc: AnyResampleDesc, *, device: Device | None = None) -> 
             f"desc: expected ResampleDesc, Resample1Desc or Resample2Desc; got {type(desc).__name__}"
         )
     desc.validate()
-    return ResampleOperator(device or default_device(), desc)
+    return ResampleOperator(
+        device or default_device(), desc, kernel=kernel, band_rows=band_rows, pattern_outputs=pattern_outputs
+    )
+
+
+def add_explain_arguments(parser) -> None:
+    """``dmlwgsl explain resample`` options: --scales, --mode, --output, --input-offsets,
+    --output-offsets, --rounding."""
+    from ..cli import parse_floats, parse_ints
+
+    parser.add_argument("--scales", type=parse_floats, help="Scale per axis, e.g. 1,1,2,2 (default: output/input)")
+    parser.add_argument("--mode", default="nearest", help="nearest or linear")
+    parser.add_argument("--output", type=parse_ints, help="output sizes (default: floor(input * scale))")
+    parser.add_argument("--input-offsets", type=parse_floats, help="InputPixelOffsets (default 0.5 per axis)")
+    parser.add_argument("--output-offsets", type=parse_floats, help="OutputPixelOffsets (default -0.5 per axis)")
+    parser.add_argument(
+        "--rounding", help="Resample2's nearest rounding: decreasing or increasing (default: Resample1)"
+    )
+
+
+def explain_plan(args, caps: Capabilities) -> Plan:
+    """The plan of the description ``dmlwgsl explain resample``'s options give."""
+    in_sizes = tuple(args.input)
+    r = len(in_sizes)
+    if args.scales is None and args.output is None:
+        raise DmlValidationError("scales: give --scales or --output (or both)")
+    out = args.output or tuple(int(math.floor(np.float32(s) * i)) for s, i in zip(args.scales, in_sizes))
+    dt = DataType.parse(args.dtype)
+    scales = args.scales or tuple(o / i for o, i in zip(out, in_sizes))
+    io = args.input_offsets or (0.5,) * r
+    oo = args.output_offsets or (-0.5,) * r
+    ind, outd = TensorDesc(dt, in_sizes), TensorDesc(dt, out)
+    if args.rounding is None:
+        desc = Resample1Desc(ind, outd, args.mode, scales, io, oo)
+    else:
+        desc = Resample2Desc(ind, outd, args.mode, args.rounding, scales, io, oo)
+    desc.validate()
+    return plan_resample(desc, caps, kernel=args.kernel)
 
 
 def _per_axis(value, rank: int, default) -> tuple:
@@ -577,8 +1040,21 @@ def _per_axis(value, rank: int, default) -> tuple:
     return tuple(value)
 
 
+def _output_sizes(output_sizes) -> tuple[int, ...]:
+    """``output_sizes`` as Python ints: integers (numpy's too) only, never a float or a bool
+    truncated."""
+    try:
+        vals = list(output_sizes)
+    except TypeError:
+        raise DmlValidationError(f"output_sizes: must be a sequence of integers; got {output_sizes!r}") from None
+    for d, v in enumerate(vals):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise DmlValidationError(f"output_sizes[{d}]: must be an integer; got {v!r} ({type(v).__name__})")
+    return tuple(int(v) for v in vals)
+
+
 def resample(
-    x,
+    x: npt.ArrayLike,
     output_sizes,
     *,
     mode="nearest",

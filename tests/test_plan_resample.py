@@ -1,0 +1,261 @@
+"""Resample plans as values, on the kept capability records (no GPU): which kernel, which grid,
+which uniforms, which bytes, which table forms; and the dmlwgsl explain options."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pytest
+
+from dmlwgsl.ops.resample import (
+    KERNELS,
+    Resample1Desc,
+    Resample2Desc,
+    add_explain_arguments,
+    explain_plan,
+    plan_resample,
+    resample,
+)
+from dmlwgsl.plan import PROFILES, Capabilities, Placement, PlanError
+from dmlwgsl.shader import interface
+from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
+
+F32, F16, I8, U8 = DataType.FLOAT32, DataType.FLOAT16, DataType.INT8, DataType.UINT8
+
+
+def desc(dt, in_sizes, out_sizes, mode="linear", scales=None, in_off=None, out_off=None, out_strides=None):
+    r = len(in_sizes)
+    scales = scales or tuple(o / i for o, i in zip(out_sizes, in_sizes))
+    return Resample1Desc(
+        TensorDesc(dt, in_sizes),
+        TensorDesc(dt, out_sizes, out_strides),
+        mode,
+        scales,
+        in_off or (0.5,) * r,
+        out_off or (-0.5,) * r,
+    )
+
+
+@pytest.fixture(params=PROFILES)
+def caps(request):
+    return Capabilities.profile(request.param)
+
+
+@pytest.mark.parametrize(
+    "d, kernel",
+    [
+        (desc(F16, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_pat"),  # x2: a tap pattern
+        (desc(F16, (2, 8, 64, 63), (2, 8, 128, 100)), "resample_rows_half"),  # odd W: no pattern
+        (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows"),
+        (desc(F16, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), "resample_rows"),  # H upsampled
+        (desc(F16, (2, 8, 64, 64), (2, 8, 32, 128), "nearest"), "resample_packed"),  # H downsampled
+        (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), "resample_packed"),
+        (desc(F32, (2, 8, 64, 64), (4, 8, 128, 128)), "resample_packed"),  # batch interpolated
+        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_byte"),
+        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), "resample_packed"),
+        (desc(F32, (2, 3, 5), (2, 3, 7), out_strides=(1, 2, 6)), "resample_strided"),
+        (desc(I8, (2, 3, 5), (2, 3, 7), out_strides=(1, 2, 6)), "resample_atomic"),
+    ],
+)
+def test_the_plan_chooses(caps, d, kernel):
+    p = plan_resample(d, caps)
+    assert p.kernels == [kernel] and p.dispatches == 1
+    assert p.why and p.steps[0].why == p.why
+    # every uniform the shader declares has a value (packing fails on a missing or extra name)
+    s = p.steps[0]
+    interface(s.shader).uniform_layout(s.uniform_var).pack(s.uniforms_dict)
+    assert s.bindings_dict["input"] == "input" and s.bindings_dict["table4"] == "table4"
+
+
+def test_grid_and_uniforms(caps):
+    d = desc(F32, (2, 8, 64, 64), (2, 8, 128, 128))
+    # a small tensor: bands of one row keep the most threads (MIN_ROW_THREADS)
+    assert plan_resample(d, caps).steps[0].uniforms_dict["band_rows"] == 1
+    big = desc(F32, (2, 32, 256, 256), (2, 32, 512, 512))
+    assert plan_resample(big, caps).steps[0].uniforms_dict["band_rows"] == 8  # ROW_BANDS, float32 linear
+    s = plan_resample(d, caps, band_rows=8).steps[0]
+    # resample_rows: 4 outputs per thread, bands of 8 rows
+    u = s.uniforms_dict
+    assert (u["row_blocks"], u["band_rows"], u["row_bands"]) == (32, 8, 16)
+    assert s.invocations == u["row_threads"] == 2 * 8 * 16 * 32 and s.grid == (32, 1, 1)
+    assert u["count"] == 2 * 8 * 128 * 128 and u["input_base"] == u["output_base"] == 0
+    p = plan_resample(d, caps, kernel="resample_packed", placements={"output": Placement(8, True)})
+    assert p.steps[0].uniforms_dict["output_base"] == 2
+    assert p.steps[0].invocations == -(-(8 + 4 * 2 * 8 * 128 * 128) // 16)  # 16-byte blocks touched
+
+
+def test_bytes_moved_counts_inputs_the_result_depends_on(caps):
+    # x2 linear: every input element is read (once), every output written
+    d = desc(F32, (1, 2, 8, 8), (1, 2, 16, 16))
+    assert plan_resample(d, caps).bytes_moved == 4 * (2 * 8 * 8 + 2 * 16 * 16)
+    # nearest 1/2: one input of four is referenced
+    d = desc(F32, (1, 2, 8, 8), (1, 2, 4, 4), "nearest")
+    assert plan_resample(d, caps).bytes_moved == 4 * (2 * 4 * 4 + 2 * 4 * 4)
+    # linear 1/2 with half-pixel centres: both taps at weight 1/2, every input
+    d = desc(U8, (1, 2, 8, 8), (1, 2, 4, 4))
+    assert plan_resample(d, caps).bytes_moved == 2 * 8 * 8 + 2 * 4 * 4
+    # linear at integer coordinates (offsets 0): w1 = 0 everywhere, the second tap is never read
+    d = desc(F32, (6,), (3,), scales=(0.5,), in_off=(0.0,), out_off=(0.0,))
+    assert plan_resample(d, caps).bytes_moved == 4 * (3 + 3)
+
+
+def test_placements_choose_the_path():
+    caps = Capabilities.profile("h100")
+    d = desc(F16, (2, 8, 64, 64), (2, 8, 128, 128))
+    assert plan_resample(d, caps).kernels == ["resample_rows_pat"]
+    odd_in = {"input": Placement(2, True)}
+    assert plan_resample(d, caps, placements=odd_in).kernels == ["resample_rows_half"]
+    off_out = {"output": Placement(2, True)}
+    assert plan_resample(d, caps, placements=off_out).kernels == ["resample_packed"]
+    unpadded = {"output": Placement(0, False)}
+    assert plan_resample(d, caps, placements=unpadded).kernels == ["resample_atomic"]
+    # a requested path that the placement rules out: the compiled plan holds it, a call placed
+    # otherwise falls back and says why
+    p = plan_resample(d, caps, kernel="resample_rows_pat", placements=odd_in)
+    assert p.kernels == ["resample_rows_half"] and "resample_rows_pat was requested" in p.why
+
+
+@pytest.mark.parametrize(
+    "kernel, d, rule",
+    [
+        ("resample_rows", desc(U8, (2, 8, 4, 16), (2, 8, 8, 32)), "resample_rows stores float32 or float16"),
+        ("resample_rows_byte", desc(F16, (2, 8, 4, 16), (2, 8, 8, 32)), "int8 / uint8 linear only"),
+        ("resample_rows", desc(F32, (2, 8, 4, 4), (4, 8, 8, 8)), "batch or channel axis is interpolated"),
+        ("resample_rows", desc(F32, (2, 8, 4, 3), (2, 8, 8, 6)), "not whole groups of 4"),
+        ("resample_rows_half", desc(F32, (2, 8, 4, 4), (2, 8, 8, 8)), "float16 linear only"),
+        ("resample_rows_pat", desc(F16, (2, 8, 4, 5), (2, 8, 8, 10)), "no common pattern"),
+        ("resample_strided", desc(F16, (4,), (8,)), "writes whole 32-bit elements"),
+        ("resample_atomic", desc(F32, (4,), (8,)), "merges 8- and 16-bit elements"),
+        ("resample_packed", desc(F32, (2, 3), (2, 3), out_strides=(1, 2)), "not packed"),
+        ("fast", desc(F32, (4,), (8,)), "no path 'fast'"),
+    ],
+)
+def test_impossible_requests_name_the_rule(kernel, d, rule):
+    with pytest.raises(PlanError, match=rule):
+        plan_resample(d, Capabilities.profile("lavapipe"), kernel=kernel)
+
+
+def test_every_plan_names_an_entry_point_of_its_shader():
+    from dmlwgsl.runtime import load_wgsl
+
+    caps = Capabilities.profile("h100")
+    d = desc(F16, (2, 8, 64, 64), (2, 8, 128, 128))
+    for k in ("resample_rows_pat", "resample_rows_half", "resample_rows", "resample_packed", "resample_atomic"):
+        s = plan_resample(d, caps, kernel=k).steps[0]
+        assert f"fn {s.entry_point}(" in load_wgsl(s.shader)
+    assert set(KERNELS) >= {"resample_packed", "resample_strided", "resample_atomic"}
+
+
+def test_tuning_arguments():
+    caps = Capabilities.profile("h100")
+    d = desc(F16, (2, 8, 64, 64), (2, 8, 128, 128))
+    s = plan_resample(d, caps, band_rows=3, pattern_outputs=4).steps[0]
+    assert s.constants_dict["PV"] == 4 and s.uniforms_dict["band_rows"] == 3
+    assert s.entry_point == "resample_rows_pat_v2"
+
+
+# -- host tables stay small -------------------------------------------------------------------------
+def test_long_axis_computes_its_coordinates_in_the_shader():
+    from dmlwgsl.reference import resample as ref
+
+    caps = Capabilities.profile("lavapipe")
+    d = desc(F32, (2**24,), (2**25,))
+    p = plan_resample(d, caps)
+    assert dict(p.details)["axis_tables"] == ("computed",)
+    assert dict(p.host_tables)["axis_table"] <= 64
+    u = p.steps[0].uniforms_dict
+    assert p.steps[0].constants_dict["COMPUTED"] == 8 and u["in_sizes"][3] == 2**24
+    assert u["scales"][3] == 2.0 and u["inv_scales"][3] == 0.5
+    # past 2^23 outputs float32 (o + 0.5) rounds to even: some inputs are never read
+    i0, i1, _, w1 = ref.linear_taps(ref.input_coordinates(2**25, 2.0, 0.5, -0.5), 2**24)
+    assert p.bytes_moved == 4 * (np.union1d(i0, i1[w1 != 0]).size + 2**25)
+    # a short axis keeps its table
+    d = desc(F32, (4, 2**10), (8, 2**11))
+    assert dict(plan_resample(d, caps).details)["axis_tables"] == ("whole", "whole")
+    # a long axis whose Scale is out of the shader's range keeps it too (where it fits)
+    d = desc(F32, (2**17,), (2**17,), scales=(2.0**40,))
+    assert dict(plan_resample(d, caps).details)["axis_tables"] == ("whole",)
+
+
+def test_table_beyond_the_binding_limit_is_a_named_error():
+    import dataclasses
+
+    caps = Capabilities.profile("lavapipe")
+    tight = dataclasses.replace(
+        caps, limits=tuple((k, 4096 if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
+    )
+    d = desc(F32, (700,), (1000,), scales=(1000 / 700,))
+    with pytest.raises(PlanError, match="coordinate tables take .* beyond the binding limit 4096"):
+        plan_resample(desc(F32, (700,), (1000,), scales=(2.0**40,)), tight)
+    assert dict(plan_resample(d, tight).details)["axis_tables"] == ("computed",)
+
+
+# -- explain ---------------------------------------------------------------------------------------
+def explain_args(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("--input", type=lambda s: tuple(int(v) for v in s.split(",")))
+    p.add_argument("--dtype", default="float32")
+    p.add_argument("--kernel")
+    add_explain_arguments(p)
+    return p.parse_args(argv)
+
+
+def test_explain_plan():
+    caps = Capabilities.profile("h100")
+    p = explain_plan(explain_args(["--input", "2,8,64,64", "--scales", "1,1,2,2", "--mode", "linear"]), caps)
+    assert p.kernels == ["resample_rows"] and p.to_dict()["bytes_moved"] == p.bytes_moved
+    p = explain_plan(
+        explain_args(["--input", "8,8", "--dtype", "uint8", "--output", "4,4", "--rounding", "increasing"]), caps
+    )
+    assert p.kernels == ["resample_packed"]
+    with pytest.raises(DmlValidationError, match="give --scales or --output"):
+        explain_plan(explain_args(["--input", "8,8"]), caps)
+    assert "resample_packed" in p.explain()
+
+
+def test_resample2_rounding_reaches_the_uniforms():
+    caps = Capabilities.profile("gl")
+    d = Resample2Desc(TensorDesc(F32, (4,)), TensorDesc(F32, (8,)), "nearest", "increasing", (2,), (0.5,), (-0.5,))
+    assert plan_resample(d, caps).steps[0].uniforms_dict["rounding"] == 2
+
+
+# -- the one-liner's output sizes --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "sizes, message",
+    [
+        ((3.9, 3.9), r"output_sizes\[0\]: must be an integer; got 3.9"),
+        ((3, True), r"output_sizes\[1\]: must be an integer; got True"),
+        ((3, np.float32(2)), r"output_sizes\[1\]: must be an integer"),
+        (3, r"output_sizes: must be a sequence of integers"),
+    ],
+)
+def test_output_sizes_are_integers(sizes, message):
+    with pytest.raises(DmlValidationError, match=message):
+        resample(np.zeros((2, 2), np.float32), sizes, device=object())
+
+
+def test_output_sizes_accept_numpy_integers(device):
+    y = resample(np.arange(4, dtype=np.float32).reshape(2, 2), (np.int64(4), np.uint8(4)), device=device)
+    assert y.shape == (4, 4)
+
+
+def test_past_the_binding_limit_the_plan_splits():
+    caps = Capabilities.profile("lavapipe")  # 128 MiB bindings
+    n = 40_000_000  # 160 MB of float32 in, 320 MB out
+    p = plan_resample(desc(F32, (n,), (2 * n,)), caps)
+    assert p.dispatches == 3 and p.kernels == ["resample_packed[0]", "resample_packed[1]", "resample_packed[2]"]
+    limit = caps.max_binding_size
+    covered = 0
+    for s in p.steps:
+        u = s.uniforms_dict
+        assert u["origin"][3] == covered and u["count"] == u["out_sizes"][3]
+        covered += u["count"]
+        (iname, istart, ilen), (oname, ostart, olen) = s.windows
+        assert (iname, oname) == ("input", "output") and ilen <= limit and olen <= limit
+        assert istart % caps.binding_alignment == 0 and ostart % caps.binding_alignment == 0
+        assert u["input_base"] == (-istart // 4) % 2**32  # tables hold offsets from the tensor's start
+    assert covered == 2 * n
+    assert 4 * 2 * n < p.bytes_moved <= 4 * (n + 2 * n)  # (float32 o + 0.5 rounds past 2^23: fewer inputs)
+    with pytest.raises(PlanError, match="resample_rows cannot run this description: the input and output are beyond"):
+        plan_resample(desc(F32, (4, n // 4), (4, n // 2)), caps, kernel="resample_rows")

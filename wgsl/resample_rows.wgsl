@@ -1,0 +1,221 @@
+// Resample fast path: the row walk (resample_rows, resample_rows_half). Same operator, tables and
+// Params as resample.wgsl (included; its header has the index math); tested against its
+// resample_packed.
+// resample_rows: packed float32/float16 output whose rows are whole 16-byte blocks, batch and
+// channel not interpolated, whole tables (axis_mode 0): one thread owns one block column and walks
+// a band of rows (see below). resample_rows_half: its float16 linear form, 4 outputs per thread;
+// resample_rows_byte: its int8 / uint8 linear form, 4 outputs (a word) per thread.
+// Bindings: as resample.wgsl; resample_rows writes output4, resample_rows_half output2 (8-byte
+// stores), resample_rows_byte output. Overrides: resample.wgsl's, and HALF.
+
+#include "resample.wgsl"
+
+override HALF: u32 = 0u;    // resample_rows with float16: 1 = 4 outputs (8 bytes, output2) per thread, not 8
+
+@group(0) @binding(7) var<storage, read_write> output2: array<vec2<u32>>;
+
+// -- row walk -------------------------------------------------------------------------------------
+// resample_rows: packed float32/float16 output, 16-byte aligned, rows of a whole number of 16-byte
+// blocks (V = 4 or 8 outputs), batch and channel axes with one tap (the host checks all of that).
+// Thread = (n, c, band, block column g); lanes of a warp take consecutive g, so every load and
+// store of a warp is contiguous. A thread reads its V columns' W table once, then walks the band's
+// output rows (p.band_rows of them): each input row it needs is interpolated along W once (linear:
+// v = w0 * a + w1 * b per column, the reference's order) and kept in one of two registers slots,
+// so with upsampling along H an input row serves several output rows; the vertical blend
+// acc = 0 + wh0 * v(h0) (+ wh1 * v(h1)) is the reference's sum (wn = wc = 1 exactly). Branches on
+// the row cache are uniform across a warp except where it straddles two bands.
+
+// W taps of 4 consecutive output columns starting at linear table entry e.
+struct Quad4 {
+    i0: vec4<u32>,
+    i1: vec4<u32>,
+    w0: vec4<f32>,
+    w1: vec4<f32>,
+}
+
+fn w_quad(e: u32) -> Quad4 {
+    let t0 = table4[e];
+    let t1 = table4[e + 1u];
+    let t2 = table4[e + 2u];
+    let t3 = table4[e + 3u];
+    return Quad4(vec4<u32>(t0.x, t1.x, t2.x, t3.x), vec4<u32>(t0.y, t1.y, t2.y, t3.y),
+                 bitcast<vec4<f32>>(vec4<u32>(t0.z, t1.z, t2.z, t3.z)),
+                 bitcast<vec4<f32>>(vec4<u32>(t0.w, t1.w, t2.w, t3.w)));
+}
+
+// 4 outputs interpolated along W on the input row starting at element `row`.
+fn h_quad(row: u32, q: Quad4) -> vec4<f32> {
+    let a = vec4<f32>(load(row + q.i0.x), load(row + q.i0.y), load(row + q.i0.z), load(row + q.i0.w));
+    if (p.taps.w == 1u) { return a; }
+    let b = vec4<f32>(load(row + q.i1.x), load(row + q.i1.y), load(row + q.i1.z), load(row + q.i1.w));
+    return q.w0 * a + q.w1 * b;
+}
+
+// One row of a thread's block: 4 (float32) or 8 (float16, lo then hi) values.
+struct Row8 {
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+}
+
+fn wide() -> bool { return DTYPE == 1u && HALF == 0u; }   // 8 outputs per thread
+
+fn h_row(row: u32, qa: Quad4, qb: Quad4) -> Row8 {
+    var r = Row8(h_quad(row, qa), vec4<f32>(0.0));
+    if (wide()) { r.hi = h_quad(row, qb); }
+    return r;
+}
+
+// Raw bits of a nearest block (16 bytes) on the input row starting at element `row`.
+fn n_block(row: u32, ia: vec4<u32>, ib: vec4<u32>) -> vec4<u32> {
+    let a = vec4<u32>(raw(row + ia.x), raw(row + ia.y), raw(row + ia.z), raw(row + ia.w));
+    if (DTYPE == 0u) { return a; }
+    let b = vec4<u32>(raw(row + ib.x), raw(row + ib.y), raw(row + ib.z), raw(row + ib.w));
+    return vec4<u32>(a.x | (a.y << 16u), a.z | (a.w << 16u), b.x | (b.y << 16u), b.z | (b.w << 16u));
+}
+
+// Cache of two W-interpolated input rows: ra older, rb newer.
+struct Walk {
+    ra: u32,
+    rb: u32,
+    va: Row8,
+    vb: Row8,
+}
+
+// Output row oh of a thread's block (linear): lo (and hi for 8 outputs).
+fn linear_row(w: ptr<function, Walk>, oh: u32, base: u32, qa: Quad4, qb: Quad4) -> Row8 {
+    let eh = table4[p.table_start.z + oh];
+    let r0 = base + eh.x;
+    if (r0 != (*w).ra && r0 != (*w).rb) {
+        (*w).ra = (*w).rb;
+        (*w).va = (*w).vb;
+        (*w).rb = r0;
+        (*w).vb = h_row(r0, qa, qb);
+    }
+    let hit0 = r0 == (*w).rb;
+    let wh0 = bitcast<f32>(eh.z);
+    var lo = vec4<f32>(0.0) + wh0 * select((*w).va.lo, (*w).vb.lo, hit0);
+    var hi = vec4<f32>(0.0);
+    if (wide()) { hi = vec4<f32>(0.0) + wh0 * select((*w).va.hi, (*w).vb.hi, hit0); }
+    if (p.taps.z == 2u) {
+        let r1 = base + eh.y;
+        if (r1 != (*w).ra && r1 != (*w).rb) {
+            (*w).ra = (*w).rb;
+            (*w).va = (*w).vb;
+            (*w).rb = r1;
+            (*w).vb = h_row(r1, qa, qb);
+        }
+        let hit1 = r1 == (*w).rb;
+        let wh1 = bitcast<f32>(eh.w);
+        lo += wh1 * select((*w).va.lo, (*w).vb.lo, hit1);
+        if (wide()) { hi += wh1 * select((*w).va.hi, (*w).vb.hi, hit1); }
+    }
+    return Row8(lo, hi);
+}
+
+// Where a thread of resample_rows works: its band's rows, first output (in units of its outputs
+// per thread), input base of (n, c) and its first column.
+struct Place {
+    oh0: u32,
+    oh1: u32,
+    dst: u32,
+    step: u32,
+    n: u32,
+    c: u32,
+    ow: u32,
+}
+
+fn rows_place(tid: u32, v: u32) -> Place {
+    let g = tid % p.row_blocks;
+    var r = tid / p.row_blocks;
+    let band = r % p.row_bands;
+    r = r / p.row_bands;
+    let c = r % p.out_sizes.y;
+    let n = r / p.out_sizes.y;
+    let oh0 = band * p.band_rows;
+    let ow = g * v;
+    let dst = (p.output_base + ((n * p.out_sizes.y + c) * p.out_sizes.z + oh0) * p.out_sizes.w + ow) / v;
+    return Place(oh0, min(oh0 + p.band_rows, p.out_sizes.z), dst, p.out_sizes.w / v, n, c, ow);
+}
+
+fn empty_walk() -> Walk {
+    return Walk(0xFFFFFFFFu, 0xFFFFFFFFu, Row8(vec4<f32>(0.0), vec4<f32>(0.0)), Row8(vec4<f32>(0.0), vec4<f32>(0.0)));
+}
+
+@compute @workgroup_size(WG)
+fn resample_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let tid = thread_id(gid, nwg);
+    if (tid >= p.row_threads) { return; }
+    let pl = rows_place(tid, 16u / elem_bytes());
+    var dst = pl.dst;
+    if (MODE == 0u) {
+        let base = p.input_base + table[p.table_start.x + pl.n] + table[p.table_start.y + pl.c];
+        let tw = (p.table_start.w + pl.ow) >> 2u;   // p.table_start.w and ow are multiples of 4
+        let ia = table4[tw];
+        var ib = vec4<u32>(0u);
+        if (DTYPE == 1u) { ib = table4[tw + 1u]; }
+        var last = 0xFFFFFFFFu;
+        var blk = vec4<u32>(0u);
+        for (var oh = pl.oh0; oh < pl.oh1; oh++) {
+            let row = base + table[p.table_start.z + oh];
+            if (row != last) {
+                blk = n_block(row, ia, ib);
+                last = row;
+            }
+            output4[dst] = blk;
+            dst += pl.step;
+        }
+        return;
+    }
+    let base = p.input_base + table4[p.table_start.x + pl.n].x + table4[p.table_start.y + pl.c].x;
+    let e = p.table_start.w + pl.ow;
+    let qa = w_quad(e);
+    var qb = qa;
+    if (wide()) { qb = w_quad(e + 4u); }
+    var w = empty_walk();
+    for (var oh = pl.oh0; oh < pl.oh1; oh++) {
+        let v = linear_row(&w, oh, base, qa, qb);
+        if (DTYPE == 0u) {
+            output4[dst] = bitcast<vec4<u32>>(v.lo);
+        } else {
+            output4[dst] = vec4<u32>(pack2x16float(v.lo.xy), pack2x16float(v.lo.zw), pack2x16float(v.hi.xy),
+                                     pack2x16float(v.hi.zw));
+        }
+        dst += pl.step;
+    }
+}
+
+// Linear float16 with HALF == 1: 4 outputs (8 bytes) per thread.
+@compute @workgroup_size(WG)
+fn resample_rows_half(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let tid = thread_id(gid, nwg);
+    if (tid >= p.row_threads) { return; }
+    let pl = rows_place(tid, 4u);
+    var dst = pl.dst;
+    // (word 4 * i of the table is entry i's .x: this entry point binds `table` like the others)
+    let base = p.input_base + table[4u * (p.table_start.x + pl.n)] + table4[p.table_start.y + pl.c].x;
+    let qa = w_quad(p.table_start.w + pl.ow);
+    var w = empty_walk();
+    for (var oh = pl.oh0; oh < pl.oh1; oh++) {
+        let v = linear_row(&w, oh, base, qa, qa);
+        output2[dst] = vec2<u32>(pack2x16float(v.lo.xy), pack2x16float(v.lo.zw));
+        dst += pl.step;
+    }
+}
+
+// Linear int8 / uint8: 4 outputs (one word of output) per thread, rounded and saturated as
+// store_bits does.
+@compute @workgroup_size(WG)
+fn resample_rows_byte(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let tid = thread_id(gid, nwg);
+    if (tid >= p.row_threads) { return; }
+    let pl = rows_place(tid, 4u);
+    var dst = pl.dst;
+    let base = p.input_base + table[4u * (p.table_start.x + pl.n)] + table4[p.table_start.y + pl.c].x;
+    let qa = w_quad(p.table_start.w + pl.ow);
+    var w = empty_walk();
+    for (var oh = pl.oh0; oh < pl.oh1; oh++) {
+        let v = linear_row(&w, oh, base, qa, qa);
+        output[dst] = bytes4(v.lo);
+        dst += pl.step;
+    }
+}
