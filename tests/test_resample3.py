@@ -126,16 +126,17 @@ def test_reference_and_gpu_match_the_onnx_node_tests(device):
         in_desc = TensorDesc(F32, x.shape)
         op = compile_resample(p.desc(in_desc), device=device)
         assert isinstance(op, ResampleAntialiasOperator)
-        out = run_checked(
-            device,
-            lambda ins, o: op(ins["input"], o),
-            {"input": (in_desc, tensor_bytes(in_desc, x))},
-            op.output_desc,
-            got,
-            atol=2 * LINEAR_TOLERANCE[F32][0],
-            why=LINEAR_TOLERANCE[F32][1] + " (values up to 16)",
-        )
-        assert out.shape == expected.shape
+        for op in (op, compile_resample3(p.desc(in_desc), device=device, kernel="aa_rows")):
+            out = run_checked(
+                device,
+                lambda ins, o: op(ins["input"], o),
+                {"input": (in_desc, tensor_bytes(in_desc, x))},
+                op.output_desc,
+                got,
+                atol=2 * LINEAR_TOLERANCE[F32][0],
+                why=LINEAR_TOLERANCE[F32][1] + " (values up to 16)",
+            )
+            assert out.shape == expected.shape
 
 
 def test_taps_follow_the_definition():
