@@ -399,12 +399,15 @@ def test_plans_as_values(profile):
     c = desc3(TensorDesc(F32, (1, 4, 6, 8)), TensorDesc(F32, (1, 2, 3, 4)))
     with pytest.raises(PlanError, match="aa_tile cannot run this description: the n or c axis is filtered"):
         plan_resample_antialias(c, caps, kernel="aa_tile")
-    # aa_rows: 4 columns per thread, bands of 16 rows while 2**17 threads remain (8*64*32*8 = 131072)
+    # aa_rows: one output word per thread, bands of 16 rows while 2**17 threads remain
     r = plan_resample_antialias(d, caps, kernel="aa_rows")
     s = r.steps[0]
     assert r.kernels == ["aa_rows"] and r.bytes_moved == p.bytes_moved
-    assert s.uniforms_dict["walk"] == (32, 8, 16, 8 * 64 * 32 * 8) and s.invocations == 8 * 64 * 32 * 8
-    assert dict(s.constants)["KA"] == 2 and dict(s.constants)["CW"] == 4
+    assert s.uniforms_dict["walk"] == (128, 8, 16, 8 * 64 * 128 * 8) and s.invocations == 8 * 64 * 128 * 8
+    assert s.constants_dict["KA"] == 2 and s.constants_dict["CW"] == 1
+    h = plan_resample_antialias(desc3(TensorDesc(F16, (8, 64, 240, 240)), TensorDesc(F16, (8, 64, 60, 60))), caps,
+                                kernel="aa_rows").steps[0]  # fmt: skip
+    assert h.constants_dict["CW"] == 2 and h.uniforms_dict["walk"] == (30, 15, 4, 8 * 64 * 30 * 15)
     # a description too small to fill the GPU at any band height: bands of 8
     small = plan_resample_antialias(desc3(TensorDesc(U8, (1, 3, 40, 48)), TensorDesc(U8, (1, 3, 20, 12))), caps,
                                     kernel="aa_rows")  # fmt: skip

@@ -22,7 +22,7 @@ shader only sums (wgsl/resample_antialias.wgsl). Tables are O(sum over axes of o
 
 Paths (``kernel=``):
   aa_rows (on request until measured on a GPU): the row walk. n and c unfiltered; one thread owns
-    4 output columns (whole output words) of a band of output rows of one (n, c) plane, holds its
+    one output word (1 to 4 output columns) of a band of output rows of one (n, c) plane, holds its
     columns' W taps in registers and walks the input rows under the band once, in ascending order:
     each input row is filtered along W once and added into every output row whose H taps cover it
     (a sliding window of KA accumulators, KA computed on the host), instead of once per output row
@@ -79,8 +79,10 @@ _KA_CAP = 8
 _BANDS = (16, 8, 4, 2)
 _ROWS_THREADS = 1 << 17
 _ROWS_SMALL_BAND = 8
-#: aa_rows: output columns per thread (the shader's CW; at least one output word).
-_ROWS_COLS = 4
+#: aa_rows: output columns per thread (the shader's CW), at least one output word: one word, so that
+#: a warp's load of one tap touches the fewest cache sectors (neighbouring threads read neighbouring
+#: input columns; with 4 float32 columns per thread a tap's load spans 4x the sectors at 1/2).
+_ROWS_COLS = 1
 
 
 def _padded(desc) -> dict:
@@ -262,7 +264,7 @@ def plan_resample_antialias(
         s = step(
             "aa_rows",
             SHADER,
-            f"a thread owns {cw} output columns and walks bands of {band} output rows, filtering each input "
+            f"a thread owns {cw} output column(s) and walks bands of {band} output rows, filtering each input "
             f"row along w once for up to {ka} output rows; {taps_note}",
             threads,
             constants=dict(constants, CW=cw, KA=ka),
