@@ -26,7 +26,7 @@ Paths (``kernel=``):
     columns' W taps in registers and walks the input rows under the band once, in ascending order:
     each input row is filtered along W once and added into every output row whose H taps cover it
     (a sliding window of KA accumulators, KA computed on the host), instead of once per output row
-    as aa_element does (at scale 1/2: about 2 + 2/band loads per output and input row instead of 4).
+    as aa_element does (at scale 1/2 an output row costs 2 + 2/band W-filtered input rows, not 4).
     8/16-bit outputs are stored as whole words, no atomics. Needs at most 12 W taps (scale >= ~1/5.5),
     at most 8 output rows sharing an input row, H taps whose first and last pixels grow with the
     output row, and for 8/16-bit outputs rows of whole words; the sums run in aa_element's order.
