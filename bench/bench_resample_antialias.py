@@ -8,8 +8,11 @@ read once + output written once) and as a ratio to the in-run vec4 copy moving t
 torch + CUDA, F.interpolate(mode="bilinear", antialias=True, align_corners=False) on the same
 sizes (the same half_pixel coordinates and scale) is timed in the same run.
 
+The default times the plan's choice and aa_rows (the row walk, on request until measured);
+``--kernel all`` times every path the description admits.
+
     python bench/bench_resample_antialias.py [--adapter NAME] [--backend vulkan] [--dtype float32]
-        [--shape 8,64,240,240] [--kernel plan|element|NAME] [--reps N] [--quick] [--json] [--no-torch]
+        [--shape 8,64,240,240] [--kernel plan|element|all|NAME] [--reps N] [--quick] [--json] [--no-torch]
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ import sys
 import numpy as np
 
 from dmlwgsl.benchmark import Bench, Row, print_table, progress, torch_cuda, torch_time_ns
-from dmlwgsl.ops._resample_antialias import compile_resample3
+from dmlwgsl.ops._resample_antialias import KERNELS, compile_resample3
 from dmlwgsl.ops.resample import LINEAR_TOLERANCE, AxisDirection, Resample3Desc
+from dmlwgsl.plan import PlanError
 from dmlwgsl.reference import resample as ref
 from dmlwgsl.runtime import Device
 from dmlwgsl.tensor import DataType, TensorDesc
@@ -43,7 +47,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument(
         "--kernel",
         action="append",
-        help="plan (the plan's choice, default), element (aa_element or aa_element_atomic), or a kernel name",
+        help="plan (the plan's choice), element (aa_element or aa_element_atomic), all, or a kernel name "
+        "(repeatable; default: plan and aa_rows)",
     )
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.add_argument("--reps", type=int, default=20, help="timed runs per configuration (median)")
@@ -89,9 +94,16 @@ def run(device: Device, args) -> list[Row]:
             scales = (1.0, 1.0) + tuple(o / i for o, i in zip(out[2:], shape[2:]))
             desc = Resample3Desc(xt.desc, od, "linear", AxisDirection.DECREASING, scales, (0.5,) * 4, (-0.5,) * 4, True)
             yt = device.tensor(od, label="output")
-            for name in args.kernel or ("plan",):
+            names = args.kernel or ("plan", "aa_rows")
+            if "all" in names:
+                names = ("plan",) + KERNELS
+            for name in names:
                 kernel = {"plan": None, "element": "aa_element" if dt == DataType.FLOAT32 else "aa_element_atomic"}
-                op = compile_resample3(desc, device=device, kernel=kernel.get(name, name))
+                try:
+                    op = compile_resample3(desc, device=device, kernel=kernel.get(name, name))
+                except PlanError as e:  # a path this description or type does not admit
+                    progress(f"antialias 1/{f} {dt_name} {name}: {e}")
+                    continue
                 op(xt, yt)
                 check = _check(yt, x, desc)
                 ns = bench.time_ns(lambda: op(xt, yt))
@@ -102,6 +114,8 @@ def run(device: Device, args) -> list[Row]:
                 step = op.plan.steps[0]
                 if step.name == "aa_tile":
                     extra["tile_hxw"] = "x".join(map(str, step.uniforms_dict["tile"][1::-1]))
+                if step.name == "aa_rows":
+                    extra["band_rows"] = step.uniforms_dict["walk"][2]
                 if tx is not None:
                     try:
                         tf = torch.nn.functional.interpolate

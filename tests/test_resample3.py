@@ -28,7 +28,7 @@ from dmlwgsl.ops.resample import (
     compile_resample,
     onnx_resize_to_resample,
 )
-from dmlwgsl.plan import PROFILES, Capabilities, PlanError
+from dmlwgsl.plan import PROFILES, Capabilities, Placement, PlanError
 from dmlwgsl.reference import resample as ref
 from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
@@ -126,16 +126,17 @@ def test_reference_and_gpu_match_the_onnx_node_tests(device):
         in_desc = TensorDesc(F32, x.shape)
         op = compile_resample(p.desc(in_desc), device=device)
         assert isinstance(op, ResampleAntialiasOperator)
-        out = run_checked(
-            device,
-            lambda ins, o: op(ins["input"], o),
-            {"input": (in_desc, tensor_bytes(in_desc, x))},
-            op.output_desc,
-            got,
-            atol=2 * LINEAR_TOLERANCE[F32][0],
-            why=LINEAR_TOLERANCE[F32][1] + " (values up to 16)",
-        )
-        assert out.shape == expected.shape
+        for op in (op, compile_resample3(p.desc(in_desc), device=device, kernel="aa_rows")):
+            out = run_checked(
+                device,
+                lambda ins, o: op(ins["input"], o),
+                {"input": (in_desc, tensor_bytes(in_desc, x))},
+                op.output_desc,
+                got,
+                atol=2 * LINEAR_TOLERANCE[F32][0],
+                why=LINEAR_TOLERANCE[F32][1] + " (values up to 16)",
+            )
+            assert out.shape == expected.shape
 
 
 def test_taps_follow_the_definition():
@@ -188,11 +189,13 @@ def element_kernel(dt: DataType) -> str:
         ((50,), (12,)),
         ((7, 9), (3, 4)),
         ((3, 10, 8), (3, 5, 4)),
+        ((2, 1, 25, 30), (2, 1, 10, 12)),  # 0.4
+        ((1, 2, 70, 30), (1, 2, 35, 8)),  # aa_rows: 5 bands of 8 rows, the last one partial
     ],
 )
 def test_every_path_every_type(device, dt, sizes, out, rng):
     in_desc, out_desc = TensorDesc(dt, sizes), TensorDesc(dt, out)
-    for kernel in ("aa_tile", element_kernel(dt)):
+    for kernel in ("aa_rows", "aa_tile", element_kernel(dt)):
         op = check(device, kernel, in_desc, out_desc, rng)
         assert op.plan.kernels == [kernel]
 
@@ -205,8 +208,55 @@ def test_strided_inputs_and_outputs(device, dt, pattern, rng):
     out_desc = strided_desc(dt, out, "window" if pattern == "broadcast" else pattern, output=True)
     op = check(device, None, in_desc, out_desc, rng)
     assert op.plan.kernels == [element_kernel(dt)]
-    if "declines" not in op.plan.why and "could not run" not in op.plan.why:
+    if "aa_tile could not run" not in op.plan.why:
         check(device, "aa_tile", in_desc, out_desc, rng)
+    if "aa_rows could not run" not in op.plan.why:
+        check(device, "aa_rows", in_desc, out_desc, rng)
+    # f32 at any strides; 8/16-bit outputs only in rows of whole words
+    pw = 4 // dt.size_in_bytes
+    st = out_desc.element_strides
+    assert ("aa_rows could not run" in op.plan.why) == (dt != F32 and (st[-1] != 1 or any(v % pw for v in st[:-1])))
+
+
+@pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
+def test_aa_rows_partial_words_and_gaps(device, dt, rng):
+    """aa_rows with output rows of 9 elements every 12: the last word of a row is partly a gap,
+    which run_checked's poison must keep (a read-modify-write no other thread races)."""
+    in_desc = TensorDesc(dt, (2, 3, 20, 27))
+    out_desc = TensorDesc(dt, (2, 3, 10, 9), (3 * 10 * 12, 10 * 12, 12, 1))
+    op = check(device, "aa_rows", in_desc, out_desc, rng)
+    assert op.plan.kernels == ["aa_rows"]
+
+
+@pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
+@pytest.mark.parametrize(
+    "sizes, out, scales",
+    [
+        ((40,), (20,), None),  # rank 1
+        ((30, 44), (10, 12), None),  # rank 2, 1/3 and 0.27
+        ((3, 12, 50), (3, 36, 20), None),  # rank 3: h upsampled 3x (linear), w 0.4
+        ((1, 1, 9, 33), (1, 1, 30, 12), None),  # h upsampled 3.3x: 7 output rows share an input row
+        ((1, 2, 17, 31), (1, 2, 9, 8), (1, 1, 0.53, 0.26)),  # scales not the size ratio
+    ],
+)
+def test_aa_rows_ranks_and_mixed_axes(device, dt, sizes, out, scales, rng):
+    op = check(device, "aa_rows", TensorDesc(dt, sizes), TensorDesc(dt, out), rng, scales=scales)
+    assert op.plan.kernels == ["aa_rows"]
+
+
+def test_where_aa_rows_cannot_run(device, rng):
+    """Each rule of aa_rows refuses a request with the rule named, and the default path runs instead."""
+    cases = [
+        ((F32, (1, 4, 6, 8)), (F32, (1, 2, 3, 4)), "the n or c axis is filtered"),
+        ((F32, (1, 1, 8, 160)), (F32, (1, 1, 4, 20)), "more than 12 taps along w"),
+        ((F16, (1, 1, 3, 8)), (F16, (1, 1, 30, 4)), "20 output rows share an input row"),
+        ((U8, (1, 1, 20, 19)), (U8, (1, 1, 10, 9)), "UINT8 output rows are not whole 32-bit words"),
+    ]
+    for (dt, si), (_, so), rule in cases:
+        op = check(device, None, TensorDesc(dt, si), TensorDesc(dt, so), rng)
+        assert op.plan.kernels == [element_kernel(dt)] and f"aa_rows could not run here either: {rule}" in op.plan.why
+        with pytest.raises(PlanError, match=f"aa_rows cannot run this description: {rule}"):
+            compile_resample3(op.desc, device=device, kernel="aa_rows")
 
 
 def test_where_aa_tile_cannot_run(device, rng):
@@ -257,19 +307,25 @@ def test_tensors_at_odd_offsets(device, rng):
         want = ref.resample_antialias(
             x, out_desc.sizes, desc.scales, desc.input_pixel_offsets, desc.output_pixel_offsets
         )
-        op = compile_resample(desc, device=device)
         atol, why = LINEAR_TOLERANCE[dt]
-        run_checked(
-            device,
-            lambda ins, o: op(ins["input"], o),
-            {"input": (in_desc, tensor_bytes(in_desc, x))},
-            out_desc,
-            want,
-            atol=atol,
-            why=why,
-            input_offset=2 * dt.size_in_bytes + 16,
-            output_offset=64 + 3 * dt.size_in_bytes,
-        )
+        # aa_rows stores whole words: its output starts on a word, the input anywhere
+        for kernel, out_elems in ((None, 3), ("aa_rows", 4 // dt.size_in_bytes)):
+            op = compile_resample3(desc, device=device, kernel=kernel)
+            run_checked(
+                device,
+                lambda ins, o: op(ins["input"], o),
+                {"input": (in_desc, tensor_bytes(in_desc, x))},
+                out_desc,
+                want,
+                atol=atol,
+                why=why,
+                input_offset=2 * dt.size_in_bytes + 16,
+                output_offset=64 + out_elems * dt.size_in_bytes,
+            )
+        # the plan says why before any GPU work: an output 3 elements past a word
+        odd = {"output": Placement(residual=(64 + 3 * dt.size_in_bytes) % 256)}
+        with pytest.raises(PlanError, match="aa_rows cannot run this description: .* offset in words"):
+            plan_resample_antialias(desc, Capabilities.profile("lavapipe"), kernel="aa_rows", placements=odd)
 
 
 def test_numpy_one_liner(device):
@@ -286,6 +342,10 @@ def test_numpy_one_liner(device):
 def test_one_pipeline_serves_every_shape(device, rng):
     a = check(device, "aa_tile", TensorDesc(F32, (1, 2, 20, 36)), TensorDesc(F32, (1, 2, 10, 12)), rng)
     b = check(device, "aa_tile", TensorDesc(F32, (2, 1, 40, 48)), TensorDesc(F32, (2, 1, 20, 16)), rng)
+    assert a.cache_keys == b.cache_keys
+    # aa_rows: one pipeline per accumulator count (here 2: scale 1/2 and 1/3 along h)
+    a = check(device, "aa_rows", TensorDesc(U8, (1, 2, 20, 36)), TensorDesc(U8, (1, 2, 10, 12)), rng)
+    b = check(device, "aa_rows", TensorDesc(U8, (2, 1, 45, 48)), TensorDesc(U8, (2, 1, 15, 16)), rng)
     assert a.cache_keys == b.cache_keys
 
 
@@ -339,6 +399,19 @@ def test_plans_as_values(profile):
     c = desc3(TensorDesc(F32, (1, 4, 6, 8)), TensorDesc(F32, (1, 2, 3, 4)))
     with pytest.raises(PlanError, match="aa_tile cannot run this description: the n or c axis is filtered"):
         plan_resample_antialias(c, caps, kernel="aa_tile")
+    # aa_rows: one output word per thread, bands of 16 rows while 2**17 threads remain
+    r = plan_resample_antialias(d, caps, kernel="aa_rows")
+    s = r.steps[0]
+    assert r.kernels == ["aa_rows"] and r.bytes_moved == p.bytes_moved
+    assert s.uniforms_dict["walk"] == (128, 8, 16, 8 * 64 * 128 * 8) and s.invocations == 8 * 64 * 128 * 8
+    assert s.constants_dict["KA"] == 2 and s.constants_dict["CW"] == 1
+    h = plan_resample_antialias(desc3(TensorDesc(F16, (8, 64, 240, 240)), TensorDesc(F16, (8, 64, 60, 60))), caps,
+                                kernel="aa_rows").steps[0]  # fmt: skip
+    assert h.constants_dict["CW"] == 2 and h.uniforms_dict["walk"] == (30, 15, 4, 8 * 64 * 30 * 15)
+    # a description too small to fill the GPU at any band height: bands of 8
+    small = plan_resample_antialias(desc3(TensorDesc(U8, (1, 3, 40, 48)), TensorDesc(U8, (1, 3, 20, 12))), caps,
+                                    kernel="aa_rows")  # fmt: skip
+    assert small.steps[0].uniforms_dict["walk"] == (3, 3, 8, 3 * 3 * 3)
 
 
 def test_onnx_mapping():

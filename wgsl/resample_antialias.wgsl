@@ -12,14 +12,18 @@
 //        weights at p.weight[d] + o * p.tap_stride[d] + j (f32 bits).
 // Bindings: input (u32 words: 16- and 8-bit values move as raw bits), output (u32 words), output_atomic
 //           (the same, atomic, for 8/16-bit elements at any strides), p (uniforms), table.
-// Entry points: aa_element (one thread per output, 4-byte elements, any strides), aa_element_atomic
+// Entry points: aa_rows (n and c not filtered: one thread owns CW output columns and walks a band
+// of output rows, filtering each input row along W once for every output row that uses it, see
+// below), aa_element (one thread per output, 4-byte elements, any strides), aa_element_atomic
 // (8/16-bit elements at any strides: merged into words with atomics), aa_tile (workgroup-memory
 // tiles, see the end of this file; on request only: measured slower on the H100, see
 // src/dmlwgsl/ops/_resample_antialias.py).
-// Overrides (structure, part of the pipeline cache key): DTYPE, WG.
+// Overrides (structure, part of the pipeline cache key): DTYPE, WG, CW, KA.
 
 override WG: u32 = 256u;
 override DTYPE: u32 = 0u;   // 0 float32, 1 float16, 2 int8, 3 uint8
+override CW: u32 = 4u;      // aa_rows: output columns per thread, 1, 2 or 4 (a multiple of the elements per word)
+override KA: u32 = 2u;      // aa_rows: output rows accumulated at once (<= KA_CAP; the host computes it)
 
 struct Params {
     out_sizes: vec4<u32>,    // output sizes padded to 4 dims, outermost first
@@ -31,6 +35,7 @@ struct Params {
     info: vec4<u32>,         // x output element count, y input base, z output base (elements), w unused
     tile: vec4<u32>,         // aa_tile: x tile width, y tile height (outputs), z tiles per row, w tiles per plane
     tile2: vec4<u32>,        // aa_tile: x workgroups, y planes' channel count, zw unused
+    walk: vec4<u32>,         // aa_rows: x column groups per row, y bands per (n, c), z rows per band, w threads
 }
 
 #include "common/grid.wgsl"
@@ -285,5 +290,126 @@ fn aa_tile(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             word |= output[wi] & ~mask;
         }
         output[wi] = word;
+    }
+}
+
+// -- aa_rows: row walk -----------------------------------------------------------------------------
+// Thread t owns output columns ow0 .. ow0 + CW - 1 of output rows oh_lo .. oh_hi - 1 (a band) of one
+// (n, c) plane (n and c not filtered: one tap of weight 1, the host checks). It keeps its columns'
+// W taps in registers and walks the input rows under the band in ascending order: each row is
+// filtered along W once (v), then added to every output row whose H taps cover it; those rows form
+// a sliding window of at most KA accumulators (first pixels and last pixels of the H taps grow with
+// the output row: the host checks), acc[0] being the oldest row not finished. When the walk passes
+// an output row's last tap the row is stored (whole words for 8/16-bit outputs: the host checks that
+// rows start on word boundaries) and the window slides. Each sum runs in the header's order:
+// acc_h = 0, then + Wh[i] * acc_w(row Fh + i) for ascending i, so results equal aa_element's.
+const TW_CAP: u32 = 12u;   // W taps per column held in registers (the host checks the count)
+const KA_CAP: u32 = 8u;    // largest KA
+
+fn store_cols(dst: u32, v: vec4<f32>, ncol: u32) {
+    if (DTYPE == 0u) {
+        for (var q = 0u; q < 4u; q++) {
+            if (q < ncol) { output[dst + q * p.out_strides.w] = bitcast<u32>(v[q]); }
+        }
+        return;
+    }
+    // 8/16-bit: w stride 1 and dst a multiple of the elements per word (the host checks)
+    let pw = per_word();
+    let eb = 32u / pw;
+    for (var k = 0u; k < 4u; k += pw) {
+        if (k < ncol) {
+            var word = 0u;
+            var mask = 0u;
+            for (var u = 0u; u < pw; u++) {
+                let q = k + u;
+                if (q < ncol) {
+                    word |= store_bits(v[q]) << (u * eb);
+                    mask |= select(0xFFu, 0xFFFFu, DTYPE == 1u) << (u * eb);
+                }
+            }
+            let wi = (dst + k) / pw;
+            if (mask != 0xFFFFFFFFu) {
+                // a row's last word with fewer outputs: its other bytes are gaps or lie outside
+                // the tensor, which no other thread writes, so a plain read-modify-write is safe
+                word |= output[wi] & ~mask;
+            }
+            output[wi] = word;
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn aa_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_id(gid, nwg);
+    if (t >= p.walk.w) { return; }
+    let g = t % p.walk.x;
+    let rest = t / p.walk.x;
+    let band = rest % p.walk.y;
+    let plane = rest / p.walk.y;
+    let n = plane / p.out_sizes.y;
+    let c = plane % p.out_sizes.y;
+    let ow0 = g * CW;
+    let ncol = min(CW, p.out_sizes.w - ow0);
+
+    // this thread's W taps, in registers
+    var fw = vec4<u32>(0u);
+    var cw = vec4<u32>(0u);
+    var wts: array<f32, 48>;  // 4 * TW_CAP
+    for (var q = 0u; q < 4u; q++) {
+        if (q < ncol) {
+            let h = head(3u, ow0 + q);
+            fw[q] = h.x;
+            cw[q] = h.y;
+            for (var j = 0u; j < TW_CAP; j++) {
+                if (j < h.y) { wts[q * TW_CAP + j] = weight(3u, ow0 + q, j); }
+            }
+        }
+    }
+    let oh_lo = band * p.walk.z;
+    let oh_hi = min(oh_lo + p.walk.z, p.out_sizes.z);
+    let plane_in = p.info.y + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y;
+    let plane_out = p.info.z + n * p.out_strides.x + c * p.out_strides.y + ow0 * p.out_strides.w;
+    let r0 = head(2u, oh_lo).x;
+    let hl = head(2u, oh_hi - 1u);
+    let r1 = hl.x + hl.y;
+
+    var acc: array<vec4<f32>, KA_CAP>;  // zero-initialised
+    var done = oh_lo;                   // the output row in acc[0]
+    for (var r = r0; r < r1; r++) {
+        // along W: this row's value under each of the thread's columns
+        let row = plane_in + r * p.in_strides.z;
+        var v = vec4<f32>(0.0);
+        for (var q = 0u; q < 4u; q++) {
+            if (q < ncol) {
+                var acc_w = 0.0;
+                for (var j = 0u; j < TW_CAP; j++) {
+                    if (j < cw[q]) {
+                        acc_w = acc_w + wts[q * TW_CAP + j] * load(row + (fw[q] + j) * p.in_strides.w);
+                    }
+                }
+                v[q] = acc_w;
+            }
+        }
+        // along H: into every live output row whose taps cover row r
+        for (var k = 0u; k < KA_CAP; k++) {
+            let oh = done + k;
+            if (k < KA && oh < oh_hi) {
+                let h = head(2u, oh);
+                if (r >= h.x && r < h.x + h.y) {
+                    acc[k] = acc[k] + weight(2u, oh, r - h.x) * v;
+                }
+            }
+        }
+        // store the rows whose last tap is r, and slide the window
+        loop {
+            if (done >= oh_hi) { break; }
+            let h = head(2u, done);
+            if (h.x + h.y - 1u != r) { break; }
+            // n and c: one tap of weight 1 (acc = 0 + 1 * v, exactly v)
+            store_cols(plane_out + done * p.out_strides.z, acc[0], ncol);
+            for (var k = 0u; k + 1u < KA_CAP; k++) { acc[k] = acc[k + 1u]; }
+            acc[KA_CAP - 1u] = vec4<f32>(0.0);
+            done += 1u;
+        }
     }
 }

@@ -21,6 +21,15 @@ reference's own float32 arithmetic (:func:`dmlwgsl.reference.resample.antialias_
 shader only sums (wgsl/resample_antialias.wgsl). Tables are O(sum over axes of output length x taps).
 
 Paths (``kernel=``):
+  aa_rows (on request until measured on a GPU): the row walk. n and c unfiltered; one thread owns
+    one output word (1 to 4 output columns) of a band of output rows of one (n, c) plane, holds its
+    columns' W taps in registers and walks the input rows under the band once, in ascending order:
+    each input row is filtered along W once and added into every output row whose H taps cover it
+    (a sliding window of KA accumulators, KA computed on the host), instead of once per output row
+    as aa_element does (at scale 1/2 an output row costs 2 + 2/band W-filtered input rows, not 4).
+    8/16-bit outputs are stored as whole words, no atomics. Needs at most 12 W taps (scale >= ~1/5.5),
+    at most 8 output rows sharing an input row, H taps whose first and last pixels grow with the
+    output row, and for 8/16-bit outputs rows of whole words; the sums run in aa_element's order.
   aa_element (the default for 4-byte elements): one thread per output sums its taps, any strides;
   aa_element_atomic (the default for 8/16-bit elements): the same, merged into words with atomics.
   aa_tile (on request only): a workgroup stages the input region under a tile of outputs of one
@@ -48,7 +57,7 @@ from ..tensor import DataType, TensorDesc
 __all__ = ["ResampleAntialiasOperator", "plan_resample_antialias", "compile_resample3", "antialias_tables", "KERNELS"]
 
 SHADER = "resample_antialias.wgsl"
-KERNELS = ("aa_tile", "aa_element", "aa_element_atomic")
+KERNELS = ("aa_rows", "aa_tile", "aa_element", "aa_element_atomic")
 _DTYPE_CLASS = {DataType.FLOAT32: 0, DataType.FLOAT16: 1, DataType.INT8: 2, DataType.UINT8: 3}
 #: Workgroup-memory arrays of aa_tile (f32 elements), as declared in the shader.
 _SRC_N = 2560
@@ -59,6 +68,21 @@ _WG = 256
 #: output wins (halo rows and columns are read by two tiles), ties going to the larger tile.
 _TILE_W = (128, 64, 32, 16, 8, 4)
 _TILE_H = (32, 16, 8, 4, 2, 1)
+#: aa_rows: W taps per column held in registers, and its most accumulated output rows (as the shader's
+#: TW_CAP and KA_CAP).
+_TW_CAP = 12
+_KA_CAP = 8
+#: aa_rows: band heights tried, tallest first; the tallest that still gives _ROWS_THREADS threads wins
+#: (a taller band filters the input rows shared by neighbouring bands fewer times, but the GPU needs
+#: enough threads in flight to cover load latency). A description too small to reach it at any
+#: height takes _ROWS_SMALL_BAND rows (it cannot fill the GPU either way; fewer loads).
+_BANDS = (16, 8, 4, 2)
+_ROWS_THREADS = 1 << 17
+_ROWS_SMALL_BAND = 8
+#: aa_rows: output columns per thread (the shader's CW), at least one output word: one word, so that
+#: a warp's load of one tap touches the fewest cache sectors (neighbouring threads read neighbouring
+#: input columns; with 4 float32 columns per thread a tap's load spans 4x the sectors at 1/2).
+_ROWS_COLS = 1
 
 
 def _padded(desc) -> dict:
@@ -127,6 +151,49 @@ def _choose_tile(taps, pw: int) -> tuple[int, int, int] | None:
     return None if best is None else best[1:]
 
 
+def _walk_window(first: np.ndarray, count: np.ndarray) -> int | None:
+    """aa_rows' accumulators along H: the most output rows whose taps share one input row, or None
+    when the first or last pixels of the taps do not grow with the output row (the walk needs both)."""
+    last = first + count - 1
+    if np.any(np.diff(first) < 0) or np.any(np.diff(last) < 0):
+        return None
+    rows = np.arange(int(first[0]), int(last[-1]) + 1)
+    # rows covering r: those with first <= r, less those with last < r (both sorted)
+    live = np.searchsorted(first, rows, side="right") - np.searchsorted(last, rows, side="left")
+    return int(live.max())
+
+
+def _rows_rules(desc, pd, taps, out_res: int, esize: int) -> tuple[str | None, int]:
+    """(why aa_rows cannot run or None, its accumulator count KA)."""
+    pw = 4 // esize
+    if any(int(c.max()) != 1 for _, c in taps[:2]):
+        return "the n or c axis is filtered (aa_rows walks h and w only)", 0
+    if int(taps[3][1].max()) > _TW_CAP:
+        return f"more than {_TW_CAP} taps along w (aa_rows holds them in registers)", 0
+    ka = _walk_window(*taps[2])
+    if ka is None:
+        return "the h taps' first or last pixels do not grow with the output row", 0
+    if ka > _KA_CAP:
+        return f"{ka} output rows share an input row (aa_rows accumulates at most {_KA_CAP})", 0
+    if esize < 4 and (
+        pd["out_strides"][3] != 1 or any(s % pw for s in pd["out_strides"][:3]) or (out_res // esize) % pw
+    ):
+        return (
+            f"{desc.input.data_type.name} output rows are not whole 32-bit words "
+            "(w stride 1, other strides and offset in words)"
+        ), 0
+    return None, ka
+
+
+def _rows_grid(pd, cw: int) -> tuple[int, int, int, int]:
+    """aa_rows' (column groups per row, bands per plane, rows per band, threads)."""
+    n, c, oh, ow = pd["out_sizes"]
+    groups = -(-ow // cw)
+    fits = [b for b in _BANDS if n * c * groups * -(-oh // b) >= _ROWS_THREADS]
+    band = fits[0] if fits else _ROWS_SMALL_BAND
+    return groups, -(-oh // band), band, n * c * groups * -(-oh // band)
+
+
 def plan_resample_antialias(
     desc, caps: Capabilities, *, kernel: str | None = None, placements: Mapping | None = None
 ) -> Plan:
@@ -180,10 +247,33 @@ def plan_resample_antialias(
         raise PlanError("kernel: aa_element_atomic is for 8- and 16-bit elements; this is FLOAT32")
     if kernel == "aa_element" and esize < 4:
         raise PlanError(f"kernel: aa_element writes whole 32-bit words; {dt.name} needs aa_element_atomic")
+    rows_not, ka = _rows_rules(desc, pd, taps, out_res, esize)
+    if kernel == "aa_rows" and rows_not is not None:
+        raise PlanError(f"kernel: aa_rows cannot run this description: {rows_not}")
     constants = {"DTYPE": _DTYPE_CLASS[dt]}
     bindings = {"input": "input", "table": "table"}
     taps_note = f"taps per output: h {int(taps[2][1].max())}, w {int(taps[3][1].max())}"
-    if kernel == "aa_tile":
+    uniforms["walk"] = (0, 0, 0, 0)
+    chosen = kernel or element
+    if chosen == "aa_rows":
+        cw = max(_ROWS_COLS, pw)
+        groups, bands, band, threads = _rows_grid(pd, cw)
+        uniforms["tile"] = (0, 0, 0, 0)
+        uniforms["tile2"] = (0, 0, 0, 0)
+        uniforms["walk"] = (groups, bands, band, threads)
+        s = step(
+            "aa_rows",
+            SHADER,
+            f"a thread owns {cw} output column(s) and walks bands of {band} output rows, filtering each input "
+            f"row along w once for up to {ka} output rows; {taps_note}",
+            threads,
+            constants=dict(constants, CW=cw, KA=ka),
+            uniforms=uniforms,
+            bindings=dict(bindings, output="output"),
+            uniform_var="p",
+        )
+        why = "aa_rows: requested"
+    elif kernel == "aa_tile":
         tw, th, staged = tile
         oh, ow = pd["out_sizes"][2], pd["out_sizes"][3]
         per_row, per_plane = -(-ow // tw), -(-oh // th)
@@ -205,7 +295,7 @@ def plan_resample_antialias(
     else:
         uniforms["tile"] = (0, 0, 0, 0)
         uniforms["tile2"] = (0, 0, 0, 0)
-        name = kernel or element
+        name = chosen
         s = step(
             name,
             SHADER,
@@ -219,8 +309,10 @@ def plan_resample_antialias(
         why = f"{name}: " + (
             "requested"
             if kernel
-            else "measured fastest on the H100 (aa_tile, on request, pays a cost per workgroup)"
+            else "measured fastest on the H100 (aa_tile, on request, pays a cost per workgroup; aa_rows is "
+            "on request until measured)"
             + ("" if why_not is None else f"; aa_tile could not run here either: {why_not}")
+            + ("" if rows_not is None else f"; aa_rows could not run here either: {rows_not}")
         )
     return Plan(
         "resample_antialias",
