@@ -21,7 +21,8 @@ reference's own float32 arithmetic (:func:`dmlwgsl.reference.resample.antialias_
 shader only sums (wgsl/resample_antialias.wgsl). Tables are O(sum over axes of output length x taps).
 
 Paths (``kernel=``):
-  aa_rows (on request until measured on a GPU): the row walk. n and c unfiltered; one thread owns
+  aa_rows (on request only: measured 2.5-5x slower than aa_element on the H100, 8x64x240x240 at
+    1/2, 1/3, 1/4, every band and column choice; see bench/README.md): the row walk. n and c unfiltered; one thread owns
     one output word (1 to 4 output columns) of a band of output rows of one (n, c) plane, holds its
     columns' W taps in registers and walks the input rows under the band once, in ascending order:
     each input row is filtered along W once and added into every output row whose H taps cover it
