@@ -1040,19 +1040,6 @@ def _per_axis(value, rank: int, default) -> tuple:
     return tuple(value)
 
 
-def _output_sizes(output_sizes) -> tuple[int, ...]:
-    """``output_sizes`` as Python ints: integers (numpy's too) only, never a float or a bool
-    truncated."""
-    try:
-        vals = list(output_sizes)
-    except TypeError:
-        raise DmlValidationError(f"output_sizes: must be a sequence of integers; got {output_sizes!r}") from None
-    for d, v in enumerate(vals):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            raise DmlValidationError(f"output_sizes[{d}]: must be an integer; got {v!r} ({type(v).__name__})")
-    return tuple(int(v) for v in vals)
-
-
 def resample(
     x: npt.ArrayLike,
     output_sizes,
