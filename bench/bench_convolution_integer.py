@@ -19,7 +19,6 @@ import numpy as np
 
 from dmlwgsl.benchmark import (
     Bench,
-    OrtPeer,
     Progress,
     Row,
     bench_parser,
@@ -31,10 +30,10 @@ from dmlwgsl.benchmark import (
     is_cpu_adapter,
     onnx_model,
     open_device,
+    open_peers,
     ort_columns,
     plan_facts,
     roofline_ns,
-    torch_cuda,
     torch_time_ns,
 )
 from dmlwgsl.ops.convolution_integer import ConvolutionIntegerDesc, compile_convolution_integer
@@ -74,13 +73,7 @@ def run(device: Device, args, bench: Bench | None = None, notes: list | None = N
     """Time every layer; return the table rows (the ceiling first where the adapter has one)."""
     bench = bench or Bench(device, reps=args.reps, warmup=3)
     notes = [] if notes is None else notes
-    torch = None if args.no_torch else torch_cuda()
-    ort = None if args.no_ort else OrtPeer.open(device)
-    if isinstance(ort, str):
-        notes.append(ort)
-        ort = None
-    if torch is None and not args.no_torch:
-        notes.append("torch: not timed (no torch with CUDA here)")
+    torch, ort = open_peers(device, args, notes)
     rng = np.random.default_rng(0)
     rows: list[Row] = []
     dot4 = has_dot4(device)

@@ -27,12 +27,13 @@ from dmlwgsl.benchmark import (
     compare,
     finish,
     fmt_time,
+    movement_row,
     onnx_model,
     open_device,
+    open_peers,
     ort_columns,
     plan_facts,
     size_budget,
-    torch_cuda,
     torch_time_ns,
 )
 from dmlwgsl.ops.resample import InterpolationMode, ResampleDesc, compile_resample
@@ -67,13 +68,7 @@ def run(device: Device, args, bench: Bench | None = None, notes: list | None = N
     """Time every configuration on ``device``; returns the table rows."""
     bench = bench or Bench(device, reps=args.reps)
     notes = [] if notes is None else notes
-    torch = None if args.no_torch else torch_cuda()
-    ort = None if args.no_ort else OrtPeer.open(device)
-    if isinstance(ort, str):
-        notes.append(ort)
-        ort = None
-    if torch is None and not args.no_torch:
-        notes.append("torch: not timed (no torch with CUDA here)")
+    torch, ort = open_peers(device, args, notes)
     dtypes = [DataType.parse(d) for d in (args.dtype or ("float32", "float16"))]
     if args.shape:
         shape = args.shape
@@ -117,18 +112,7 @@ def run(device: Device, args, bench: Bench | None = None, notes: list | None = N
             if ort is not None:
                 extra.update(ort_resize(ort, x, got, mode, (1.0, 1.0, f, f), args.reps, ns))
             rows.append(
-                Row(
-                    "resample",
-                    f"{mode} {variant}",
-                    "x".join(map(str, shape)),
-                    dt.name.lower(),
-                    ns / 1e6,
-                    moved / ns * 1e9,
-                    "B/s",
-                    bench.copy_ns(moved) / ns,
-                    ok,
-                    extra,
-                )
+                movement_row("resample", f"{mode} {variant}", shape, dt.name.lower(), ns, moved, bench, ok, extra)
             )
             prog.step(f"{mode} {variant} {dt.name.lower()}: {fmt_time(ns / 1e6)}, {note}")
             yt.buffer.destroy()

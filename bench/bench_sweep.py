@@ -28,18 +28,17 @@ import numpy as np
 import dmlwgsl
 from dmlwgsl.benchmark import (
     Bench,
-    OrtPeer,
     Progress,
     bench_parser,
     compare,
     fmt_time,
     onnx_model,
     open_device,
+    open_peers,
     ort_columns,
     plan_facts,
     plot_rows,
     roofline_ns,
-    torch_cuda,
     torch_depth_space_fn,
     torch_time_ns,
     wall_ms,
@@ -759,14 +758,8 @@ def main(argv=None) -> int:
         return 0
     device = open_device(args)
     bench = Bench(device, reps=args.reps, warmup=2)
-    torch = None if args.no_torch else torch_cuda()
-    ort = None if args.no_ort else OrtPeer.open(device)
     notes = []
-    if torch is None and not args.no_torch:
-        notes.append("torch: not timed (no torch with CUDA here)")
-    if isinstance(ort, str):
-        notes.append(ort)
-        ort = None
+    torch, ort = open_peers(device, args, notes)
     ctx = Ctx(device, bench, torch, ort, args)
     prog = Progress(len(cases), "sweep", quiet=args.quiet)
     for n in notes:

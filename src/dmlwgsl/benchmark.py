@@ -85,6 +85,37 @@ class Row:
         return d
 
 
+def movement_row(op: str, variant: str, shape, dtype: str, ns: float, moved: int, bench: "Bench", exact, extra) -> Row:
+    """A data-movement row: ``moved`` bytes in ``ns`` GPU nanoseconds, against the in-run copy of
+    the same bytes."""
+    return Row(
+        op,
+        variant,
+        "x".join(map(str, shape)),
+        dtype,
+        ns / 1e6,
+        moved / ns * 1e9,
+        "B/s",
+        bench.copy_ns(moved) / ns,
+        exact,
+        extra,
+    )
+
+
+def open_peers(device, args, notes: list | None) -> tuple:
+    """(torch with CUDA or None, an ORT WebGPU peer or None) as ``args.no_torch`` / ``args.no_ort``
+    allow; why a peer is absent goes to ``notes`` (one line each)."""
+    torch = None if args.no_torch else torch_cuda()
+    ort = None if args.no_ort else OrtPeer.open(device)
+    if isinstance(ort, str):
+        if notes is not None:
+            notes.append(ort)
+        ort = None
+    if torch is None and notes is not None and not args.no_torch:
+        notes.append("torch: not timed (no torch with CUDA here)")
+    return torch, ort
+
+
 _PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 
 
@@ -782,15 +813,7 @@ def bench_depth_space(op: str, device: Device, args, bench: Bench | None = None)
 
     b = args.block_size
     bench = bench or Bench(device, reps=args.reps)
-    torch = None if args.no_torch else torch_cuda()
-    ort = None if args.no_ort else OrtPeer.open(device)
-    notes = getattr(args, "notes", None)
-    if isinstance(ort, str):
-        if notes is not None:
-            notes.append(ort)
-        ort = None
-    if torch is None and notes is not None and not args.no_torch:
-        notes.append("torch: not timed (no torch with CUDA here)")
+    torch, ort = open_peers(device, args, getattr(args, "notes", None))
     dtypes = args.dtype or DEPTH_SPACE_DTYPES
     orders = args.order or ("DCR", "CRD")
     prog = Progress(len(dtypes) * len(orders), op, quiet=args.quiet)
@@ -834,20 +857,7 @@ def bench_depth_space(op: str, device: Device, args, bench: Bench | None = None)
                 extra.update(_torch_depth_space(torch, op, dt, shape, b, order, ns, args.reps))
             if ort is not None:
                 extra.update(_ort_depth_space(ort, op, xs, b, order, got, args.reps, ns))
-            rows.append(
-                Row(
-                    op,
-                    order,
-                    "x".join(map(str, shape)),
-                    dt.name.lower(),
-                    ns / 1e6,
-                    moved / ns * 1e9,
-                    "B/s",
-                    bench.copy_ns(moved) / ns,
-                    ok,
-                    extra,
-                )
-            )
+            rows.append(movement_row(op, order, shape, dt.name.lower(), ns, moved, bench, ok, extra))
             prog.step(
                 f"{order} {dt.name.lower()}: {fmt_time(ns / 1e6)}, {100 * rows[-1].roofline:.1f}% of copy, {note}"
             )
