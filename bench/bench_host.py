@@ -2,15 +2,18 @@
 to the raw-wgpu floor measured in the same run on the same device.
 
 * Transfers, 1 MiB to 1 GiB (capped by the adapter's max-buffer-size and ``--max-mib``):
-  upload = raw ``queue.write_buffer`` into a kept buffer, dmlwgsl's ``Device.write`` into a kept
-  buffer, ``Device.upload`` (a new tensor), and a buffer mapped at creation; readback = raw copy +
+  upload in steady state (a loop of uploads whose tensors are dropped: the buffer is reused) against
+  raw ``queue.write_buffer`` into a kept buffer, with ``Device.write`` into a kept buffer beside it;
+  upload fresh (every call allocates: its buffer is destroyed after) against raw create buffer +
+  ``write_buffer``, with a raw buffer mapped at creation beside it; readback = raw copy +
   map + one copy into a numpy array, and ``GpuTensor.numpy()``; torch ``.cuda()`` / ``.cpu()``
   (pageable) where torch has CUDA. Every upload is timed to completion on the GPU.
 * One-shot: the numpy one-liner against the floor for the same work (write the input to a kept
   buffer, the op's own dispatches with kept pipelines and bind groups, copy to a kept mappable
   buffer, map, read into numpy), medians of interleaved runs.
 * Batched: host microseconds per dispatch of a compiled op on resident tensors inside
-  ``device.batch()`` (recording + encoding + submission).
+  ``device.batch()`` (recording + encoding + submission), beside the same dispatches recorded with
+  wgpu-py's own pass calls (set_pipeline, set_bind_group, dispatch_workgroups) and submitted.
 
     python bench/bench_host.py [--backend B] [--adapter NAME] [--quick] [--max-mib N] [--json]
 """
@@ -85,7 +88,11 @@ def transfer_rows(dev: dmlwgsl.Device, sizes_mib, reps: int) -> list[dict]:
             dev.write(kept, 0, host)
             dev.wait()
 
-        def our_upload():
+        def upload_steady():  # the tensor of the previous call is gone: its buffer is reused
+            dev.upload(host)
+            dev.wait()
+
+        def upload_fresh():  # the buffer is destroyed each time: every upload allocates
             t = dev.upload(host)
             dev.wait()
             t.buffer.destroy()
@@ -126,18 +133,35 @@ def transfer_rows(dev: dmlwgsl.Device, sizes_mib, reps: int) -> list[dict]:
             dev.wait()
             b.destroy()
 
-        variants = [
-            ("up raw write_buffer", raw_upload),
-            ("up raw create+write_buffer", raw_create_upload),
-            ("up dev.write", our_write),
-            ("up dev.upload", our_upload),
-            ("up mapped-at-creation", mapped_upload),
-            ("down raw copy+map+copy", raw_read),
-            ("down tensor.numpy", tensor.numpy),
-            ("down tensor.numpy (poll thread)", our_read_poller),
+        # Three groups, each interleaved in itself: steady-state uploads (the floor: raw write_buffer
+        # into a kept buffer), uploads that allocate every time (the floor: raw create + write), and
+        # readbacks. The fresh group runs apart so that its uploads cannot take the steady one's buffer.
+        groups = [
+            [
+                ("up raw write_buffer", raw_upload),
+                ("up dev.write", our_write),
+                ("up dev.upload steady", upload_steady),
+            ],
+            [
+                ("up raw create+write_buffer", raw_create_upload),
+                ("up dev.upload fresh", upload_fresh),
+                ("up raw mapped-at-creation", mapped_upload),
+            ],
+            [
+                ("down raw copy+map+copy", raw_read),
+                ("down tensor.numpy", tensor.numpy),
+                ("down tensor.numpy (poll thread)", our_read_poller),
+            ],
         ]
+        hits = dev.uploads.hits
+        assert np.array_equal(dev.upload(host).numpy(), host)
         row = {"MiB": mib}
-        row.update(_interleaved(variants, n, reps_n))
+        for variants in groups:
+            with dev._lock:
+                dev.uploads.clear()
+            row.update(_interleaved(variants, n, reps_n))
+            if variants is groups[0]:
+                assert dev.uploads.hits - hits >= reps_n, "steady-state uploads did not reuse their buffer"
         stg.destroy()
         if torch is not None:
             th = torch.from_numpy(host)
@@ -269,22 +293,48 @@ def batched_rows(dev: dmlwgsl.Device, n: int = 2000) -> list[dict]:
         ("resample", rs, (xt, dev.tensor(TensorDesc(DataType.FLOAT32, (1, 16, 16, 16))))),
         ("convolution_integer", conv, (q, w, dev.tensor(TensorDesc(DataType.INT32, (1, 16, 6, 6))))),
     ]
+    d = dev.device
     for name, op, args in cases:
         op(*args)
         dev.wait()
         with dev.batch() as b:
             op(*args)
-            per_call = len(b.items)
+            items = list(b.items)
         dev.wait()
-        best = float("inf")
-        for _ in range(5):
-            t0 = time.perf_counter()
+
+        def raw():  # the same dispatches with wgpu-py's own calls, three per dispatch
+            enc = d.create_command_encoder()
+            cp = enc.begin_compute_pass()
+            for _ in range(n):
+                for pipe, bg, g, _label in items:
+                    cp.set_pipeline(pipe)
+                    cp.set_bind_group(0, bg)
+                    cp.dispatch_workgroups(*g)
+            cp.end()
+            d.queue.submit([enc.finish()])
+
+        def ours():
             with dev.batch():
                 for _ in range(n):
                     op(*args)
-            best = min(best, time.perf_counter() - t0)
-            dev.wait()
-        rows.append({"op": name, "dispatches per call": per_call, "us per dispatch": best * 1e6 / (n * per_call)})
+
+        best = {"ours": float("inf"), "raw": float("inf")}
+        for _ in range(5):
+            for k, f in (("ours", ours), ("raw", raw)):
+                t0 = time.perf_counter()
+                f()
+                best[k] = min(best[k], time.perf_counter() - t0)
+                dev.wait()
+        per = n * len(items)
+        rows.append(
+            {
+                "op": name,
+                "dispatches per call": len(items),
+                "us per dispatch": best["ours"] * 1e6 / per,
+                "raw wgpu-py us": best["raw"] * 1e6 / per,
+                "ours/raw": best["ours"] / best["raw"],
+            }
+        )
     return rows
 
 
@@ -324,8 +374,9 @@ def main(argv=None) -> int:
     print(f"  .. {dev.name}: transfers {sizes} MiB", file=sys.stderr, flush=True)
     transfers = transfer_rows(dev, sizes, 3 if args.quick else 7)
     for r in transfers:
-        r["up ours/raw"] = r["up dev.write"] / r["up raw write_buffer"]
-        r["upload/raw create+write"] = r["up dev.upload"] / r["up raw create+write_buffer"]
+        r["write/raw"] = r["up dev.write"] / r["up raw write_buffer"]
+        r["upload steady/raw"] = r["up dev.upload steady"] / r["up raw write_buffer"]
+        r["upload fresh/raw create+write"] = r["up dev.upload fresh"] / r["up raw create+write_buffer"]
         r["down ours/raw"] = r["down tensor.numpy"] / r["down raw copy+map+copy"]
     oneshot = oneshot_rows(dev, 50 if args.quick else args.reps)
     batched = batched_rows(dev)

@@ -1113,39 +1113,44 @@ class _Batch:
         try:
             enc = dev.device.create_command_encoder(label="dmlwgsl.batch")
             if not self.timestamps:
-                cp = None
-                last_pipe = last_bg = None
+                cp = prev = handle = dispatch = g = None
                 for item in items:
+                    if item is prev:  # a repeat call's kept item: the same dispatch again
+                        dispatch(handle, *g)
+                        continue
                     if len(item) != 4:  # ("copy", src, src_offset, dst, dst_offset, size)
+                        prev = None
                         if cp is not None:
                             cp.end()
                             cp = None
                         enc.copy_buffer_to_buffer(*item[1:])
                         continue
+                    prev = item
                     pipe, bg, g, _ = item
                     if cp is None:
                         cp = enc.begin_compute_pass(label="dmlwgsl")
                         last_pipe = last_bg = None
-                        native = _RAW is not None and type(cp) is _NATIVE_PASS
-                        handle = cp._internal if native else None
-                    # Each checked wgpu-py call costs microseconds of host time: skip the ones that
-                    # change nothing, and call the native functions directly (see _RAW).
-                    if native:
-                        if pipe is not last_pipe:
-                            _RAW.set_pipeline(handle, pipe._internal)
-                            last_pipe = pipe
-                        if bg is not last_bg:
-                            _RAW.set_bind_group(handle, 0, bg._internal, 0, _RAW.null)
-                            last_bg = bg
-                        _RAW.dispatch(handle, *g)
-                        continue
+                        if _RAW is not None and type(cp) is _NATIVE_PASS:
+                            handle, dispatch = cp._internal, _RAW.dispatch
+                            set_pipeline, set_bind_group = _RAW.set_pipeline, _RAW.set_bind_group
+                        else:  # the checked calls, in the same shape
+                            handle, dispatch = cp, type(cp).dispatch_workgroups
+                            set_pipeline = set_bind_group = None
+                    # Each wgpu call costs host time: skip the ones that change nothing, and call the
+                    # native functions directly (see _RAW).
                     if pipe is not last_pipe:
-                        cp.set_pipeline(pipe)
+                        if set_pipeline is not None:
+                            set_pipeline(handle, pipe._internal)
+                        else:
+                            cp.set_pipeline(pipe)
                         last_pipe = pipe
                     if bg is not last_bg:
-                        cp.set_bind_group(0, bg)
+                        if set_bind_group is not None:
+                            set_bind_group(handle, 0, bg._internal, 0, _RAW.null)
+                        else:
+                            cp.set_bind_group(0, bg)
                         last_bg = bg
-                    cp.dispatch_workgroups(*g)
+                    dispatch(handle, *g)
                 if cp is not None:
                     cp.end()
                 dev.queue.submit([enc.finish()])
@@ -1343,6 +1348,7 @@ class Kernel:
         self.key = f"{op}/{shader}:{entry_point}" + "".join(f"|{k}={consts[k]:g}" for k in sorted(consts))
         self.pipeline = device.pipeline(self.key, shader, entry_point, consts, op)
         self._layout = self.pipeline.get_bind_group_layout(0)
+        self._tls = device._tls
         self._groups: OrderedDict = OrderedDict()
         self._memo: dict = {}
 
@@ -1373,6 +1379,13 @@ class Kernel:
         except TypeError:  # not GpuTensors (unhashable): the checks below name them
             hit = memo = None
         if hit is not None and hit[0] is pack and (hit[4] is invocations or hit[4] == invocations):
+            b = getattr(self._tls, "batch", None)
+            if b is not None:  # Device._record, inlined: this is the repeat-call path of every op
+                b.items.append(hit[6])
+                if hit[5] is not b.last_buffers:
+                    b.buffers.append(hit[5])
+                    b.last_buffers = hit[5]
+                return
             self.device._record(hit[6], hit[5])
             return
         with self.device._lock:
