@@ -174,8 +174,14 @@ def transfer_rows(dev: dmlwgsl.Device, sizes_mib, reps: int) -> list[dict]:
             row.update(_interleaved([("up torch .cuda()", t_up), ("down torch .cpu()", tg.cpu)], n, reps_n))
             del tg
         kept.destroy()
+        row["write/raw"] = row["up dev.write"] / row["up raw write_buffer"]
+        row["upload steady/raw"] = row["up dev.upload steady"] / row["up raw write_buffer"]
+        row["upload fresh/raw create+write"] = row["up dev.upload fresh"] / row["up raw create+write_buffer"]
+        row["down ours/raw"] = row["down tensor.numpy"] / row["down raw copy+map+copy"]
         rows.append(row)
-        print(f"  .. transfers {mib} MiB", file=sys.stderr, flush=True)
+        print(
+            f"  .. transfers {mib} MiB: " + ", ".join(f"{k} {_cell(v, None)}" for k, v in row.items()), file=sys.stderr
+        )
     return rows
 
 
@@ -372,21 +378,21 @@ def main(argv=None) -> int:
     cap = min(args.max_mib, 64 if args.quick else args.max_mib, dev.max_buffer_size // MiB // 2)
     sizes = [m for m in (1, 4, 16, 64, 256, 1024) if m <= cap]
     print(f"  .. {dev.name}: transfers {sizes} MiB", file=sys.stderr, flush=True)
-    transfers = transfer_rows(dev, sizes, 3 if args.quick else 7)
-    for r in transfers:
-        r["write/raw"] = r["up dev.write"] / r["up raw write_buffer"]
-        r["upload steady/raw"] = r["up dev.upload steady"] / r["up raw write_buffer"]
-        r["upload fresh/raw create+write"] = r["up dev.upload fresh"] / r["up raw create+write_buffer"]
-        r["down ours/raw"] = r["down tensor.numpy"] / r["down raw copy+map+copy"]
-    oneshot = oneshot_rows(dev, 50 if args.quick else args.reps)
+    # Each table is printed as soon as it is measured, the quick ones first (a run cut short keeps
+    # what it has).
+    if not args.json:
+        print(f"\ndmlwgsl bench host on {dev.name}")
     batched = batched_rows(dev)
+    if not args.json:
+        _table("Batched: host us per dispatch on resident tensors (batch of 2000 calls, best of 5)", batched)
+    oneshot = oneshot_rows(dev, 50 if args.quick else args.reps)
+    if not args.json:
+        _table("One-shot numpy call (median us, interleaved; ratio = one-liner / raw-wgpu floor)", oneshot)
+    transfers = transfer_rows(dev, sizes, 3 if args.quick else 7)
     if args.json:
         print(json.dumps({"adapter": dev.name, "transfers_gbps": transfers, "oneshot": oneshot, "batched": batched}))
         return 0
-    print(f"\ndmlwgsl bench host on {dev.name}")
     _table("Transfers (GB/s; ratios: ours / raw floor, same run)", transfers)
-    _table("One-shot numpy call (median us, interleaved; ratio = one-liner / raw-wgpu floor)", oneshot)
-    _table("Batched: host us per dispatch on resident tensors (batch of 2000 calls, best of 5)", batched)
     return 0
 
 

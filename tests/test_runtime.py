@@ -475,7 +475,9 @@ def test_upload_loop_reuses_the_dropped_tensors_buffer(device):
     """A loop of uploads whose tensors are dropped writes into one kept buffer (no allocation),
     and every upload reads back exact."""
     rng = np.random.default_rng(7)
-    first = device.upload(rng.random(12347, dtype=np.float32))  # an odd size no other test uses
+    a = rng.random(12347, dtype=np.float32)  # an odd size no other test uses
+    first = device.upload(a)
+    np.testing.assert_array_equal(first.numpy(), a)  # the staging buffer of this size exists now
     buf = first.buffer
     del first
     misses, mem = device.uploads.misses, device.memory()

@@ -538,6 +538,7 @@ class Device:
         #: Buffers of uploaded tensors, reused by later uploads once the tensors are gone.
         self.uploads = UploadPool(self, keep_bytes=UPLOAD_KEEP_BYTES)
         self._open_batches: set = set()  # every thread's open batch (see UploadPool)
+        self._packed_descs: dict = {}  # (dtype, shape) -> packed TensorDesc, for upload
 
     # -- description ---------------------------------------------------------------------------
     @property
@@ -691,9 +692,13 @@ class Device:
                 self.write(buffer, offset + n - tail, last)
             return
         with self._lock:
-            self.check_alive("write")
-            self._check_buffers((buffer,), "write")
-            self._flush_for_order()
+            if self._lost is not None or self.device._dml_dead:
+                self.check_alive("write")
+            if getattr(buffer, "_dml_dead", False):
+                self._check_buffers((buffer,), "write")  # raises, naming the buffer
+            b = getattr(self._tls, "batch", None)
+            if b is not None and b.items:
+                b.submit()  # program order: what the batch recorded before runs first
             self.gpu_calls += 1
             try:
                 if lead or tail:
@@ -820,11 +825,25 @@ class Device:
         its buffer) is garbage-collected and no open batch uses it, a later upload of the same
         size writes into it again. Keep the tensor, not just its ``buffer``."""
         a = np.asarray(array)
-        desc, span = desc_for_array(a)
+        if a.flags.c_contiguous and a.size and a.ndim:
+            # The common case, repeated in loops: the packed description of (dtype, shape) is
+            # immutable, so it is kept (describing an array costs more than a small write).
+            key = (a.dtype, a.shape)
+            desc = self._packed_descs.get(key)
+            if desc is None:
+                desc = desc_for_array(a)[0]
+                if len(self._packed_descs) >= 64:
+                    self._packed_descs.clear()
+                self._packed_descs[key] = desc
+            span = a.reshape(-1)
+        else:
+            desc, span = desc_for_array(a)
         with self._lock:
             buf = self.uploads.take(desc.total_tensor_size_in_bytes, label)
             try:
-                self.write(buf, 0, span.view(np.uint8))
+                # A buffer of the pool: the bytes after the data are scratch, so a ragged end is
+                # padded with zeroes (no read-modify-write of the last word).
+                self.write(buf, 0, span.view(np.uint8), pad=True)
             except BaseException:
                 self.uploads.returned.append(buf)  # no tensor was made on it
                 raise
@@ -832,6 +851,8 @@ class Device:
 
     def _batch_using(self, buffer) -> "_Batch | None":
         """An open batch (of any thread) that recorded ``buffer`` and is not submitted yet."""
+        if not self._open_batches:
+            return None
         for b in list(self._open_batches):
             for bufs in list(b.buffers):
                 if buffer in bufs:
