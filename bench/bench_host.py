@@ -13,7 +13,9 @@ to the raw-wgpu floor measured in the same run on the same device.
   buffer, map, read into numpy), medians of interleaved runs.
 * Batched: host microseconds per dispatch of a compiled op on resident tensors inside
   ``device.batch()`` (recording + encoding + submission), beside the same dispatches recorded with
-  wgpu-py's own pass calls (set_pipeline, set_bind_group, dispatch_workgroups) and submitted.
+  wgpu-py's own pass calls (set_pipeline, set_bind_group, dispatch_workgroups) and submitted, and
+  beside the native floor: the same dispatches with direct calls of wgpu-native's functions in a
+  bare loop (pipeline and bind group set once where they never change).
 
     python bench/bench_host.py [--backend B] [--adapter NAME] [--quick] [--max-mib N] [--json]
 """
@@ -31,6 +33,12 @@ import wgpu
 
 import dmlwgsl
 from dmlwgsl.tensor import DataType, TensorDesc
+
+try:  # the native functions behind wgpu-py's pass calls, for the batched floor
+    from wgpu.backends.wgpu_native._api import ffi as _ffi
+    from wgpu.backends.wgpu_native._api import lib as _lib
+except ImportError:  # pragma: no cover - another wgpu-py backend
+    _ffi = _lib = None
 
 MiB = 1 << 20
 
@@ -319,14 +327,36 @@ def batched_rows(dev: dmlwgsl.Device, n: int = 2000) -> list[dict]:
             cp.end()
             d.queue.submit([enc.finish()])
 
+        pre = [(pipe._internal, bg._internal, g) for pipe, bg, g, _label in items]
+        single = len({(p, b) for p, b, _ in pre}) == 1
+
+        def native():  # the floor of any Python binding: direct native calls, no state set twice
+            enc = d.create_command_encoder()
+            cp = enc.begin_compute_pass()
+            h = cp._internal
+            if single:
+                p, b, g = pre[0]
+                _lib.wgpuComputePassEncoderSetPipeline(h, p)
+                _lib.wgpuComputePassEncoderSetBindGroup(h, 0, b, 0, _ffi.NULL)
+                for _ in range(n):
+                    _lib.wgpuComputePassEncoderDispatchWorkgroups(h, *g)
+            else:
+                for _ in range(n):
+                    for p, b, g in pre:
+                        _lib.wgpuComputePassEncoderSetPipeline(h, p)
+                        _lib.wgpuComputePassEncoderSetBindGroup(h, 0, b, 0, _ffi.NULL)
+                        _lib.wgpuComputePassEncoderDispatchWorkgroups(h, *g)
+            cp.end()
+            d.queue.submit([enc.finish()])
+
         def ours():
             with dev.batch():
                 for _ in range(n):
                     op(*args)
 
-        best = {"ours": float("inf"), "raw": float("inf")}
+        best = {"ours": float("inf"), "raw": float("inf"), "native": float("inf")}
         for _ in range(5):
-            for k, f in (("ours", ours), ("raw", raw)):
+            for k, f in (("ours", ours), ("raw", raw), ("native", native))[: 3 if _lib is not None else 2]:
                 t0 = time.perf_counter()
                 f()
                 best[k] = min(best[k], time.perf_counter() - t0)
@@ -339,6 +369,8 @@ def batched_rows(dev: dmlwgsl.Device, n: int = 2000) -> list[dict]:
                 "us per dispatch": best["ours"] * 1e6 / per,
                 "raw wgpu-py us": best["raw"] * 1e6 / per,
                 "ours/raw": best["ours"] / best["raw"],
+                "native floor us": best["native"] * 1e6 / per,
+                "ours/native": best["ours"] / best["native"],
             }
         )
     return rows
