@@ -2,15 +2,20 @@
 to the raw-wgpu floor measured in the same run on the same device.
 
 * Transfers, 1 MiB to 1 GiB (capped by the adapter's max-buffer-size and ``--max-mib``):
-  upload = raw ``queue.write_buffer`` into a kept buffer, dmlwgsl's ``Device.write`` into a kept
-  buffer, ``Device.upload`` (a new tensor), and a buffer mapped at creation; readback = raw copy +
+  upload in steady state (a loop of uploads whose tensors are dropped: the buffer is reused) against
+  raw ``queue.write_buffer`` into a kept buffer, with ``Device.write`` into a kept buffer beside it;
+  upload fresh (every call allocates: its buffer is destroyed after) against raw create buffer +
+  ``write_buffer``, with a raw buffer mapped at creation beside it; readback = raw copy +
   map + one copy into a numpy array, and ``GpuTensor.numpy()``; torch ``.cuda()`` / ``.cpu()``
   (pageable) where torch has CUDA. Every upload is timed to completion on the GPU.
 * One-shot: the numpy one-liner against the floor for the same work (write the input to a kept
   buffer, the op's own dispatches with kept pipelines and bind groups, copy to a kept mappable
   buffer, map, read into numpy), medians of interleaved runs.
 * Batched: host microseconds per dispatch of a compiled op on resident tensors inside
-  ``device.batch()`` (recording + encoding + submission).
+  ``device.batch()`` (recording + encoding + submission), beside the same dispatches recorded with
+  wgpu-py's own pass calls (set_pipeline, set_bind_group, dispatch_workgroups) and submitted, and
+  beside the native floor: the same dispatches with direct calls of wgpu-native's functions in a
+  bare loop (pipeline and bind group set once where they never change).
 
     python bench/bench_host.py [--backend B] [--adapter NAME] [--quick] [--max-mib N] [--json]
 """
@@ -28,6 +33,12 @@ import wgpu
 
 import dmlwgsl
 from dmlwgsl.tensor import DataType, TensorDesc
+
+try:  # the native functions behind wgpu-py's pass calls, for the batched floor
+    from wgpu.backends.wgpu_native._api import ffi as _ffi
+    from wgpu.backends.wgpu_native._api import lib as _lib
+except ImportError:  # pragma: no cover - another wgpu-py backend
+    _ffi = _lib = None
 
 MiB = 1 << 20
 
@@ -85,7 +96,11 @@ def transfer_rows(dev: dmlwgsl.Device, sizes_mib, reps: int) -> list[dict]:
             dev.write(kept, 0, host)
             dev.wait()
 
-        def our_upload():
+        def upload_steady():  # the tensor of the previous call is gone: its buffer is reused
+            dev.upload(host)
+            dev.wait()
+
+        def upload_fresh():  # the buffer is destroyed each time: every upload allocates
             t = dev.upload(host)
             dev.wait()
             t.buffer.destroy()
@@ -126,18 +141,35 @@ def transfer_rows(dev: dmlwgsl.Device, sizes_mib, reps: int) -> list[dict]:
             dev.wait()
             b.destroy()
 
-        variants = [
-            ("up raw write_buffer", raw_upload),
-            ("up raw create+write_buffer", raw_create_upload),
-            ("up dev.write", our_write),
-            ("up dev.upload", our_upload),
-            ("up mapped-at-creation", mapped_upload),
-            ("down raw copy+map+copy", raw_read),
-            ("down tensor.numpy", tensor.numpy),
-            ("down tensor.numpy (poll thread)", our_read_poller),
+        # Three groups, each interleaved in itself: steady-state uploads (the floor: raw write_buffer
+        # into a kept buffer), uploads that allocate every time (the floor: raw create + write), and
+        # readbacks. The fresh group runs apart so that its uploads cannot take the steady one's buffer.
+        groups = [
+            [
+                ("up raw write_buffer", raw_upload),
+                ("up dev.write", our_write),
+                ("up dev.upload steady", upload_steady),
+            ],
+            [
+                ("up raw create+write_buffer", raw_create_upload),
+                ("up dev.upload fresh", upload_fresh),
+                ("up raw mapped-at-creation", mapped_upload),
+            ],
+            [
+                ("down raw copy+map+copy", raw_read),
+                ("down tensor.numpy", tensor.numpy),
+                ("down tensor.numpy (poll thread)", our_read_poller),
+            ],
         ]
+        hits = dev.uploads.hits
+        assert np.array_equal(dev.upload(host).numpy(), host)
         row = {"MiB": mib}
-        row.update(_interleaved(variants, n, reps_n))
+        for variants in groups:
+            with dev._lock:
+                dev.uploads.clear()
+            row.update(_interleaved(variants, n, reps_n))
+            if variants is groups[0]:
+                assert dev.uploads.hits - hits >= reps_n, "steady-state uploads did not reuse their buffer"
         stg.destroy()
         if torch is not None:
             th = torch.from_numpy(host)
@@ -150,8 +182,14 @@ def transfer_rows(dev: dmlwgsl.Device, sizes_mib, reps: int) -> list[dict]:
             row.update(_interleaved([("up torch .cuda()", t_up), ("down torch .cpu()", tg.cpu)], n, reps_n))
             del tg
         kept.destroy()
+        row["write/raw"] = row["up dev.write"] / row["up raw write_buffer"]
+        row["upload steady/raw"] = row["up dev.upload steady"] / row["up raw write_buffer"]
+        row["upload fresh/raw create+write"] = row["up dev.upload fresh"] / row["up raw create+write_buffer"]
+        row["down ours/raw"] = row["down tensor.numpy"] / row["down raw copy+map+copy"]
         rows.append(row)
-        print(f"  .. transfers {mib} MiB", file=sys.stderr, flush=True)
+        print(
+            f"  .. transfers {mib} MiB: " + ", ".join(f"{k} {_cell(v, None)}" for k, v in row.items()), file=sys.stderr
+        )
     return rows
 
 
@@ -269,22 +307,72 @@ def batched_rows(dev: dmlwgsl.Device, n: int = 2000) -> list[dict]:
         ("resample", rs, (xt, dev.tensor(TensorDesc(DataType.FLOAT32, (1, 16, 16, 16))))),
         ("convolution_integer", conv, (q, w, dev.tensor(TensorDesc(DataType.INT32, (1, 16, 6, 6))))),
     ]
+    d = dev.device
     for name, op, args in cases:
         op(*args)
         dev.wait()
         with dev.batch() as b:
             op(*args)
-            per_call = len(b.items)
+            items = list(b.items)
         dev.wait()
-        best = float("inf")
-        for _ in range(5):
-            t0 = time.perf_counter()
+
+        def raw():  # the same dispatches with wgpu-py's own calls, three per dispatch
+            enc = d.create_command_encoder()
+            cp = enc.begin_compute_pass()
+            for _ in range(n):
+                for pipe, bg, g, _label in items:
+                    cp.set_pipeline(pipe)
+                    cp.set_bind_group(0, bg)
+                    cp.dispatch_workgroups(*g)
+            cp.end()
+            d.queue.submit([enc.finish()])
+
+        pre = [(pipe._internal, bg._internal, g) for pipe, bg, g, _label in items]
+        single = len({(p, b) for p, b, _ in pre}) == 1
+
+        def native():  # the floor of any Python binding: direct native calls, no state set twice
+            enc = d.create_command_encoder()
+            cp = enc.begin_compute_pass()
+            h = cp._internal
+            if single:
+                p, b, g = pre[0]
+                _lib.wgpuComputePassEncoderSetPipeline(h, p)
+                _lib.wgpuComputePassEncoderSetBindGroup(h, 0, b, 0, _ffi.NULL)
+                for _ in range(n):
+                    _lib.wgpuComputePassEncoderDispatchWorkgroups(h, *g)
+            else:
+                for _ in range(n):
+                    for p, b, g in pre:
+                        _lib.wgpuComputePassEncoderSetPipeline(h, p)
+                        _lib.wgpuComputePassEncoderSetBindGroup(h, 0, b, 0, _ffi.NULL)
+                        _lib.wgpuComputePassEncoderDispatchWorkgroups(h, *g)
+            cp.end()
+            d.queue.submit([enc.finish()])
+
+        def ours():
             with dev.batch():
                 for _ in range(n):
                     op(*args)
-            best = min(best, time.perf_counter() - t0)
-            dev.wait()
-        rows.append({"op": name, "dispatches per call": per_call, "us per dispatch": best * 1e6 / (n * per_call)})
+
+        best = {"ours": float("inf"), "raw": float("inf"), "native": float("inf")}
+        for _ in range(5):
+            for k, f in (("ours", ours), ("raw", raw), ("native", native))[: 3 if _lib is not None else 2]:
+                t0 = time.perf_counter()
+                f()
+                best[k] = min(best[k], time.perf_counter() - t0)
+                dev.wait()
+        per = n * len(items)
+        rows.append(
+            {
+                "op": name,
+                "dispatches per call": len(items),
+                "us per dispatch": best["ours"] * 1e6 / per,
+                "raw wgpu-py us": best["raw"] * 1e6 / per,
+                "ours/raw": best["ours"] / best["raw"],
+                "native floor us": best["native"] * 1e6 / per,
+                "ours/native": best["ours"] / best["native"],
+            }
+        )
     return rows
 
 
@@ -322,20 +410,21 @@ def main(argv=None) -> int:
     cap = min(args.max_mib, 64 if args.quick else args.max_mib, dev.max_buffer_size // MiB // 2)
     sizes = [m for m in (1, 4, 16, 64, 256, 1024) if m <= cap]
     print(f"  .. {dev.name}: transfers {sizes} MiB", file=sys.stderr, flush=True)
-    transfers = transfer_rows(dev, sizes, 3 if args.quick else 7)
-    for r in transfers:
-        r["up ours/raw"] = r["up dev.write"] / r["up raw write_buffer"]
-        r["upload/raw create+write"] = r["up dev.upload"] / r["up raw create+write_buffer"]
-        r["down ours/raw"] = r["down tensor.numpy"] / r["down raw copy+map+copy"]
-    oneshot = oneshot_rows(dev, 50 if args.quick else args.reps)
+    # Each table is printed as soon as it is measured, the quick ones first (a run cut short keeps
+    # what it has).
+    if not args.json:
+        print(f"\ndmlwgsl bench host on {dev.name}")
     batched = batched_rows(dev)
+    if not args.json:
+        _table("Batched: host us per dispatch on resident tensors (batch of 2000 calls, best of 5)", batched)
+    oneshot = oneshot_rows(dev, 50 if args.quick else args.reps)
+    if not args.json:
+        _table("One-shot numpy call (median us, interleaved; ratio = one-liner / raw-wgpu floor)", oneshot)
+    transfers = transfer_rows(dev, sizes, 3 if args.quick else 7)
     if args.json:
         print(json.dumps({"adapter": dev.name, "transfers_gbps": transfers, "oneshot": oneshot, "batched": batched}))
         return 0
-    print(f"\ndmlwgsl bench host on {dev.name}")
     _table("Transfers (GB/s; ratios: ours / raw floor, same run)", transfers)
-    _table("One-shot numpy call (median us, interleaved; ratio = one-liner / raw-wgpu floor)", oneshot)
-    _table("Batched: host us per dispatch on resident tensors (batch of 2000 calls, best of 5)", batched)
     return 0
 
 

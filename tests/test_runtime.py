@@ -1,5 +1,7 @@
 """The runtime core: dispatch folding, the pipeline cache, batching, timestamps, errors, readback."""
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -467,3 +469,105 @@ def test_compiled_ops_name_a_numpy_argument(device, name, request):
     with pytest.raises(TypeError, match=r"input.*GpuTensor.*ndarray"):
         op(*args)
     assert device.gpu_calls == before
+
+
+def test_upload_loop_reuses_the_dropped_tensors_buffer(device):
+    """A loop of uploads whose tensors are dropped writes into one kept buffer (no allocation),
+    and every upload reads back exact."""
+    rng = np.random.default_rng(7)
+    a = rng.random(12347, dtype=np.float32)  # an odd size no other test uses
+    first = device.upload(a)
+    np.testing.assert_array_equal(first.numpy(), a)  # the staging buffer of this size exists now
+    buf = first.buffer
+    del first
+    misses, mem = device.uploads.misses, device.memory()
+    for _ in range(20):
+        a = rng.random(12347, dtype=np.float32)
+        t = device.upload(a)
+        assert t.buffer is buf
+        np.testing.assert_array_equal(t.numpy(), a)
+        del t
+    assert device.uploads.misses == misses
+    assert device.memory()["buffers"] == mem["buffers"]
+
+
+def test_upload_buffer_is_not_reused_while_a_tensor_or_an_operator_holds_it(device):
+    """Another GpuTensor on the same buffer, or an operator that may replay its last call, keeps
+    an upload's buffer from the next upload; once they are gone it is reused."""
+    a = np.arange(4 * 12351, dtype=np.float32).reshape(1, 4, 12351, 1)
+    t = device.upload(a)
+    buf = t.buffer
+    alias = GpuTensor(device, TensorDesc(DataType.UINT8, (16,)), t.buffer, 16)
+    del t
+    u = device.upload(a + 1)
+    assert u.buffer is not buf
+    np.testing.assert_array_equal(alias.numpy(), a.reshape(-1).view(np.uint8)[16:32])
+    ubuf = u.buffer
+    del alias, u
+    v = device.upload(a + 2)
+    assert v.buffer is buf or v.buffer is ubuf
+    np.testing.assert_array_equal(v.numpy(), a + 2)
+    # an operator's repeat-call shortcut holds the tensors of its last call
+    x = np.arange(1 * 8 * 2 * 2, dtype=np.float32).reshape(1, 8, 2, 2)
+    xt, op = _d2s(device, x)
+    out = device.tensor(op.output_desc)
+    op(xt, out)
+    xbuf, held = xt.buffer, weakref.ref(xt)
+    del xt
+    other = device.upload(x + 100)
+    assert other.buffer is not xbuf
+    from dmlwgsl.reference.depth_to_space import depth_to_space as ref
+
+    op(held(), out)  # the last call again: its input still holds the first data
+    np.testing.assert_array_equal(out.numpy(), ref(x, 2, "DCR"))
+
+
+def test_upload_pool_keeps_a_bounded_number_of_bytes(device):
+    """Uploads of many sizes: the free buffers kept stay within keep_bytes (oldest destroyed)
+    and the live buffers stop growing."""
+    pool = device.uploads
+    keep = pool.keep_bytes
+    pool.keep_bytes = 64 << 10
+    try:
+        for rnd in range(3):
+            for k in range(40):
+                t = device.upload(np.full(1000 + 97 * k, rnd, np.uint8))
+                assert t.numpy()[-1] == rnd
+                del t
+                assert device.memory()["upload_bytes"] <= pool.keep_bytes
+            if rnd == 0:
+                live = device.memory()["buffers"]
+        assert device.memory()["buffers"] <= live
+    finally:
+        pool.keep_bytes = keep
+
+
+def test_batched_repeat_calls_replay_and_still_check_buffers(device):
+    """Repeat calls inside a batch record the kept items (no checks per call) and stay exact; a
+    buffer destroyed after recording is still caught before submission."""
+    from dmlwgsl.reference.convolution_integer import convolution_integer as ref_conv
+    from dmlwgsl.runtime import DestroyedBufferError
+
+    rng = np.random.default_rng(3)
+    q = rng.integers(-128, 127, size=(1, 8, 6, 6), dtype=np.int8)
+    w = rng.integers(-128, 127, size=(8, 8, 3, 3), dtype=np.int8)
+    qt, wt = device.upload(q), device.upload(w)
+    out_desc = TensorDesc(DataType.INT32, (1, 8, 4, 4))
+    conv = dmlwgsl.compile_convolution_integer(
+        dmlwgsl.ConvolutionIntegerDesc(qt.desc, wt.desc, out_desc), device=device
+    )
+    outs = [device.tensor(out_desc) for _ in range(3)]
+    for o in outs:
+        device.fill(o.buffer, b"\xa5")
+    with device.batch() as b:
+        for i in range(30):
+            conv(qt, wt, outs[i % 3])
+        assert len(b.items) == 30 * conv.dispatches
+    want = ref_conv(q, w)
+    for o in outs:
+        np.testing.assert_array_equal(o.numpy(), want)
+    with pytest.raises(DestroyedBufferError):
+        with device.batch():
+            conv(qt, wt, outs[0])
+            conv(qt, wt, outs[0])
+            outs[0].buffer.destroy()

@@ -93,3 +93,36 @@ def test_soak_batched_dispatches_memory_flat(device):
     for o in outs:
         np.testing.assert_array_equal(o.numpy(), rd.depth_to_space(x, 2, "DCR"))
     assert end["buffers"] <= warm["buffers"] and end["bytes"] <= warm["bytes"], (warm, end)
+
+
+def test_soak_uploads_memory_flat(device):
+    """20,000 uploads of mixed sizes, some used by an operator, tensors dropped as a user would:
+    the live buffers stay flat after the warm-up and the upload pool within its bound."""
+    rng = np.random.default_rng(5)
+    shapes = [(1, 16, 4, 4), (1, 4, 8, 8), (2, 8, 3, 5), (1, 36, 7, 9)]
+    arrays = [rng.integers(0, 100, size=s).astype(np.float32) for s in shapes]
+    x0 = device.upload(arrays[0])
+    op = dmlwgsl.compile_depth_to_space(
+        dmlwgsl.DepthToSpaceDesc(x0.desc, TensorDesc(DataType.FLOAT32, (1, 4, 8, 8)), 2), device=device
+    )
+    out = device.tensor(op.output_desc)
+    del x0
+    uploads = 20_000
+    for i in range(uploads):
+        k = i % len(arrays)
+        t = device.upload(arrays[k])
+        if k == 0:
+            op(t, out)
+        if i % 997 == 0:
+            np.testing.assert_array_equal(t.numpy(), arrays[k])
+            if k == 0:
+                np.testing.assert_array_equal(out.numpy(), rd.depth_to_space(arrays[0], 2, "DCR"))
+        del t
+        if i == 4 * 997:  # every size has been read back once: the staging pool has its buffers
+            gc.collect()
+            warm = device.memory()
+    gc.collect()
+    end = device.memory()
+    print(f"\n{uploads} uploads on {device.name}: memory {warm} -> {end}")
+    assert end["buffers"] <= warm["buffers"] and end["bytes"] <= warm["bytes"], (warm, end)
+    assert end["upload_bytes"] <= device.uploads.keep_bytes

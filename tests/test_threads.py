@@ -121,3 +121,33 @@ def test_uploads_and_reads_from_many_threads(device):
             t.buffer.destroy()
 
     _run_threads(work)
+
+
+def test_upload_buffer_recorded_in_an_open_batch_is_not_reused(device):
+    """This thread records a copy from an uploaded tensor's buffer into its open batch and drops
+    the tensor; another thread's uploads of the same size must not write into that buffer before
+    the batch is submitted (the copy sees the first data), and may reuse it after."""
+    import gc
+
+    a = np.arange(12373, dtype=np.int32)  # an odd size no other test uses
+    out = device.tensor(TensorDesc(DataType.INT32, a.shape))
+    t = device.upload(a)
+    buf = t.buffer
+    seen = []
+    with device.batch():
+        device.copy(t.buffer, 0, out.buffer, 0, a.nbytes)
+        del t
+        gc.collect()
+
+        def other(i):
+            for k in range(3):
+                u = device.upload(a * 0 - k)
+                seen.append(u.buffer is buf)
+                np.testing.assert_array_equal(u.numpy(), a * 0 - k)
+                del u
+
+        _run_threads(other, n=1)
+    assert not any(seen)
+    np.testing.assert_array_equal(out.numpy(), a)
+    after = [device.upload(a + k) for k in range(3)]  # two free buffers of this size: buf among them
+    assert any(u.buffer is buf for u in after)

@@ -148,11 +148,12 @@ class Operator:
     def __call__(self, *args) -> GpuTensor:
         """Run the operator on GPU tensors (recorded into an open batch); returns the output."""
         last = self._last
-        # GpuTensor compares by identity, so == on the tuples means "the very same objects".
+        # GpuTensor compares by identity, so == on the tuples means "the very same objects": the
+        # checks, plan and bind groups of the last call hold, and its recorded items replay as is
+        # (destroyed buffers and a lost device are still caught when the batch is submitted).
         if last is not None and args == last[0]:
-            for k, sub, pack, n in last[1]:
-                k.dispatch(sub, pack, n)
-            return last[2]
+            self.device.record_items(last[1], last[2])
+            return last[3]
         with self.device._lock:  # the plan, kernel and host-tensor caches are shared by every thread
             return self._call_checked(args)
 
@@ -164,16 +165,19 @@ class Operator:
             key = ()
         plan = self._plan_for(key)
         tensors = dict(self._prepare(plan), **bound)
-        calls = []
+        items, buffers = [], []
         for s in plan.steps:
             sub = {n: tensors[n] for n in s.bindings_dict}
             for name, start, length in s.windows:
                 t = sub[name]
                 sub[name] = GpuTensor(self.device, TensorDesc(DataType.UINT8, (length,)), t.buffer, t.offset + start)
-            calls.append((self._kernel(s), sub, self._packs[s], s.invocations))
-        for k, sub, pack, n in calls:
-            k.dispatch(sub, pack, n)
+            item, bufs = self._kernel(s).resolve(sub, self._packs[s], s.invocations)
+            items.append(item)
+            buffers.extend(bufs)
         out = bound[self.outputs[0]]
-        # GpuTensors are immutable: the same objects need no second check or planning.
-        self._last = (args, calls, out)
+        # GpuTensors are immutable: the same objects need no second check or planning. The window
+        # tensors stay referenced through the kernels' memos only as long as they are useful.
+        record = (args, tuple(items), tuple(buffers), out)
+        self.device.record_items(record[1], record[2])
+        self._last = record
         return out
