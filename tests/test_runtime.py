@@ -571,3 +571,18 @@ def test_batched_repeat_calls_replay_and_still_check_buffers(device):
             conv(qt, wt, outs[0])
             conv(qt, wt, outs[0])
             outs[0].buffer.destroy()
+
+
+def test_one_liner_output_past_the_read_chunk(device):
+    """An output larger than one readback chunk takes the chunked path (regression: the one-liner
+    looked its output up with list.index, which compares numpy arrays with ==)."""
+    import dmlwgsl
+    from dmlwgsl.reference.resample import resample as ref_resample
+    from dmlwgsl.runtime import READ_CHUNK
+
+    x = np.random.default_rng(5).integers(0, 256, (1, 1, 2112, 4096), dtype=np.uint8)
+    out_sizes = (1, 1, 4224, 8192)
+    assert np.prod(out_sizes) > READ_CHUNK
+    got = dmlwgsl.resample(x, out_sizes, device=device)
+    want = ref_resample(x, out_sizes, "nearest", (1.0, 1.0, 2.0, 2.0), (0.5,) * 4, (-0.5,) * 4, "half_up")
+    np.testing.assert_array_equal(got, want)

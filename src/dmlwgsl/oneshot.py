@@ -142,7 +142,8 @@ def run(compile_fn: Callable, desc, args: Sequence, *, device: Device | None = N
             dev._read_in_batch(dev._tls.batch, out_buf, 0, result)  # the copy joins the dispatches' submission
         else:
             dev._tls.batch.submit()
-            result = call[args.index(OUTPUT)].numpy()
+            # by identity: list.index would compare numpy arrays with ==
+            result = call[next(i for i, a in enumerate(args) if a is OUTPUT)].numpy()
         return result
     finally:
         dev._end_private_batch(outer)
