@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import unittest.mock
 import warnings
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import dmlwgsl.ops.convolution_integer as convolution_integer_module
 from dmlwgsl.ops.convolution_integer import (
     ConvolutionIntegerDesc,
     ConvolutionIntegerOperator,
@@ -930,3 +932,31 @@ def test_one_liner_validates_before_gpu(monkeypatch):
         convolution_integer(x, w, None, np.zeros(3, np.int8))
     with pytest.raises(DmlValidationError, match=r"filter\.sizes\[1\]: must equal C/group_count"):
         convolution_integer(x, w, group_count=2)
+
+
+def test_repeat_calls_take_the_shortcut(device, rng):
+    """A compiled op called again on the same GpuTensors replays its recorded dispatches (no
+    argument checks); a one-liner repeated on arrays of one layout reuses its description object
+    (the operator cache hit by identity), while a bool or float parameter is still rejected."""
+    x, w, xz, wz = random_case(rng, np.uint8, np.int8, c=4, m=4, hw=(6, 6))
+    params = dict(start_padding=(1, 1), end_padding=(1, 1))
+    expected = reference(x, w, xz, wz, **params)
+    got = convolution_integer(x, w, int(xz), wz, device=device, **params)
+    np.testing.assert_array_equal(got, expected)
+    before = len(convolution_integer_module._ONELINER_DESCS)
+    got = convolution_integer(x + 0, w, int(xz), wz, device=device, **params)  # a new array, same layout
+    np.testing.assert_array_equal(got, expected)
+    assert len(convolution_integer_module._ONELINER_DESCS) == before
+    with pytest.raises(DmlValidationError, match=r"strides"):
+        convolution_integer(x, w, int(xz), wz, device=device, strides=(True, 1), **params)
+    with pytest.raises(DmlValidationError, match=r"must be an integer"):
+        convolution_integer(x, w, int(xz), wz, device=device, start_padding=(1.0, 1), end_padding=(1, 1))
+    desc = ConvolutionIntegerDesc(
+        TensorDesc(U8, x.shape), TensorDesc(I8, w.shape), TensorDesc(DataType.INT32, expected.shape), **params
+    )
+    op = compile_convolution_integer(desc, device=device)
+    gx, gw, go = device.upload(x), device.upload(w), device.tensor(desc.output)
+    op(gx, gw, go)
+    with unittest.mock.patch.object(op, "_check_args", side_effect=AssertionError("checked again")):
+        op(gx, gw, go)
+    np.testing.assert_array_equal(go.numpy(), reference(x, w, None, None, **params))

@@ -36,7 +36,7 @@ bands of output rows (columns, channels, groups) of one item, with the input row
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -120,6 +120,14 @@ class ConvolutionIntegerDesc:
     start_padding: tuple[int, ...] = (0, 0)
     end_padding: tuple[int, ...] = (0, 0)
     group_count: int = 1
+
+    def __hash__(self) -> int:
+        # A description keys the device's operator cache on every one-liner call: hash it once.
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     @property
     def dimension_count(self) -> int:
@@ -1314,31 +1322,98 @@ def explain_plan(args, caps: Capabilities) -> Plan:
 # ------------------------------------------------------------------------------------------------
 # numpy one-liner
 # ------------------------------------------------------------------------------------------------
+_INT8_RANGES = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
+
+
 def _zero_point_array(name: str, zp, dtype: np.dtype, m: int | None, rank: int) -> np.ndarray | None:
     """A zero point (int, 0-d array, (M,) or (1, M, 1, 1) array) as a DML-shaped array of ``dtype``."""
     if zp is None:
         return None
+    if type(zp) is int:  # the common case: a Python int, range-checked without numpy reductions
+        lo, hi = _INT8_RANGES[np.dtype(dtype)]
+        if not lo <= zp <= hi:
+            raise DmlValidationError(
+                f"{name}: values must fit the data type {np.dtype(dtype).name} [{lo}, {hi}]; got {zp}..{zp}"
+            )
+        return np.full((1,) * rank, zp, dtype)
     a = np.asarray(zp)
     if a.dtype.kind not in "iu":
         raise DmlValidationError(f"{name}: must be an integer or integer array; got dtype {a.dtype}")
-    info = np.iinfo(dtype)
-    if a.size and (a.min() < info.min or a.max() > info.max):
-        raise DmlValidationError(
-            f"{name}: values must fit the data type {np.dtype(dtype).name} "
-            f"[{info.min}, {info.max}]; got {a.min()}..{a.max()}"
-        )
-    if a.dtype != dtype and a.dtype.itemsize == 1:
-        raise DmlValidationError(
-            f"{name}.data_type: must equal its tensor's data type ({np.dtype(dtype).name}); got {a.dtype.name}"
-        )
+    if a.dtype != dtype:  # values of the tensor's own type fit it by construction
+        info = np.iinfo(dtype)
+        if a.size and (a.min() < info.min or a.max() > info.max):
+            raise DmlValidationError(
+                f"{name}: values must fit the data type {np.dtype(dtype).name} "
+                f"[{info.min}, {info.max}]; got {a.min()}..{a.max()}"
+            )
+        if a.dtype.itemsize == 1:
+            raise DmlValidationError(
+                f"{name}.data_type: must equal its tensor's data type ({np.dtype(dtype).name}); got {a.dtype.name}"
+            )
     if a.size == 1:
-        return a.astype(dtype).reshape((1,) * rank)
+        return a.astype(dtype, copy=False).reshape((1,) * rank)
     if m is not None and a.size == m and a.shape in ((m,), (1, m, 1, 1), (1, m, 1)):
-        return a.astype(dtype).reshape((1, m) + (1,) * (rank - 2))
+        return a.astype(dtype, copy=False).reshape((1, m) + (1,) * (rank - 2))
     raise DmlValidationError(
         f"{name}.sizes: must be a scalar"
         + (f", (M,) or (1, M, 1, 1) with M = {m}" if m else "")
         + f"; got shape {a.shape}"
+    )
+
+
+#: One-liner descriptions by layout (array shapes, strides and types, zero point shapes, the
+#: convolution's parameters as plain ints): a repeated call reuses the description object, so the
+#: device's operator cache finds it by identity (its hash is kept) without building or validating
+#: anything. Bounded: cleared when full.
+_ONELINER_DESCS: dict = {}
+_ONELINER_DESCS_MAX = 256
+
+
+def _plain_ints(v) -> tuple | None:
+    """``v`` as a tuple when it is a tuple or list of Python ints (not bools), else None (the slow
+    path then validates it and names the field)."""
+    if type(v) is tuple or type(v) is list:
+        for i in v:
+            if type(i) is not int:
+                return None
+        return tuple(v)
+    return None
+
+
+def _oneliner_desc(xa, wa, xz, wz, strides, dilations, start_padding, end_padding, group_count):
+    """The description of a one-liner call (validated later, by the compile on a cache miss)."""
+    xd, _ = desc_for_array(xa)
+    wd, _ = desc_for_array(wa)
+    if (
+        xa.ndim == 3
+        and tuple(strides) == (1, 1)
+        and tuple(dilations) == (1, 1)
+        and tuple(start_padding) == (0, 0)
+        and tuple(end_padding) == (0, 0)
+    ):
+        strides, dilations, start_padding, end_padding = (1,), (1,), (0,), (0,)
+    xzd = desc_for_array(xz)[0] if xz is not None else None
+    wzd = desc_for_array(wz)[0] if wz is not None else None
+    nsp = max(xa.ndim - 2, 0)
+    try:
+        out_sizes = convolution_integer_output_sizes(
+            xa.shape, wa.shape, tuple(strides), tuple(dilations), tuple(start_padding), tuple(end_padding)
+        )
+    except (TypeError, ZeroDivisionError, ValueError):
+        out_sizes = xa.shape
+    if len(out_sizes) != xa.ndim or any(s <= 0 for s in out_sizes) or nsp not in (1, 2):
+        out_sizes = xa.shape  # let validate() name the broken rule
+    return ConvolutionIntegerDesc(
+        xd,
+        wd,
+        TensorDesc(DataType.INT32, out_sizes),
+        xzd,
+        wzd,
+        tuple(strides),
+        tuple(dilations),
+        tuple(start_padding),
+        tuple(end_padding),
+        group_count,
     )
 
 
@@ -1372,48 +1447,35 @@ def convolution_integer(
         if 0 not in out_sizes:
             raise DmlValidationError(f"x, w: shapes {xa.shape} and {wa.shape}: a size-0 axis yields no output")
         return oneshot.empty_result(out_sizes, np.int32)
-    xd, _ = desc_for_array(xa)
-    wd, _ = desc_for_array(wa)
-    if (
-        xa.ndim == 3
-        and tuple(strides) == (1, 1)
-        and tuple(dilations) == (1, 1)
-        and tuple(start_padding) == (0, 0)
-        and tuple(end_padding) == (0, 0)
-    ):
-        strides, dilations, start_padding, end_padding = (1,), (1,), (0,), (0,)
     rank = xa.ndim if xa.ndim in (3, 4) else 4
     xz = wz = None
-    if xa.dtype in (np.int8, np.uint8):
+    if xa.dtype in _INT8_RANGES:
         xz = _zero_point_array("input_zero_point", x_zero_point, xa.dtype, None, rank)
     elif x_zero_point is not None:
         xz = np.asarray(x_zero_point)
-    if wa.dtype in (np.int8, np.uint8) and wa.ndim >= 1:
+    if wa.dtype in _INT8_RANGES and wa.ndim >= 1:
         wz = _zero_point_array("filter_zero_point", w_zero_point, wa.dtype, wa.shape[0], rank)
     elif w_zero_point is not None:
         wz = np.asarray(w_zero_point)
-    xzd = desc_for_array(xz)[0] if xz is not None else None
-    wzd = desc_for_array(wz)[0] if wz is not None else None
-    nsp = max(xa.ndim - 2, 0)
-    try:
-        out_sizes = convolution_integer_output_sizes(
-            xa.shape, wa.shape, tuple(strides), tuple(dilations), tuple(start_padding), tuple(end_padding)
+    params = tuple(_plain_ints(v) for v in (strides, dilations, start_padding, end_padding))
+    key = None
+    if None not in params and type(group_count) is int:
+        key = (
+            (xa.shape, xa.strides, xa.dtype, wa.shape, wa.strides, wa.dtype),
+            None if xz is None else (xz.shape, xz.dtype),
+            None if wz is None else (wz.shape, wz.dtype),
+            params,
+            group_count,
         )
-    except (TypeError, ZeroDivisionError, ValueError):
-        out_sizes = xa.shape
-    if len(out_sizes) != xa.ndim or any(s <= 0 for s in out_sizes) or nsp not in (1, 2):
-        out_sizes = xa.shape  # let validate() name the broken rule
-    desc = ConvolutionIntegerDesc(
-        xd,
-        wd,
-        TensorDesc(DataType.INT32, out_sizes),
-        xzd,
-        wzd,
-        tuple(strides),
-        tuple(dilations),
-        tuple(start_padding),
-        tuple(end_padding),
-        group_count,
-    )
-    out = oneshot.OUTPUT
-    return oneshot.run(compile_convolution_integer, desc, [xa, wa, out, xz, wz], device=device)  # validates first
+        desc = _ONELINER_DESCS.get(key)
+    if key is None or desc is None:
+        desc = _oneliner_desc(xa, wa, xz, wz, strides, dilations, start_padding, end_padding, group_count)
+        if key is None:
+            # a bool or float parameter equals an int one (True == 1): the operator cache would
+            # accept it, so the description is validated here, naming the field
+            desc.validate()
+        else:
+            if len(_ONELINER_DESCS) >= _ONELINER_DESCS_MAX:
+                _ONELINER_DESCS.clear()
+            _ONELINER_DESCS[key] = desc
+    return oneshot.run(compile_convolution_integer, desc, [xa, wa, oneshot.OUTPUT, xz, wz], device=device)
