@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import unittest.mock
 import warnings
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import dmlwgsl.ops.convolution_integer as convolution_integer_module
 from dmlwgsl.ops.convolution_integer import (
     ConvolutionIntegerDesc,
     ConvolutionIntegerOperator,
@@ -461,6 +463,123 @@ def test_past_the_binding_limit(device, kernel, rng):
             compile_convolution_integer(desc, device=device, kernel="dot4", capabilities=tight)
 
 
+def tight_capabilities(device, binding_limit: int) -> Capabilities:
+    """The device's record with max-storage-buffer-binding-size set to ``binding_limit``."""
+    caps = Capabilities.from_device(device)
+    limits = tuple((k, binding_limit if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
+    return dataclasses.replace(caps, limits=limits)
+
+
+#: Layers whose single batch item does not fit the binding limit given with them: the plan splits
+#: it into bands of output rows (or columns), groups and channels, each binding the input rows its
+#: band reads. (mix, zero points, layout, sizes, params, binding limit)
+WITHIN_ITEM = {
+    "rows-pad-halo": (
+        0,
+        ("tensor", "channel"),
+        "packed",
+        dict(c=2, m=2, hw=(23, 19)),
+        dict(start_padding=(1, 2), end_padding=(2, 1)),
+        512,
+    ),
+    "stride-dilation": (
+        1,
+        ("tensor", "tensor"),
+        "padded",
+        dict(c=3, m=4, hw=(21, 17)),
+        dict(strides=(2, 3), dilations=(2, 1), start_padding=(2, 1), end_padding=(1, 2)),
+        1024,
+    ),
+    "channels-summed": (
+        2,
+        (None, "channel"),
+        "packed",
+        dict(c=12, m=5, hw=(9, 10)),
+        dict(start_padding=(1, 1), end_padding=(1, 1)),
+        512,
+    ),
+    "groups": (
+        3,
+        ("tensor", None),
+        "padded",
+        dict(c=8, m=6, hw=(11, 9)),
+        dict(group_count=2, start_padding=(0, 1), end_padding=(1, 0)),
+        512,
+    ),
+    "depthwise-nhwc": (
+        0,
+        (None, None),
+        "nhwc",
+        dict(n=2, c=6, m=6, hw=(12, 10)),
+        dict(group_count=6, strides=(2, 2), start_padding=(1, 1), end_padding=(1, 1)),
+        512,
+    ),
+    "padding-only-bands": (
+        1,
+        ("tensor", "channel"),
+        "packed",
+        dict(c=1, m=3, hw=(4, 5), k=(2, 2)),
+        dict(start_padding=(5, 1), end_padding=(6, 2)),
+        128,
+    ),
+    "one-dimensional": (
+        2,
+        ("tensor", "channel"),
+        "packed",
+        dict(c=4, m=3, hw=(150,), k=(5,)),
+        dict(strides=(2,), dilations=(3,), start_padding=(4,), end_padding=(2,), group_count=1),
+        256,
+    ),
+    "filter-past-limit": (
+        3,
+        ("tensor", "channel"),
+        "packed",
+        dict(c=24, m=24, hw=(4, 4)),
+        dict(start_padding=(1, 1), end_padding=(1, 1)),
+        2048,
+    ),
+}
+
+
+@pytest.mark.parametrize("kernel", ["portable", "direct", "direct_dot4", None])
+@pytest.mark.parametrize("case", sorted(WITHIN_ITEM))
+def test_past_the_binding_limit_within_one_item(device, kernel, case, rng):
+    """One batch item past the (tightened) binding limit: steps over bands of output rows (with the
+    input rows they read, kernel halo included, the padding above the window in the uniforms),
+    output-channel and group blocks, and input channels summed over steps (the first storing, the
+    others adding); every window starts on the binding alignment. Exact under run_checked (inputs
+    and output at residual offsets, guards, poison), against the numpy reference."""
+    if kernel is not None:
+        need_kernel(device, kernel)
+    mix, (zp, wzp), layout, sizes, params, limit = WITHIN_ITEM[case]
+    xdt, wdt = MIXES[mix]
+    x, w, xz, wz = random_case(rng, xdt, wdt, zp=zp, wzp=wzp, **sizes, **params)
+    x_desc, x_raw, x = tensor_random(xdt, x.shape, layout, rng)
+    expected = reference(x, w, xz, wz, **params)
+    out_desc = strided_desc(DataType.INT32, expected.shape, layout, output=True)
+    rank = x.ndim
+    w_in = tensor_from(w)
+    xz_in = None if xz is None else tensor_from(np.asarray(xz, xdt).reshape((1,) * rank))
+    wz_in = (
+        None
+        if wz is None
+        else tensor_from(
+            np.asarray(wz, wdt).reshape((1,) * rank if np.ndim(wz) == 0 else (1, w.shape[0]) + (1,) * (rank - 2))
+        )
+    )
+    desc = ConvolutionIntegerDesc(x_desc, w_in[0], out_desc, xz_in and xz_in[0], wz_in and wz_in[0], **params)
+    tight = tight_capabilities(device, limit)
+    op = compile_convolution_integer(desc, device=device, kernel=kernel, capabilities=tight)
+    nn, *_ = dict(op.plan.details)["split_piece"]
+    assert nn == 1 and op.plan.dispatches > x.shape[0], op.plan.why
+    for s in op.plan.steps:
+        assert s.windows and all(start % tight.binding_alignment == 0 for _, start, _ in s.windows)
+        assert all(length + tight.binding_alignment <= limit for _, _, length in s.windows)  # + residual < al
+    if case == "filter-past-limit":
+        assert any(name == "filter" for name, _, _ in op.plan.steps[0].windows)
+    run_op(device, op, (x_desc, x_raw), w_in, xz_in, wz_in, out_desc, expected)
+
+
 def grouped_u8_layer(rng, hw):
     """The dot4 tile and split-K tests' layer: 2 groups of 84 channels (two channel chunks a tap,
     the second partial) and 70 filters, UINT8 input with zero point 77, INT8 filter with a zero
@@ -551,7 +670,7 @@ def test_dot4_split_k(device, split, rng):
     need_kernel(device, "dot4")
     x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
     rp = 8 if split in (2, 100, 4) else 4
-    threads = {3: 128, 4: 512 if _tile_fits(Capabilities.from_device(device), 512, 128, 128) else 256}.get(split, 256)
+    threads = {3: 128, 4: 512 if _tile_fits(Capabilities.from_device(device), 512, 128, 128) else 256}.get(split, 128)
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, split_k=split)
     assert op.k_steps == 18 and op.slices == {2: 2, 3: 3, 5: 5, 100: 18, 4: 4}[split] and op.dispatches == 2
     assert not dict(op.plan.details)["zero_linear"]  # a padded output: zeroed through the 4-D index
@@ -813,3 +932,31 @@ def test_one_liner_validates_before_gpu(monkeypatch):
         convolution_integer(x, w, None, np.zeros(3, np.int8))
     with pytest.raises(DmlValidationError, match=r"filter\.sizes\[1\]: must equal C/group_count"):
         convolution_integer(x, w, group_count=2)
+
+
+def test_repeat_calls_take_the_shortcut(device, rng):
+    """A compiled op called again on the same GpuTensors replays its recorded dispatches (no
+    argument checks); a one-liner repeated on arrays of one layout reuses its description object
+    (the operator cache hit by identity), while a bool or float parameter is still rejected."""
+    x, w, xz, wz = random_case(rng, np.uint8, np.int8, c=4, m=4, hw=(6, 6))
+    params = dict(start_padding=(1, 1), end_padding=(1, 1))
+    expected = reference(x, w, xz, wz, **params)
+    got = convolution_integer(x, w, int(xz), wz, device=device, **params)
+    np.testing.assert_array_equal(got, expected)
+    before = len(convolution_integer_module._ONELINER_DESCS)
+    got = convolution_integer(x + 0, w, int(xz), wz, device=device, **params)  # a new array, same layout
+    np.testing.assert_array_equal(got, expected)
+    assert len(convolution_integer_module._ONELINER_DESCS) == before
+    with pytest.raises(DmlValidationError, match=r"strides"):
+        convolution_integer(x, w, int(xz), wz, device=device, strides=(True, 1), **params)
+    with pytest.raises(DmlValidationError, match=r"must be an integer"):
+        convolution_integer(x, w, int(xz), wz, device=device, start_padding=(1.0, 1), end_padding=(1, 1))
+    desc = ConvolutionIntegerDesc(
+        TensorDesc(U8, x.shape), TensorDesc(I8, w.shape), TensorDesc(DataType.INT32, expected.shape), **params
+    )
+    op = compile_convolution_integer(desc, device=device)
+    gx, gw, go = device.upload(x), device.upload(w), device.tensor(desc.output)
+    op(gx, gw, go)
+    with unittest.mock.patch.object(op, "_check_args", side_effect=AssertionError("checked again")):
+        op(gx, gw, go)
+    np.testing.assert_array_equal(go.numpy(), reference(x, w, None, None, **params))

@@ -228,14 +228,147 @@ def test_past_the_binding_limit_on_lavapipe():
     plan = plan_convolution_integer(d, caps)
     per = 7  # 7 x 16 MiB of output + alignment slack fit 128 MiB
     assert plan.kernels == ["convolution_integer_direct[0]", "convolution_integer_direct[1]"]
-    assert "2 steps of up to 7 batch items" in plan.why and dict(plan.details)["batch_steps"] == 2
+    assert "2 steps of up to 7 batch items" in plan.why
+    assert dict(plan.details)["split_steps"] == 2 and dict(plan.details)["split_piece"] == (7, 64, 1, 1, 256, 256)
     s0, s1 = plan.steps
     out_item = 64 * 256 * 256 * 4
     assert s1.windows == (("input", per * 64 * 256 * 256, 2 * 64 * 256 * 256), ("output", per * out_item, 2 * out_item))
     assert s0.windows[1] == ("output", 0, per * out_item)
     total = plan_convolution_integer(d, Capabilities.profile("h100")).steps[0].uniforms_dict["workgroups"]
     assert s0.uniforms_dict["workgroups"] * 9 == total * per
+    check_split(plan, d, caps, elements=False)
     dense = layer(9, 64, 64, (256, 256), 3)
     with pytest.raises(PlanError, match="kernel: 'dot4' binds the whole input and output"):
         plan_convolution_integer(dense, caps, kernel="dot4")
-    assert plan_convolution_integer(dense, caps).kernels[0] == "convolution_integer_direct[0]"
+    auto = plan_convolution_integer(dense, caps)
+    assert auto.kernels[0] == "convolution_integer_direct_dot4[0]"
+    assert auto.why.startswith(f"the dot4 GEMM binds whole tensors, past {caps.name}")
+
+
+def tight(caps: Capabilities, binding_limit: int) -> Capabilities:
+    """``caps`` with max-storage-buffer-binding-size ``binding_limit``."""
+    limits = tuple((k, binding_limit if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
+    return dataclasses.replace(caps, limits=limits)
+
+
+def check_split(plan, d: ConvolutionIntegerDesc, caps: Capabilities, *, elements: bool = True) -> None:
+    """A split plan as a value: every window starts on the binding alignment and, with a residual
+    offset below it and rounded to 16, fits one binding; each step's input, filter and output
+    reach (from its bases, sizes and strides) stays inside its window; and (``elements``) every
+    output element is stored by exactly one step, then added to by the steps of the other input
+    channels of its group, whose channel counts sum to C/G."""
+    d4 = d.as_4d()
+    al, limit = caps.binding_alignment, caps.max_binding_size
+    cg = d4.filter.sizes[1]
+    stored, added = {}, {}
+    for s in plan.steps:
+        u = s.uniforms_dict
+        win = {name: (start, length) for name, start, length in s.windows}
+        for name, start, length in s.windows:
+            assert start % al == 0 and (al + length + 15) & ~15 <= limit, (s.name, name)
+        reach = {
+            "input": (
+                d4.input,
+                u["input_base"],
+                (u["in_stride_n"], u["in_stride_c"], u["in_stride_h"], u["in_stride_w"]),
+            ),
+            "filter": (
+                d4.filter,
+                u["filter_base"],
+                (u["filter_stride_m"], u["filter_stride_c"], u["filter_stride_h"], u["filter_stride_w"]),
+            ),
+            "output": (
+                d4.output,
+                4 * u["output_base"],
+                (u["out_stride_n"], u["out_stride_m"], u["out_stride_h"], u["out_stride_w"]),
+            ),
+        }
+        nn = u["output_count"] // (u["out_channels"] * u["out_height"] * u["out_width"])
+        counts = {
+            "input": (nn, u["in_channels"], u["in_height"], u["in_width"]),
+            "filter": (u["out_channels"], u["group_in_channels"], u["kernel_h"], u["kernel_w"]),
+            "output": (nn, u["out_channels"], u["out_height"], u["out_width"]),
+        }
+        for name, (t, base, strides) in reach.items():
+            eb = t.data_type.size_in_bytes
+            last = base + eb * sum((max(c, 1) - 1) * st for c, st in zip(counts[name], strides)) + eb
+            start, length = win.get(name, (0, t.total_tensor_size_in_bytes))
+            assert last <= length, (s.name, name, last, length)  # residual 0 here: base is the offset in the window
+        if not elements:
+            continue
+        first = (win.get("output", (0, 0))[0] // 4) + u["output_base"]
+        target = added if dict(s.constants).get("ACCUMULATE") else stored
+        on, om, oh_, ow_ = counts["output"]
+        sn, sm, sh, sw = reach["output"][2]
+        for n in range(on):
+            for m in range(om):
+                for y in range(oh_):
+                    for x in range(ow_):
+                        e = first + n * sn + m * sm + y * sh + x * sw
+                        assert e not in added or target is added, "an add before its store"
+                        target[e] = target.get(e, 0) + u["group_in_channels"]
+    if elements:
+        every = {
+            sum(i * st for i, st in zip(idx, d4.output.element_strides))
+            for idx in __import__("itertools").product(*map(range, d4.output.sizes))
+        }
+        assert set(stored) == every and all(v == stored[e] and stored[e] <= cg for e, v in stored.items())
+        assert all(stored[e] + added.get(e, 0) == cg for e in every)
+        assert len(plan.steps) == sum(1 for _ in plan.steps)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize(
+    "shape",
+    [
+        dict(n=2, c=3, m=4, hw=(23, 17), k=3, pad=1, stride=2, dilation=1, limit=512),
+        dict(n=1, c=12, m=6, hw=(9, 10), k=3, pad=2, stride=1, dilation=2, limit=512),
+        dict(n=1, c=8, m=8, hw=(11, 9), k=3, groups=4, pad=0, stride=1, dilation=1, limit=256),
+        dict(n=1, c=4, m=3, hw=(150,), k=5, pad=4, stride=2, dilation=3, limit=256),
+        dict(n=1, c=1, m=2, hw=(6, 5), k=2, pad=6, stride=1, dilation=1, limit=128),
+    ],
+    ids=["bands", "channels-summed", "groups", "one-dimensional", "padding-only-bands"],
+)
+def test_split_within_one_item_covers_every_output_once(profile, shape):
+    """Past a tightened binding limit, on each kept profile and for every one-pass kernel: every
+    window fits and is aligned, every step reads and writes inside its windows, every output
+    element is stored once and its group's input channels are summed exactly once."""
+    p = dict(shape)
+    limit = p.pop("limit")
+    d = layer(p.pop("n"), p.pop("c"), p.pop("m"), p.pop("hw"), p.pop("k"), **p)
+    caps = tight(Capabilities.profile(profile), limit)
+    for kernel in ("portable", "direct", "direct_dot4", None):
+        plan = plan_convolution_integer(d, caps, kernel=kernel)
+        assert dict(plan.details)["split_piece"][0] == 1 and plan.dispatches > d.input.sizes[0]
+        check_split(plan, d, caps)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_one_item_past_the_real_binding_limit(profile):
+    """One batch item past the profile's own binding limit and within max-buffer-size: the plan
+    splits it and never refuses; the explicit dot4 GEMM is a PlanError naming the rule."""
+    caps = Capabilities.profile(profile)
+    limit = caps.max_binding_size
+    # int32 output of 8 channels of (side x side), just past the limit; a 3x3 filter, C/G = 8
+    side = int((limit / 32) ** 0.5) + 64
+    d = layer(1, 8, 8, (side, side), 3)
+    assert d.output.total_tensor_size_in_bytes > limit and d.output.total_tensor_size_in_bytes <= caps.limit(
+        "max-buffer-size"
+    )
+    plan = plan_convolution_integer(d, caps)
+    assert plan.kernels[0] == "convolution_integer_direct_dot4[0]" and "the dot4 GEMM binds whole tensors" in plan.why
+    piece = dict(plan.details)["split_piece"]
+    assert piece[0] == 1 and plan.dispatches == -(-8 // piece[2]) * -(-8 // piece[3]) * -(-side // piece[4])
+    check_split(plan, d, caps, elements=False)
+    for s in plan.steps:
+        assert {name for name, _, _ in s.windows} == {"input", "output"}
+    with pytest.raises(PlanError, match=r"kernel: 'dot4' binds the whole input and output \(and filter\)"):
+        plan_convolution_integer(d, caps, kernel="dot4")
+    depthwise = layer(1, 1, 1, (side * 12, side), 3)  # one channel: bands of rows, the halo overlapping
+    plan = plan_convolution_integer(depthwise, caps)
+    check_split(plan, depthwise, caps, elements=False)
+    ins = [dict((n, (a, b)) for n, a, b in s.windows)["input"] for s in plan.steps]
+    rows = [s.uniforms_dict["out_height"] for s in plan.steps]
+    assert len(rows) > 1 and sum(rows) == side * 12
+    for (a0, l0), (a1, _) in zip(ins, ins[1:]):
+        assert a1 < a0 + l0  # consecutive input windows overlap by the halo (KH - 1 rows)

@@ -20,6 +20,10 @@ override X_SIGNED: bool = false;  // input is INT8 (else UINT8)
 override W_SIGNED: bool = false;  // filter is INT8 (else UINT8)
 override XZP: bool = false;       // input_zero_point present
 override WZP: u32 = 0u;           // filter_zero_point: 0 absent, 1 per tensor, 2 per output channel
+// Add the sum to the output instead of storing it: past the binding limit a plan may split a
+// group's input channels over several dispatches (one a window), the first storing, the others
+// adding (i32 addition wraps, so the split sum is the whole one). One-pass kernels only.
+override ACCUMULATE: bool = false;
 
 // The parameters of every ConvolutionInteger kernel, filled by field name from the plan (a kernel
 // leaves the fields of the others at 0). Strides and bases are in elements unless marked bytes;
@@ -106,6 +110,11 @@ fn output_index(n: u32, m: u32, oh: u32, ow: u32) -> u32 {
     return cv.output_base + n * cv.out_stride_n + m * cv.out_stride_m + oh * cv.out_stride_h + ow * cv.out_stride_w;
 }
 
+// A one-pass kernel's result for output element i (stored, or added where ACCUMULATE says so).
+fn store_output(i: u32, v: i32) {
+    if (ACCUMULATE) { output[i] += v; } else { output[i] = v; }
+}
+
 @compute @workgroup_size(WG)
 fn convolution_integer_portable(@builtin(global_invocation_id) gid: vec3<u32>,
                                 @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -149,5 +158,5 @@ fn convolution_integer_portable(@builtin(global_invocation_id) gid: vec3<u32>,
             }
         }
     }
-    output[output_index(n, m, oh, ow)] = acc;
+    store_output(output_index(n, m, oh, ow), acc);
 }

@@ -151,13 +151,13 @@ fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(nu
                 xr += win;
             }
             let m = m0 + ml;
-            output[output_index(n, m, oh, ow)] = a0;
+            store_output(output_index(n, m, oh, ow), a0);
             let o1 = TQ;
             let o2 = 2u * TQ;
             let o3 = 3u * TQ;
-            if (px + o1 < TW && ow + o1 < cv.out_width) { output[output_index(n, m, oh, ow + o1)] = a1; }
-            if (px + o2 < TW && ow + o2 < cv.out_width) { output[output_index(n, m, oh, ow + o2)] = a2; }
-            if (px + o3 < TW && ow + o3 < cv.out_width) { output[output_index(n, m, oh, ow + o3)] = a3; }
+            if (px + o1 < TW && ow + o1 < cv.out_width) { store_output(output_index(n, m, oh, ow + o1), a1); }
+            if (px + o2 < TW && ow + o2 < cv.out_width) { store_output(output_index(n, m, oh, ow + o2), a2); }
+            if (px + o3 < TW && ow + o3 < cv.out_width) { store_output(output_index(n, m, oh, ow + o3), a3); }
         }
         qx += ex;
         py += ey;

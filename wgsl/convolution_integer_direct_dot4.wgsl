@@ -161,13 +161,13 @@ fn convolution_integer_direct_dot4(@builtin(workgroup_id) wid: vec3<u32>, @built
             let m = m0 + ml;
             let zwp = filter_zp(m) - select(128i, 0i, W_SIGNED);
             let corr = i32(cv.taps) * zxp * zwp - zxp * sw;
-            output[output_index(n, m, oh, ow)] = a0 + corr - zwp * x0;
+            store_output(output_index(n, m, oh, ow), a0 + corr - zwp * x0);
             let o1 = TQ;
             let o2 = 2u * TQ;
             let o3 = 3u * TQ;
-            if (px + o1 < TW && ow + o1 < cv.out_width) { output[output_index(n, m, oh, ow + o1)] = a1 + corr - zwp * x1; }
-            if (px + o2 < TW && ow + o2 < cv.out_width) { output[output_index(n, m, oh, ow + o2)] = a2 + corr - zwp * x2; }
-            if (px + o3 < TW && ow + o3 < cv.out_width) { output[output_index(n, m, oh, ow + o3)] = a3 + corr - zwp * x3; }
+            if (px + o1 < TW && ow + o1 < cv.out_width) { store_output(output_index(n, m, oh, ow + o1), a1 + corr - zwp * x1); }
+            if (px + o2 < TW && ow + o2 < cv.out_width) { store_output(output_index(n, m, oh, ow + o2), a2 + corr - zwp * x2); }
+            if (px + o3 < TW && ow + o3 < cv.out_width) { store_output(output_index(n, m, oh, ow + o3), a3 + corr - zwp * x3); }
         }
         qx += ex;
         py += ey;

@@ -27,15 +27,16 @@ choice and why):
   taps a word (a C = 3 7x7 stem is 3 k steps, not 49 of one padded word), where that saves over
   40 % of the k steps; its pack writes the im2col rows.
 
-Past the binding limit the one-pass kernels (portable, direct) run in steps of whole batch items,
-each binding windows of the input and output.
+Past the binding limit the one-pass kernels (portable, direct, direct_dot4) run in steps, each
+binding windows of the input and output (and filter): whole batch items where one fits, else
+bands of output rows (columns, channels, groups) of one item, with the input rows the band reads.
 
 1-D convolution takes 3-D tensors {N, C, W}; it runs as {N, C, 1, W}.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -119,6 +120,14 @@ class ConvolutionIntegerDesc:
     start_padding: tuple[int, ...] = (0, 0)
     end_padding: tuple[int, ...] = (0, 0)
     group_count: int = 1
+
+    def __hash__(self) -> int:
+        # A description keys the device's operator cache on every one-liner call: hash it once.
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     @property
     def dimension_count(self) -> int:
@@ -743,27 +752,41 @@ def plan_convolution_integer(
     # per-tap padding to 16-word steps wastes over 40 % of the steps (Cg = 3: 49 steps -> 3; measured on
     # the H100: 96 channels 3x3, 18 -> 14 steps, and 5x5, 50 -> 38, ran 15-20 % slower with the pack)
     steps, steps_im2col = _k_steps(cg, kh, kw, False), _k_steps(cg, kh, kw, True)
+    limit = caps.max_binding_size
     x_im2col = 4 * d.input.sizes[0] * d.output.sizes[2] * d.output.sizes[3] * d.group_count * 16 * steps_im2col
-    im2col = mg >= 16 and steps_im2col <= 0.6 * steps and x_im2col <= caps.max_binding_size
-    # Past the binding limit (input or output larger than one storage binding) the one-pass
-    # kernels run in steps of whole batch items, each binding a window of the input and output.
-    past_limit = max(d.input.total_tensor_size_in_bytes, d.output.total_tensor_size_in_bytes) > caps.max_binding_size
+    im2col = mg >= 16 and steps_im2col <= 0.6 * steps and x_im2col <= limit
+    # Past the binding limit (input, filter or output larger than one storage binding) the
+    # one-pass kernels run in steps that each bind windows (_split_windows); the dot4 paths bind
+    # whole tensors and their packed workspace, so the plan does not choose them there.
+    past_limit = any(
+        _binding_bytes(t, placement_of(placements, name).residual) > limit
+        for name, t in (("input", d.input), ("filter", d.filter), ("output", d.output))
+    )
+    x_dot4 = 4 * d.input.sizes[0] * d.input.sizes[2] * d.input.sizes[3] * d.group_count * _pad4(-(-cg // 4))
     if past_limit and kernel is not None and kernel.startswith("dot4"):
         raise PlanError(
-            f"kernel: {kernel!r} binds the whole input and output; past {caps.name}'s "
-            f"max-storage-buffer-binding-size ({caps.max_binding_size}) use 'direct' or 'portable'"
+            f"kernel: {kernel!r} binds the whole input and output (and filter); past {caps.name}'s "
+            f"max-storage-buffer-binding-size ({limit}) use 'direct', 'direct_dot4' or 'portable', which split "
+            f"into windows"
         )
     if kernel is None:
-        if past_limit:
-            has_dot4 = False  # the batch split is the one-pass kernels'
-        if has_dot4 and im2col:
+        # The GEMM paths bind whole tensors and their packed input: past the binding limit the
+        # plan takes a one-pass kernel, which splits into windows.
+        gemm_off = (
+            f"the dot4 GEMM binds whole tensors, past {caps.name}'s max-storage-buffer-binding-size ({limit}) here, "
+            "while the one-pass kernels split into windows: "
+            if past_limit or (dense and has_dot4 and not im2col and x_dot4 > limit)
+            else ""
+        )
+        gemm_ok = has_dot4 and not gemm_off
+        if gemm_ok and im2col:
             kernel = "dot4_im2col"
             why = (
                 f"M/G = {mg} >= 16 with C/G = {cg}: a GEMM with K = C/G*KH*KW = {cg * kh * kw} taps packed whole "
                 f"({steps_im2col} k steps of 16 words, not {steps} with each tap's channels padded), on the packed "
                 f"4x8 dot product ({caps.name} has {DOT4_FEATURE})"
             )
-        elif dense and has_dot4:
+        elif dense and gemm_ok:
             kernel = "dot4"
             why = (
                 f"C/G = {cg} and M/G = {mg} (>= 16): a dense layer, run as an implicit GEMM on the packed 4x8 dot "
@@ -771,26 +794,20 @@ def plan_convolution_integer(
             )
         elif has_dot4 and cg >= 4 and direct4[0] is not None:
             kernel = "direct_dot4"
-            why = (
+            why = gemm_off + (
                 f"C/G = {cg}, M/G = {mg}: the direct kernel (input window and filter block staged once in workgroup "
                 f"memory), four channels a word on the packed 4x8 dot product"
             )
         elif direct[0] is not None:
             kernel = "direct"
-            why = (
-                (
-                    f"C/G = {cg}, M/G = {mg}: "
-                    if not dense
-                    else "the dot4 paths bind whole tensors: "
-                    if past_limit
-                    else f"no {DOT4_FEATURE} on {caps.name}: "
-                )
-                + "the direct kernel (input window and filter block staged once in workgroup memory); a GEMM "
-                "would pad K to 16-word steps and leave its tiles mostly idle"
+            why = gemm_off + (
+                (f"C/G = {cg}, M/G = {mg}: " if not dense or gemm_off else f"no {DOT4_FEATURE} on {caps.name}: ")
+                + "the direct kernel (input window and filter block staged once in workgroup memory)"
+                + ("; a GEMM would pad K to 16-word steps and leave its tiles mostly idle" if not dense else "")
             )
         else:
             kernel = "portable"
-            why = f"the direct kernel does not fit: {direct[1]}; one thread an output"
+            why = gemm_off + f"the direct kernel does not fit: {direct[1]}; one thread an output"
     else:
         why = f"kernel {kernel!r} requested"
         if "dot4" in kernel and not has_dot4:
@@ -818,9 +835,13 @@ def plan_convolution_integer(
     else:
         steps, why, workspace, details = _plan_portable(d, caps, placements, why)
     if past_limit:
-        steps, split_why = _split_batches(d, caps, placements, steps[0])
+        tile = None
+        if kernel.startswith("direct"):
+            info = dict(details)
+            tile = (*info["tile"], info["channel_block"])
+        steps, split_why, shape = _split_windows(d, caps, placements, steps[0], tile)
         why += f"; {split_why}"
-        details += (("batch_steps", len(steps)),)
+        details += (("split_steps", len(steps)), ("split_piece", _piece_sizes(shape)))
     n = d.input.sizes[0]
     ops = 2 * n * m * d.output.sizes[2] * d.output.sizes[3] * cg * d.filter.sizes[2] * d.filter.sizes[3]
     return Plan(
@@ -835,64 +856,281 @@ def plan_convolution_integer(
     )
 
 
-def _span(t: TensorDesc, items: int) -> int:
-    """Bytes from the first element of tensor ``t`` to the end of the last one of its first ``items``
-    batch items."""
-    sizes = (items,) + tuple(t.sizes[1:])
-    return (sum((z - 1) * st for z, st in zip(sizes, t.element_strides)) + 1) * t.data_type.size_in_bytes
+def _binding_bytes(t: TensorDesc, residual: int) -> int:
+    """Bytes a binding of the whole tensor ``t`` takes (its residual offset, rounded to 16)."""
+    return (residual + t.total_tensor_size_in_bytes + 15) & ~15
 
 
-def _split_batches(d: ConvolutionIntegerDesc, caps: Capabilities, placements, s):
-    """``s`` (a one-pass step over all N batch items) as steps of whole batch items, each binding a
-    window of the input and output that fits the binding limit; the windows start on the binding
-    alignment and the rest of each batch's offset goes into input_base / output_base."""
+@dataclass(frozen=True)
+class _Piece:
+    """One window step past the binding limit: batch items [n0, n0 + nn); groups [g0, g0 + gp),
+    and in each, output channels [ml0, ml0 + mc) and input channels [c0, c0 + cc) (a part of a
+    group only where gp == 1); output rows [oh0, oh0 + oh) and columns [ow0, ow0 + ow)."""
+
+    n0: int
+    nn: int
+    g0: int
+    gp: int
+    ml0: int
+    mc: int
+    c0: int
+    cc: int
+    oh0: int
+    oh: int
+    ow0: int
+    ow: int
+
+
+def _halo(o0: int, count: int, stride: int, dilation: int, k: int, pad: int, size: int) -> tuple[int, int, int, int]:
+    """The input rows (or columns) ``count`` output rows from ``o0`` read, clamped to the input:
+    (first row, rows to bind, rows the shader sees, its start padding). Padded rows are virtual
+    (the shaders skip taps outside the input), so a band's top padding is the distance from its
+    first tap to the first bound row. A band wholly in the padding binds one row and sees none."""
+    lo = o0 * stride - pad
+    hi = (o0 + count - 1) * stride + (k - 1) * dilation - pad + 1
+    r0, r1 = max(lo, 0), min(hi, size)
+    if r1 <= r0:
+        return min(r0, size - 1), 1, 0, 0
+    return r0, r1 - r0, r1 - r0, r0 - lo
+
+
+def _window(t: TensorDesc, starts, counts) -> tuple[int, int]:
+    """(byte offset of the first element, bytes to the end of the last one) of the box of ``t``
+    with ``counts`` elements from ``starts`` along each axis."""
+    st = t.element_strides
+    eb = t.data_type.size_in_bytes
+    at = sum(a * s for a, s in zip(starts, st))
+    span = sum((c - 1) * s for c, s in zip(counts, st)) + 1
+    return at * eb, span * eb
+
+
+def _piece_windows(d: ConvolutionIntegerDesc, p: _Piece):
+    """{tensor name: (byte offset, span)} of piece ``p``, and the shader's view of its input rows
+    and columns ((rows, top padding), (columns, left padding))."""
+    _, _, h, w = d.input.sizes
+    m, cg, kh, kw = d.filter.sizes
+    mg = m // d.group_count
+    (sh, sw), (dh, dw) = d.strides, d.dilations
+    (pt, pl) = d.start_padding
+    r0, rows, rows_seen, pad_t = _halo(p.oh0, p.oh, sh, dh, kh, pt, h)
+    q0, cols, cols_seen, pad_l = _halo(p.ow0, p.ow, sw, dw, kw, pl, w)
+    cin = (p.gp - 1) * cg + p.cc
+    mout = (p.gp - 1) * mg + p.mc
+    m0 = p.g0 * mg + p.ml0
+    spans = {
+        "input": _window(d.input, (p.n0, p.g0 * cg + p.c0, r0, q0), (p.nn, cin, rows, cols)),
+        "filter": _window(d.filter, (m0, p.c0, 0, 0), (mout, p.cc, kh, kw)),
+        "output": _window(d.output, (p.n0, m0, p.oh0, p.ow0), (p.nn, mout, p.oh, p.ow)),
+    }
+    return spans, (rows_seen, pad_t), (cols_seen, pad_l)
+
+
+def _halvings(n: int) -> list[int]:
+    """n, ceil(n/2), ceil(n/4), ..., 1 (the chunk sizes the window search tries)."""
+    out = [n]
+    while out[-1] > 1:
+        out.append(-(-out[-1] // 2))
+    return out
+
+
+def _piece_sizes(p: _Piece) -> tuple[int, ...]:
+    """A step's box as (batch items, groups, output channels a group, input channels a group,
+    output rows, output columns)."""
+    return (p.nn, p.gp, p.mc, p.cc, p.oh, p.ow)
+
+
+def _choose_pieces(d: ConvolutionIntegerDesc, caps: Capabilities, windowed: tuple[str, ...], tile_rows: int):
+    """The largest piece shape (a _Piece at the origin) whose windows of the ``windowed`` tensors
+    each fit one binding (span + twice the alignment, for the residual and the window's start,
+    rounded to 16), or None.
+
+    Whole batch items first (no halo, no split reduction); else one batch item with the fewest
+    steps over: groups a step (halving), or in one group output and input channels a step
+    (halving each; a split of the input channels adds into the output), and the most output rows
+    a step (as few bands as that gives, balanced, in whole tiles of the direct kernel where they
+    fit), or one row and the most columns. Ties go to fewer input-channel splits."""
     al, limit = caps.binding_alignment, caps.max_binding_size
-    n = d.input.sizes[0]
-    per = 0
-    while per < n and all(_span(t, per + 1) + 2 * al <= limit for t in (d.input, d.output)):
-        per += 1
-    if per == 0:
+    n, _, oh_all, ow_all = d.output.sizes
+    m, cg, _, _ = d.filter.sizes
+    g = d.group_count
+    mg = m // g
+
+    def fits(p: _Piece) -> bool:
+        spans = _piece_windows(d, p)[0]
+        # a window starts up to al - 1 bytes before its data, after a residual below al; bound rounded to 16
+        return all((spans[name][1] + 2 * al + 15) & ~15 <= limit for name in windowed)
+
+    def most(lo_fits, n_max) -> int:
+        """The largest k in 1..n_max with lo_fits(k) (monotone), or 0."""
+        if not lo_fits(1):
+            return 0
+        a, b = 1, n_max
+        while a < b:
+            mid = (a + b + 1) // 2
+            a, b = (mid, b) if lo_fits(mid) else (a, mid - 1)
+        return a
+
+    per = most(lambda k: fits(_Piece(0, k, 0, g, 0, mg, 0, cg, 0, oh_all, 0, ow_all)), n)
+    if per:
+        return _Piece(0, per, 0, g, 0, mg, 0, cg, 0, oh_all, 0, ow_all)
+    shapes = [(gp, mg, cg) for gp in _halvings(g)]
+    shapes += [(1, mc, cc) for mc in _halvings(mg) for cc in _halvings(cg) if (mc, cc) != (mg, cg)]
+    best = None
+    for gp, mc, cc in shapes:
+        rows = most(lambda k: fits(_Piece(0, 1, 0, gp, 0, mc, 0, cc, 0, k, 0, ow_all)), oh_all)
+        cols = ow_all
+        if rows == 0:
+            rows = 1
+            cols = most(lambda k: fits(_Piece(0, 1, 0, gp, 0, mc, 0, cc, 0, 1, 0, k)), ow_all)
+            if cols == 0:
+                continue
+        else:  # the same number of bands, balanced, a whole number of the direct kernel's tile rows where it can
+            bands = -(-oh_all // rows)
+            even = -(-oh_all // bands)
+            rows = min(rows, -(-even // tile_rows) * tile_rows) if even > tile_rows else even
+        csplit = -(-cg // cc)
+        steps = n * -(-g // gp) * -(-mg // mc) * csplit * -(-oh_all // rows) * -(-ow_all // cols)
+        if best is None or (steps, csplit) < best[0]:
+            best = ((steps, csplit), _Piece(0, 1, 0, gp, 0, mc, 0, cc, 0, rows, 0, cols))
+    return None if best is None else best[1]
+
+
+def _split_windows(d: ConvolutionIntegerDesc, caps: Capabilities, placements, s, tile=None):
+    """``s`` (a one-pass step over the whole convolution) as steps that each bind windows of the
+    input and output (and filter, where it is past the limit too) that fit the binding limit.
+
+    Each step is the convolution of a box of the output: whole batch items where one fits, else
+    one item's groups, output channels, output rows (and columns) in bands. Its input window
+    holds the rows its band reads, the kernel's halo included (strides and dilations), clamped
+    to the input; the padding above and left of the window is virtual (in_height / pad_top and
+    in_width / pad_left of the step). A group's input channels may be split too: the first step
+    stores, the others add into the output (ACCUMULATE). Windows start on the binding alignment;
+    the rest of each start goes into the step's input_base / filter_base / output_base, as the
+    residual offsets do. ``tile``: the direct kernel's (rows, cols, channel block)."""
+    al, limit = caps.binding_alignment, caps.max_binding_size
+    n, _, oh_all, ow_all = d.output.sizes
+    m, cg, kh, kw = d.filter.sizes
+    g = d.group_count
+    mg = m // g
+    windowed = ("input", "output")
+    if _binding_bytes(d.filter, placement_of(placements, "filter").residual) > limit:
+        windowed += ("filter",)
+    shape = _choose_pieces(d, caps, windowed, tile[0] if tile else 1)
+    if shape is None:
         raise PlanError(
-            f"input, output: one batch item spans more than {caps.name}'s max-storage-buffer-binding-size "
-            f"({limit} bytes); splitting within a batch item is not implemented"
+            f"input, filter, output: no window of one output row segment fits {caps.name}'s "
+            f"max-storage-buffer-binding-size ({limit} bytes): a filter row of C/G*KH*KW = {cg * kh * kw} "
+            f"taps and its input window must fit one binding"
         )
+    batch_only = shape.nn > 1 or (shape.gp == g and shape.oh == oh_all and shape.ow == ow_all)
     u0 = s.uniforms_dict
+    wz = d.filter_zero_point
+    zp_step = u0["filter_zp_stride"] if wz is not None and wz.element_count > 1 else 0
     steps = []
-    for i, n0 in enumerate(range(0, n, per)):
-        items = min(per, n - n0)
-        u = dict(u0)
-        windows = []
-        for name, t, base in (("input", d.input, "input_base"), ("output", d.output, "output_base")):
-            eb = t.data_type.size_in_bytes
-            at = n0 * t.element_strides[0] * eb
-            start = at // al * al
-            r = placement_of(placements, name).residual
-            u[base] = (r + at - start) // eb if name == "output" else r + at - start
-            windows.append((name, start, at - start + _span(t, items)))
-        if "workgroups" in u and u["workgroups"]:
-            u["workgroups"] = u0["workgroups"] // n * items
-            invocations = u["workgroups"] * s.workgroup_size
-        else:
-            u["output_count"] = u0["output_count"] // n * items
-            invocations = u["output_count"]
-        steps.append(
-            step(
-                f"{s.name}[{i}]",
-                s.shader,
-                f"batch items {n0}..{n0 + items - 1}",
-                invocations,
-                entry_point=s.entry_point,
-                workgroup_size=s.workgroup_size,
-                constants=s.constants_dict,
-                uniforms=u,
-                bindings=s.bindings_dict,
-                uniform_var=s.uniform_var,
-                windows=windows,
-            )
+    for n0 in range(0, n, shape.nn):
+        for g0 in range(0, g, shape.gp):
+            for ml0 in range(0, mg, shape.mc):
+                for oh0 in range(0, oh_all, shape.oh):
+                    for ow0 in range(0, ow_all, shape.ow):
+                        for c0 in range(0, cg, shape.cc):  # innermost: the storing step precedes the adding ones
+                            p = _Piece(
+                                n0,
+                                min(shape.nn, n - n0),
+                                g0,
+                                min(shape.gp, g - g0),
+                                ml0,
+                                min(shape.mc, mg - ml0),
+                                c0,
+                                min(shape.cc, cg - c0),
+                                oh0,
+                                min(shape.oh, oh_all - oh0),
+                                ow0,
+                                min(shape.ow, ow_all - ow0),
+                            )
+                            steps.append(_piece_step(d, placements, s, u0, p, windowed, al, zp_step, tile, len(steps)))
+    if batch_only:
+        what = f"{len(steps)} steps of up to {shape.nn} batch items, each binding a window of both"
+    else:
+        what = (
+            f"{len(steps)} steps, each one batch item, {shape.gp} group(s), {shape.mc} output and {shape.cc} input "
+            f"channels a group, {shape.oh} output rows x {shape.ow} columns, binding the input window its band "
+            f"reads (kernel halo included, padding virtual)"
+            + (f"; the group's {cg} input channels summed over {-(-cg // shape.cc)} steps" if shape.cc < cg else "")
         )
-    return tuple(steps), (
-        f"input or output past max-storage-buffer-binding-size ({limit} bytes): {len(steps)} steps of up to "
-        f"{per} batch items, each binding a window of both"
+    return tuple(steps), f"input or output past max-storage-buffer-binding-size ({limit} bytes): {what}", shape
+
+
+def _piece_step(d, placements, s, u0, p: _Piece, windowed, al, zp_step, tile, index):
+    """The step of piece ``p``: step ``s`` with the piece's sizes, bases and windows."""
+    spans, (rows, pad_t), (cols, pad_l) = _piece_windows(d, p)
+    m, cg, kh, kw = d.filter.sizes
+    mg = m // d.group_count
+    mout = (p.gp - 1) * mg + p.mc
+    u = dict(u0)
+    u.update(
+        in_channels=(p.gp - 1) * cg + p.cc,
+        in_height=rows,
+        in_width=cols,
+        pad_top=pad_t,
+        pad_left=pad_l,
+        out_channels=mout,
+        group_in_channels=p.cc,
+        group_out_channels=p.mc,
+        group_count=p.gp,
+        group_words=-(-p.cc // 4),
+        out_height=p.oh,
+        out_width=p.ow,
+        output_count=p.nn * mout * p.oh * p.ow,
+    )
+    if u0["taps"]:
+        u["taps"] = (p.cc * kh * kw) % 2**32
+    u["filter_zp_base"] += (p.g0 * mg + p.ml0) * zp_step
+    windows = []
+    for name, base in (("input", "input_base"), ("filter", "filter_base"), ("output", "output_base")):
+        at, span = spans[name]
+        r = placement_of(placements, name).residual
+        start = at // al * al if name in windowed else 0
+        if name in windowed:
+            windows.append((name, start, at - start + span))
+        off = r + at - start
+        u[base] = off // 4 if name == "output" else off
+    if tile:
+        th, tw, cb = tile
+        blocks = -(-p.mc // cb)
+        u.update(
+            tiles_h=-(-p.oh // th),
+            tiles_w=-(-p.ow // tw),
+            channel_block=-(-p.mc // blocks),
+            channel_blocks=blocks,
+        )
+        u["workgroups"] = p.nn * p.gp * blocks * u["tiles_h"] * u["tiles_w"]
+        invocations = u["workgroups"] * s.workgroup_size
+    else:
+        invocations = u["output_count"]
+    consts = s.constants_dict
+    if p.c0:
+        consts["ACCUMULATE"] = 1
+    where = f"batch items {p.n0}..{p.n0 + p.nn - 1}"
+    if p.gp < d.group_count or p.mc < mg or p.oh < d.output.sizes[2] or p.ow < d.output.sizes[3]:
+        m0 = p.g0 * mg + p.ml0
+        where += (
+            f", output channels {m0}..{m0 + mout - 1}, rows {p.oh0}..{p.oh0 + p.oh - 1}, "
+            f"columns {p.ow0}..{p.ow0 + p.ow - 1}"
+        )
+    if p.cc < cg:
+        where += f", input channels {p.c0}..{p.c0 + p.cc - 1} of the group" + (" (added)" if p.c0 else "")
+    return step(
+        f"{s.name}[{index}]",
+        s.shader,
+        where,
+        invocations,
+        entry_point=s.entry_point,
+        workgroup_size=s.workgroup_size,
+        constants=consts,
+        uniforms=u,
+        bindings=s.bindings_dict,
+        uniform_var=s.uniform_var,
+        windows=windows,
     )
 
 
@@ -1084,31 +1322,98 @@ def explain_plan(args, caps: Capabilities) -> Plan:
 # ------------------------------------------------------------------------------------------------
 # numpy one-liner
 # ------------------------------------------------------------------------------------------------
+_INT8_RANGES = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
+
+
 def _zero_point_array(name: str, zp, dtype: np.dtype, m: int | None, rank: int) -> np.ndarray | None:
     """A zero point (int, 0-d array, (M,) or (1, M, 1, 1) array) as a DML-shaped array of ``dtype``."""
     if zp is None:
         return None
+    if type(zp) is int:  # the common case: a Python int, range-checked without numpy reductions
+        lo, hi = _INT8_RANGES[np.dtype(dtype)]
+        if not lo <= zp <= hi:
+            raise DmlValidationError(
+                f"{name}: values must fit the data type {np.dtype(dtype).name} [{lo}, {hi}]; got {zp}..{zp}"
+            )
+        return np.full((1,) * rank, zp, dtype)
     a = np.asarray(zp)
     if a.dtype.kind not in "iu":
         raise DmlValidationError(f"{name}: must be an integer or integer array; got dtype {a.dtype}")
-    info = np.iinfo(dtype)
-    if a.size and (a.min() < info.min or a.max() > info.max):
-        raise DmlValidationError(
-            f"{name}: values must fit the data type {np.dtype(dtype).name} "
-            f"[{info.min}, {info.max}]; got {a.min()}..{a.max()}"
-        )
-    if a.dtype != dtype and a.dtype.itemsize == 1:
-        raise DmlValidationError(
-            f"{name}.data_type: must equal its tensor's data type ({np.dtype(dtype).name}); got {a.dtype.name}"
-        )
+    if a.dtype != dtype:  # values of the tensor's own type fit it by construction
+        info = np.iinfo(dtype)
+        if a.size and (a.min() < info.min or a.max() > info.max):
+            raise DmlValidationError(
+                f"{name}: values must fit the data type {np.dtype(dtype).name} "
+                f"[{info.min}, {info.max}]; got {a.min()}..{a.max()}"
+            )
+        if a.dtype.itemsize == 1:
+            raise DmlValidationError(
+                f"{name}.data_type: must equal its tensor's data type ({np.dtype(dtype).name}); got {a.dtype.name}"
+            )
     if a.size == 1:
-        return a.astype(dtype).reshape((1,) * rank)
+        return a.astype(dtype, copy=False).reshape((1,) * rank)
     if m is not None and a.size == m and a.shape in ((m,), (1, m, 1, 1), (1, m, 1)):
-        return a.astype(dtype).reshape((1, m) + (1,) * (rank - 2))
+        return a.astype(dtype, copy=False).reshape((1, m) + (1,) * (rank - 2))
     raise DmlValidationError(
         f"{name}.sizes: must be a scalar"
         + (f", (M,) or (1, M, 1, 1) with M = {m}" if m else "")
         + f"; got shape {a.shape}"
+    )
+
+
+#: One-liner descriptions by layout (array shapes, strides and types, zero point shapes, the
+#: convolution's parameters as plain ints): a repeated call reuses the description object, so the
+#: device's operator cache finds it by identity (its hash is kept) without building or validating
+#: anything. Bounded: cleared when full.
+_ONELINER_DESCS: dict = {}
+_ONELINER_DESCS_MAX = 256
+
+
+def _plain_ints(v) -> tuple | None:
+    """``v`` as a tuple when it is a tuple or list of Python ints (not bools), else None (the slow
+    path then validates it and names the field)."""
+    if type(v) is tuple or type(v) is list:
+        for i in v:
+            if type(i) is not int:
+                return None
+        return tuple(v)
+    return None
+
+
+def _oneliner_desc(xa, wa, xz, wz, strides, dilations, start_padding, end_padding, group_count):
+    """The description of a one-liner call (validated later, by the compile on a cache miss)."""
+    xd, _ = desc_for_array(xa)
+    wd, _ = desc_for_array(wa)
+    if (
+        xa.ndim == 3
+        and tuple(strides) == (1, 1)
+        and tuple(dilations) == (1, 1)
+        and tuple(start_padding) == (0, 0)
+        and tuple(end_padding) == (0, 0)
+    ):
+        strides, dilations, start_padding, end_padding = (1,), (1,), (0,), (0,)
+    xzd = desc_for_array(xz)[0] if xz is not None else None
+    wzd = desc_for_array(wz)[0] if wz is not None else None
+    nsp = max(xa.ndim - 2, 0)
+    try:
+        out_sizes = convolution_integer_output_sizes(
+            xa.shape, wa.shape, tuple(strides), tuple(dilations), tuple(start_padding), tuple(end_padding)
+        )
+    except (TypeError, ZeroDivisionError, ValueError):
+        out_sizes = xa.shape
+    if len(out_sizes) != xa.ndim or any(s <= 0 for s in out_sizes) or nsp not in (1, 2):
+        out_sizes = xa.shape  # let validate() name the broken rule
+    return ConvolutionIntegerDesc(
+        xd,
+        wd,
+        TensorDesc(DataType.INT32, out_sizes),
+        xzd,
+        wzd,
+        tuple(strides),
+        tuple(dilations),
+        tuple(start_padding),
+        tuple(end_padding),
+        group_count,
     )
 
 
@@ -1142,48 +1447,35 @@ def convolution_integer(
         if 0 not in out_sizes:
             raise DmlValidationError(f"x, w: shapes {xa.shape} and {wa.shape}: a size-0 axis yields no output")
         return oneshot.empty_result(out_sizes, np.int32)
-    xd, _ = desc_for_array(xa)
-    wd, _ = desc_for_array(wa)
-    if (
-        xa.ndim == 3
-        and tuple(strides) == (1, 1)
-        and tuple(dilations) == (1, 1)
-        and tuple(start_padding) == (0, 0)
-        and tuple(end_padding) == (0, 0)
-    ):
-        strides, dilations, start_padding, end_padding = (1,), (1,), (0,), (0,)
     rank = xa.ndim if xa.ndim in (3, 4) else 4
     xz = wz = None
-    if xa.dtype in (np.int8, np.uint8):
+    if xa.dtype in _INT8_RANGES:
         xz = _zero_point_array("input_zero_point", x_zero_point, xa.dtype, None, rank)
     elif x_zero_point is not None:
         xz = np.asarray(x_zero_point)
-    if wa.dtype in (np.int8, np.uint8) and wa.ndim >= 1:
+    if wa.dtype in _INT8_RANGES and wa.ndim >= 1:
         wz = _zero_point_array("filter_zero_point", w_zero_point, wa.dtype, wa.shape[0], rank)
     elif w_zero_point is not None:
         wz = np.asarray(w_zero_point)
-    xzd = desc_for_array(xz)[0] if xz is not None else None
-    wzd = desc_for_array(wz)[0] if wz is not None else None
-    nsp = max(xa.ndim - 2, 0)
-    try:
-        out_sizes = convolution_integer_output_sizes(
-            xa.shape, wa.shape, tuple(strides), tuple(dilations), tuple(start_padding), tuple(end_padding)
+    params = tuple(_plain_ints(v) for v in (strides, dilations, start_padding, end_padding))
+    key = None
+    if None not in params and type(group_count) is int:
+        key = (
+            (xa.shape, xa.strides, xa.dtype, wa.shape, wa.strides, wa.dtype),
+            None if xz is None else (xz.shape, xz.dtype),
+            None if wz is None else (wz.shape, wz.dtype),
+            params,
+            group_count,
         )
-    except (TypeError, ZeroDivisionError, ValueError):
-        out_sizes = xa.shape
-    if len(out_sizes) != xa.ndim or any(s <= 0 for s in out_sizes) or nsp not in (1, 2):
-        out_sizes = xa.shape  # let validate() name the broken rule
-    desc = ConvolutionIntegerDesc(
-        xd,
-        wd,
-        TensorDesc(DataType.INT32, out_sizes),
-        xzd,
-        wzd,
-        tuple(strides),
-        tuple(dilations),
-        tuple(start_padding),
-        tuple(end_padding),
-        group_count,
-    )
-    out = oneshot.OUTPUT
-    return oneshot.run(compile_convolution_integer, desc, [xa, wa, out, xz, wz], device=device)  # validates first
+        desc = _ONELINER_DESCS.get(key)
+    if key is None or desc is None:
+        desc = _oneliner_desc(xa, wa, xz, wz, strides, dilations, start_padding, end_padding, group_count)
+        if key is None:
+            # a bool or float parameter equals an int one (True == 1): the operator cache would
+            # accept it, so the description is validated here, naming the field
+            desc.validate()
+        else:
+            if len(_ONELINER_DESCS) >= _ONELINER_DESCS_MAX:
+                _ONELINER_DESCS.clear()
+            _ONELINER_DESCS[key] = desc
+    return oneshot.run(compile_convolution_integer, desc, [xa, wa, oneshot.OUTPUT, xz, wz], device=device)
