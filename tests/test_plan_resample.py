@@ -156,6 +156,7 @@ def test_tuning_arguments():
 
 
 # -- host tables stay small -------------------------------------------------------------------------
+@pytest.mark.slow  # counts every input read on a 2^25..8*10^7-element axis: tens of seconds on 2 cores
 def test_long_axis_computes_its_coordinates_in_the_shader():
     from dmlwgsl.reference import resample as ref
 
@@ -240,6 +241,7 @@ def test_output_sizes_accept_numpy_integers(device):
     assert y.shape == (4, 4)
 
 
+@pytest.mark.slow  # counts every input read on a 2^25..8*10^7-element axis: tens of seconds on 2 cores
 def test_past_the_binding_limit_the_plan_splits():
     caps = Capabilities.profile("lavapipe")  # 128 MiB bindings
     n = 40_000_000  # 160 MB of float32 in, 320 MB out

@@ -493,6 +493,7 @@ def test_coordinates_computed_in_the_shader(device, c, scale_bits, scale_exp):
     run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (in_desc, raw_in)}, out_desc, expected, **tol)
 
 
+@pytest.mark.slow  # 2^25 outputs checked against the reference: 20-40 s per case on lavapipe
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 def test_long_1d_axis(device, mode):
     """Issue 13: 2^24 -> 2^25 on lavapipe (128 MiB binding limit): the whole linear table would be
