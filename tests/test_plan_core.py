@@ -84,7 +84,7 @@ def plan_copy(desc: CopyDesc, caps: Capabilities, *, kernel=None, placements=Non
         "the only path",
         words,
         uniform_var="cp",
-        uniforms={"info": (words, words, 0, 0)},
+        uniforms={"count": words, "threads": words},
         bindings={"input": "input", "output": "output"},
         constants={"VPT": 1},
     )
@@ -138,7 +138,7 @@ class HalvesCopyOperator(Operator):
                 n,
                 entry_point="copy_vec4",
                 uniform_var="cp",
-                uniforms={"info": (n, n, 0, 0)},
+                uniforms={"count": n, "threads": n},
                 bindings={"input": "input", "output": "output"},
                 windows=[("input", 16 * s, 16 * n), ("output", 16 * s, 16 * n)],
             )

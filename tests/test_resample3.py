@@ -377,6 +377,12 @@ def test_validation_names_the_field():
         desc3(i, TensorDesc(F16, (1, 1, 2, 2))).validate()
 
 
+def walk(step):
+    """aa_rows' geometry uniforms: (column groups, bands, band rows, threads)."""
+    u = step.uniforms_dict
+    return (u["column_groups"], u["bands"], u["band_rows"], u["walk_threads"])
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 def test_plans_as_values(profile):
     caps = Capabilities.profile(profile)
@@ -384,7 +390,8 @@ def test_plans_as_values(profile):
     e = plan_resample_antialias(d, caps)  # the default: measured fastest on the H100
     assert e.kernels == ["aa_element"] and e.dispatches == 1 and e.steps[0].invocations == 8 * 64 * 128 * 128
     p = plan_resample_antialias(d, caps, kernel="aa_tile")
-    tw, th = p.steps[0].uniforms_dict["tile"][:2]
+    u = p.steps[0].uniforms_dict
+    tw, th = u["tile_w"], u["tile_h"]
     groups = 8 * 64 * (128 // tw) * (128 // th)
     assert p.steps[0].invocations == groups * 256
     assert p.bytes_moved == (8 * 64 * 256 * 256 + 8 * 64 * 128 * 128) * 4
@@ -403,15 +410,15 @@ def test_plans_as_values(profile):
     r = plan_resample_antialias(d, caps, kernel="aa_rows")
     s = r.steps[0]
     assert r.kernels == ["aa_rows"] and r.bytes_moved == p.bytes_moved
-    assert s.uniforms_dict["walk"] == (128, 8, 16, 8 * 64 * 128 * 8) and s.invocations == 8 * 64 * 128 * 8
+    assert walk(s) == (128, 8, 16, 8 * 64 * 128 * 8) and s.invocations == 8 * 64 * 128 * 8
     assert s.constants_dict["KA"] == 2 and s.constants_dict["CW"] == 1
     h = plan_resample_antialias(desc3(TensorDesc(F16, (8, 64, 240, 240)), TensorDesc(F16, (8, 64, 60, 60))), caps,
                                 kernel="aa_rows").steps[0]  # fmt: skip
-    assert h.constants_dict["CW"] == 2 and h.uniforms_dict["walk"] == (30, 15, 4, 8 * 64 * 30 * 15)
+    assert h.constants_dict["CW"] == 2 and walk(h) == (30, 15, 4, 8 * 64 * 30 * 15)
     # a description too small to fill the GPU at any band height: bands of 8
     small = plan_resample_antialias(desc3(TensorDesc(U8, (1, 3, 40, 48)), TensorDesc(U8, (1, 3, 20, 12))), caps,
                                     kernel="aa_rows")  # fmt: skip
-    assert small.steps[0].uniforms_dict["walk"] == (3, 3, 8, 3 * 3 * 3)
+    assert walk(small.steps[0]) == (3, 3, 8, 3 * 3 * 3)
 
 
 def test_onnx_mapping():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import dmlwgsl
+from dmlwgsl.benchmark import copy_uniforms
 from dmlwgsl.runtime import GpuError, GpuTensor, Kernel, PipelineCache, dispatch_size, load_wgsl
 from dmlwgsl.tensor import DataType, TensorDesc
 
@@ -51,7 +52,7 @@ def test_folded_dispatch_runs_every_thread(device):
     b = device.tensor(desc)
     device.fill(b.buffer, b"\xa5")
     k = _copy_kernel(device, 1)
-    info = np.array([words, words, 0, 0], np.uint32).tobytes()
+    info = copy_uniforms(words, words)
     pack = lambda _r: info  # noqa: E731
     assert dispatch_size(words, 1)[1] > 1
     k.dispatch({"input": a, "output": b}, pack, words)
@@ -66,7 +67,7 @@ def test_repeat_dispatch_with_new_invocation_count(device):
     a = device.upload(data)
     b = device.tensor(TensorDesc(DataType.UINT32, (words * 4,)))
     k = _copy_kernel(device, 64)
-    info = np.array([words, words, 0, 0], np.uint32).tobytes()
+    info = copy_uniforms(words, words)
     pack = lambda _r: info  # noqa: E731
     device.fill(b.buffer, b"\xa5")
     k.dispatch({"input": a, "output": b}, pack, 64)

@@ -32,10 +32,19 @@ struct Params {
     head: vec4<u32>,         // first word of each axis's (first, count) pairs
     weight: vec4<u32>,       // first word of each axis's weights
     tap_stride: vec4<u32>,   // weights per output entry, per axis
-    info: vec4<u32>,         // x output element count, y input base, z output base (elements), w unused
-    tile: vec4<u32>,         // aa_tile: x tile width, y tile height (outputs), z tiles per row, w tiles per plane
-    tile2: vec4<u32>,        // aa_tile: x workgroups, y planes' channel count, zw unused
-    walk: vec4<u32>,         // aa_rows: x column groups per row, y bands per (n, c), z rows per band, w threads
+    count: u32,              // output elements
+    input_base: u32,         // first input element inside the binding
+    output_base: u32,        // first output element inside the binding
+    tile_w: u32,             // aa_tile: tile width (outputs)
+    tile_h: u32,             // aa_tile: tile height (outputs)
+    tiles_per_row: u32,      // aa_tile: tiles across a plane's width
+    tiles_per_plane: u32,    // aa_tile: tiles in one (n, c) plane
+    tile_workgroups: u32,    // aa_tile: workgroups in the dispatch
+    tile_planes_c: u32,      // aa_tile: the channel count of the planes
+    column_groups: u32,      // aa_rows: column groups per output row
+    bands: u32,              // aa_rows: bands per (n, c) plane
+    band_rows: u32,          // aa_rows: output rows per band
+    walk_threads: u32,       // aa_rows: threads in the dispatch
 }
 
 #include "common/grid.wgsl"
@@ -111,7 +120,7 @@ fn value(o: vec4<u32>) -> f32 {
         for (var b = 0u; b < hc.y; b++) {
             var acc_h = 0.0;
             for (var i = 0u; i < hh.y; i++) {
-                let row = p.info.y + (hn.x + a) * p.in_strides.x + (hc.x + b) * p.in_strides.y
+                let row = p.input_base + (hn.x + a) * p.in_strides.x + (hc.x + b) * p.in_strides.y
                     + (hh.x + i) * p.in_strides.z;
                 var acc_w = 0.0;
                 for (var j = 0u; j < hw.y; j++) {
@@ -129,17 +138,17 @@ fn value(o: vec4<u32>) -> f32 {
 @compute @workgroup_size(WG)
 fn aa_element(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = thread_id(gid, nwg);
-    if (e >= p.info.x) { return; }
+    if (e >= p.count) { return; }
     let o = coords(e);
-    output[p.info.z + dot(o, p.out_strides)] = store_bits(value(o));
+    output[p.output_base + dot(o, p.out_strides)] = store_bits(value(o));
 }
 
 @compute @workgroup_size(WG)
 fn aa_element_atomic(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = thread_id(gid, nwg);
-    if (e >= p.info.x) { return; }
+    if (e >= p.count) { return; }
     let o = coords(e);
-    let dst = p.info.z + dot(o, p.out_strides);
+    let dst = p.output_base + dot(o, p.out_strides);
     let eb = 4u / per_word();
     let sh = (dst % per_word()) * eb * 8u;
     let mask = select(0xFFu, 0xFFFFu, DTYPE == 1u) << sh;
@@ -148,7 +157,7 @@ fn aa_element_atomic(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
 }
 
 // -- aa_tile: workgroup-memory tiles ------------------------------------------------------------
-// One workgroup = one tile of p.tile.y output rows x p.tile.x output columns of one (n, c) plane
+// One workgroup = one tile of p.tile_h output rows x p.tile_w output columns of one (n, c) plane
 // (the n and c axes are not filtered: one tap of weight 1, the host checks). It stages the input
 // region under the tile's taps in workgroup memory (coalesced word loads, each input element read
 // once per tile), filters it along W into `mid` (one value per region row and tile column), then
@@ -204,16 +213,16 @@ fn scatter(g: Stage, k: u32, word: u32) {
 fn aa_tile(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
     let wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
-    if (wg >= p.tile2.x) { return; }   // uniform across the workgroup
-    let plane = wg / p.tile.w;
-    let t = wg % p.tile.w;
-    let oh0 = (t / p.tile.z) * p.tile.y;
-    let ow0 = (t % p.tile.z) * p.tile.x;
-    let th = min(p.tile.y, p.out_sizes.z - oh0);
-    let tw = min(p.tile.x, p.out_sizes.w - ow0);
-    let n = plane / p.tile2.y;
-    let c = plane % p.tile2.y;
-    let base = p.info.y + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y;
+    if (wg >= p.tile_workgroups) { return; }   // uniform across the workgroup
+    let plane = wg / p.tiles_per_plane;
+    let t = wg % p.tiles_per_plane;
+    let oh0 = (t / p.tiles_per_row) * p.tile_h;
+    let ow0 = (t % p.tiles_per_row) * p.tile_w;
+    let th = min(p.tile_h, p.out_sizes.z - oh0);
+    let tw = min(p.tile_w, p.out_sizes.w - ow0);
+    let n = plane / p.tile_planes_c;
+    let c = plane % p.tile_planes_c;
+    let base = p.input_base + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y;
     // The region: input rows r0.. and columns c0.. under the tile's taps (firsts grow with o).
     let r0 = head(2u, oh0).x;
     let hl = head(2u, oh0 + th - 1u);
@@ -256,7 +265,7 @@ fn aa_tile(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         for (var q = 0u; q < hw.y; q++) {
             acc_w = acc_w + weight(3u, ow0 + j, q) * src[s0 + q];
         }
-        mid[r * p.tile.x + j] = acc_w;
+        mid[r * p.tile_w + j] = acc_w;
     }
     workgroupBarrier();
 
@@ -266,7 +275,7 @@ fn aa_tile(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         let i = k / gw;
         let j0 = (k % gw) * pw;
         let hh = head(2u, oh0 + i);
-        let dst = p.info.z + n * p.out_strides.x + c * p.out_strides.y + (oh0 + i) * p.out_strides.z
+        let dst = p.output_base + n * p.out_strides.x + c * p.out_strides.y + (oh0 + i) * p.out_strides.z
             + (ow0 + j0) * p.out_strides.w;
         var word = 0u;
         var mask = 0u;
@@ -275,7 +284,7 @@ fn aa_tile(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             if (j < tw) {
                 var acc_h = 0.0;
                 for (var a = 0u; a < hh.y; a++) {
-                    acc_h = acc_h + weight(2u, oh0 + i, a) * mid[(hh.x - r0 + a) * p.tile.x + j];
+                    acc_h = acc_h + weight(2u, oh0 + i, a) * mid[(hh.x - r0 + a) * p.tile_w + j];
                 }
                 // n and c: one tap of weight 1 (acc = 0 + 1 * v, exactly v)
                 let sh = ((dst + q) % pw) * (32u / pw);
@@ -341,11 +350,11 @@ fn store_cols(dst: u32, v: vec4<f32>, ncol: u32) {
 @compute @workgroup_size(WG)
 fn aa_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_id(gid, nwg);
-    if (t >= p.walk.w) { return; }
-    let g = t % p.walk.x;
-    let rest = t / p.walk.x;
-    let band = rest % p.walk.y;
-    let plane = rest / p.walk.y;
+    if (t >= p.walk_threads) { return; }
+    let g = t % p.column_groups;
+    let rest = t / p.column_groups;
+    let band = rest % p.bands;
+    let plane = rest / p.bands;
     let n = plane / p.out_sizes.y;
     let c = plane % p.out_sizes.y;
     let ow0 = g * CW;
@@ -365,10 +374,10 @@ fn aa_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
             }
         }
     }
-    let oh_lo = band * p.walk.z;
-    let oh_hi = min(oh_lo + p.walk.z, p.out_sizes.z);
-    let plane_in = p.info.y + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y;
-    let plane_out = p.info.z + n * p.out_strides.x + c * p.out_strides.y + ow0 * p.out_strides.w;
+    let oh_lo = band * p.band_rows;
+    let oh_hi = min(oh_lo + p.band_rows, p.out_sizes.z);
+    let plane_in = p.input_base + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y;
+    let plane_out = p.output_base + n * p.out_strides.x + c * p.out_strides.y + ow0 * p.out_strides.w;
     let r0 = head(2u, oh_lo).x;
     let hl = head(2u, oh_hi - 1u);
     let r1 = hl.x + hl.y;

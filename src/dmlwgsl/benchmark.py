@@ -41,6 +41,7 @@ __all__ = [
     "bench_parser",
     "compare",
     "copy_kernel",
+    "copy_uniforms",
     "finish",
     "fmt_rate",
     "fmt_time",
@@ -258,16 +259,23 @@ def progress(line: str) -> None:
 # ------------------------------------------------------------------------------------------------
 # Timing and rooflines
 # ------------------------------------------------------------------------------------------------
+def copy_uniforms(count: int, threads: int) -> bytes:
+    """The copy kernel's uniforms by name: ``count`` vec4 words, ``threads`` in the dispatch."""
+    from .shader import interface
+
+    return interface("common/copy_vec4.wgsl").uniform_layout("cp").pack({"count": count, "threads": threads})
+
+
 def copy_kernel(device: Device, *, vpt: int = 1, workgroup_size: int = 256) -> Kernel:
-    """The vec4 copy kernel (wgsl/common/copy_vec4.wgsl): bindings input and output, uniforms
-    (vec4 count, thread count); ``vpt`` vectors per thread."""
+    """The vec4 copy kernel (wgsl/common/copy_vec4.wgsl): bindings input and output, uniforms from
+    :func:`copy_uniforms`; ``vpt`` vectors per thread."""
     return Kernel(
         device,
         op="copy",
         shader="common/copy_vec4.wgsl",
         entry_point="copy_vec4",
-        bindings={"input": 0, "output": 1},
-        uniform_binding=2,
+        bindings={"input": "input", "output": "output"},
+        uniform_binding="cp",
         workgroup_size=workgroup_size,
         constants={"VPT": vpt},
         vec4_bindings=frozenset({"input", "output"}),
@@ -312,7 +320,7 @@ class Bench:
         b = GpuTensor(dev, desc, dev.create_buffer(nbytes, "warm.out"))
         k = copy_kernel(dev)
         words = nbytes // 16
-        info = np.array([words, words, 0, 0], np.uint32).tobytes()
+        info = copy_uniforms(words, words)
         pack = lambda _res: info  # noqa: E731
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < seconds:
@@ -374,7 +382,7 @@ class Bench:
             for vpt in vpts:
                 k = copy_kernel(dev, vpt=vpt, workgroup_size=wg)
                 threads = -(-words // vpt)
-                info = np.array([words, threads, 0, 0], np.uint32).tobytes()
+                info = copy_uniforms(words, threads)
                 pack = lambda _res, info=info: info  # noqa: E731
                 ns = self.time_ns(lambda: k.dispatch({"input": a, "output": b}, pack, threads))
                 out[(vpt, wg)] = 2 * nbytes / ns

@@ -2,12 +2,15 @@
 // Its bandwidth is the ceiling each data-movement benchmark is compared with.
 // Each thread copies VPT vectors, i, i + T, ..., i + (VPT-1)*T for T threads, so every load and
 // store instruction of a warp stays fully coalesced while more loads are in flight per thread.
-// Bindings: 0 input (vec4 words), 1 output (vec4 words), 2 uniforms (x = vec4 count, y = T).
+// Bindings: input and output (vec4 words), cp (uniforms: count of vec4 words, threads T).
 
 override WG: u32 = 256u;
 override VPT: u32 = 1u;
 
-struct Copy { info: vec4<u32> }
+struct Copy {
+    count: u32,    // vec4 words to copy
+    threads: u32,  // T: threads in the dispatch (the stride between a thread's vectors)
+}
 
 #include "common/grid.wgsl"
 
@@ -19,7 +22,7 @@ struct Copy { info: vec4<u32> }
 fn copy_vec4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = thread_id(gid, nwg);
     for (var k = 0u; k < VPT; k++) {
-        let j = i + k * cp.info.y;
-        if (j < cp.info.x) { output[j] = input[j]; }
+        let j = i + k * cp.threads;
+        if (j < cp.count) { output[j] = input[j]; }
     }
 }

@@ -59,6 +59,9 @@ __all__ = ["ResampleAntialiasOperator", "plan_resample_antialias", "compile_resa
 
 SHADER = "resample_antialias.wgsl"
 KERNELS = ("aa_rows", "aa_tile", "aa_element", "aa_element_atomic")
+#: The Params fields of each path's geometry (zero where another path runs).
+_TILE = ("tile_w", "tile_h", "tiles_per_row", "tiles_per_plane", "tile_workgroups", "tile_planes_c")
+_WALK = ("column_groups", "bands", "band_rows", "walk_threads")
 _DTYPE_CLASS = {DataType.FLOAT32: 0, DataType.FLOAT16: 1, DataType.INT8: 2, DataType.UINT8: 3}
 #: Workgroup-memory arrays of aa_tile (f32 elements), as declared in the shader.
 _SRC_N = 2560
@@ -224,7 +227,9 @@ def plan_resample_antialias(
         "head": heads,
         "weight": wofs,
         "tap_stride": tstride,
-        "info": (count, in_res // esize, out_res // esize, 0),
+        "count": count,
+        "input_base": in_res // esize,
+        "output_base": out_res // esize,
     }
     element = "aa_element" if esize == 4 else "aa_element_atomic"
     # aa_tile's rules, each with the reason it declines
@@ -254,14 +259,13 @@ def plan_resample_antialias(
     constants = {"DTYPE": _DTYPE_CLASS[dt]}
     bindings = {"input": "input", "table": "table"}
     taps_note = f"taps per output: h {int(taps[2][1].max())}, w {int(taps[3][1].max())}"
-    uniforms["walk"] = (0, 0, 0, 0)
+    uniforms.update(dict.fromkeys(_WALK, 0))
     chosen = kernel or element
     if chosen == "aa_rows":
         cw = max(_ROWS_COLS, pw)
         groups, bands, band, threads = _rows_grid(pd, cw)
-        uniforms["tile"] = (0, 0, 0, 0)
-        uniforms["tile2"] = (0, 0, 0, 0)
-        uniforms["walk"] = (groups, bands, band, threads)
+        uniforms.update(dict.fromkeys(_TILE, 0))
+        uniforms.update(zip(_WALK, (groups, bands, band, threads)))
         s = step(
             "aa_rows",
             SHADER,
@@ -279,8 +283,7 @@ def plan_resample_antialias(
         oh, ow = pd["out_sizes"][2], pd["out_sizes"][3]
         per_row, per_plane = -(-ow // tw), -(-oh // th)
         groups = pd["out_sizes"][0] * pd["out_sizes"][1] * per_row * per_plane
-        uniforms["tile"] = (tw, th, per_row, per_row * per_plane)
-        uniforms["tile2"] = (groups, pd["out_sizes"][1], 0, 0)
+        uniforms.update(zip(_TILE, (tw, th, per_row, per_row * per_plane, groups, pd["out_sizes"][1])))
         s = step(
             "aa_tile",
             SHADER,
@@ -294,8 +297,7 @@ def plan_resample_antialias(
         )
         why = "aa_tile: requested; each input element is read once per tile, filtered along w, then h"
     else:
-        uniforms["tile"] = (0, 0, 0, 0)
-        uniforms["tile2"] = (0, 0, 0, 0)
+        uniforms.update(dict.fromkeys(_TILE, 0))
         name = chosen
         s = step(
             name,
