@@ -190,7 +190,7 @@ class Resample2Desc:
 
 
 @dataclass(frozen=True)
-class Resample3Desc:
+class Resample3Desc(Resample2Desc):
     """DML_RESAMPLE3_OPERATOR_DESC: Resample2's fields and ``antialiased``.
 
     With ``antialiased`` and LINEAR, the filter is stretched by max(1, 1/Scale) per axis (ONNX
@@ -198,13 +198,6 @@ class Resample3Desc:
     it, or with NEAREST_NEIGHBOR, it is Resample2; so is antialiased LINEAR where no Scale is < 1.
     """
 
-    input: TensorDesc
-    output: TensorDesc
-    interpolation_mode: InterpolationMode
-    rounding_direction: AxisDirection
-    scales: tuple[float, ...]
-    input_pixel_offsets: tuple[float, ...]
-    output_pixel_offsets: tuple[float, ...]
     antialiased: bool = False
 
     def validate(self) -> None:
@@ -233,11 +226,6 @@ class Resample3Desc:
             and InterpolationMode.parse(self.interpolation_mode) == InterpolationMode.LINEAR
             and any(np.float32(s) < 1 for s in self.scales)
         )
-
-    @property
-    def nearest_rule(self) -> str:
-        """The reference's rounding rule: "floor" (DECREASING) or "ceil" (INCREASING)."""
-        return self.as_resample2().nearest_rule
 
 
 @dataclass(frozen=True)
