@@ -29,6 +29,7 @@ import dmlwgsl
 from dmlwgsl.benchmark import (
     Bench,
     Progress,
+    bench_notes,
     bench_parser,
     compare,
     fmt_time,
@@ -781,7 +782,7 @@ def main(argv=None) -> int:
             f"{case.op} {case.label}: {fmt_time(row['gpu_ms'])} {row['pct_of_roofline']:.1f}% "
             f"{'exact' if row['exact'] else 'INEXACT'}"
         )
-    return report(rows, args, device.name, bench.clock, notes)
+    return report(rows, args, device.name, bench.clock, notes + bench_notes(bench))
 
 
 def report(rows: list[dict], args, adapter: str, clock: str, notes=()) -> int:

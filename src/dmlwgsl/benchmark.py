@@ -294,8 +294,17 @@ def size_budget(device: Device, *, gpu_bytes: int = 1 << 30, cpu_bytes: int = 16
     return int(min(want, device.max_binding_size))
 
 
+#: Probe copies per submission in :meth:`Bench.settle` (16 MiB each: about 0.3 ms on an H100).
+PROBE_RUNS = 20
+#: :meth:`Bench.settle` waits until the probe is within this fraction of the fastest probe seen.
+SETTLE_MARGIN = 0.03
+#: ... or at most this many seconds (a GPU that never gets back to its best clock).
+SETTLE_LIMIT_S = 3.0
+
+
 class Bench:
-    """Times GPU work on one device."""
+    """Times GPU work on one device. Every measurement starts with the GPU at its working clocks
+    (:meth:`settle`)."""
 
     def __init__(self, device: Device, *, reps: int = 20, warmup: int = 3):
         self.device = device
@@ -305,31 +314,79 @@ class Bench:
         self._copy_cache: dict[int, float] = {}
         self._dp4a: float | None = None
         self._warm = False
+        self._probe_kernel = None
+        self._probe_best = float("inf")
+        #: Seconds spent in :meth:`settle` (waiting for the GPU's clocks), for the report.
+        self.settle_s = 0.0
+        #: Probes that never got back to the fastest probe's speed (the GPU stayed slow).
+        self.unsettled = 0
+        #: How the GPU is kept at its working clocks (a line for the report).
+        self.clock_hold = hold_clocks(device)
 
     def warm_up(self, seconds: float = 0.5) -> None:
         """Keep the GPU busy for ``seconds`` so that it reaches its working clocks before the first
-        measurement (an idle GPU's first milliseconds run slower and would skew the first row)."""
+        measurement (an idle GPU's first milliseconds run slower and would skew the first row); the
+        fastest probe seen sets the speed :meth:`settle` waits for."""
         if self._warm:
             return
         self._warm = True
-        dev = self.device
-        nbytes = min(64 << 20, dev.max_binding_size // 2, size_budget(dev))
-        nbytes -= nbytes % 16
-        desc = TensorDesc(DataType.UINT32, (nbytes // 4,))
-        a = GpuTensor(dev, desc, dev.create_buffer(nbytes, "warm.in"))
-        b = GpuTensor(dev, desc, dev.create_buffer(nbytes, "warm.out"))
-        k = copy_kernel(dev)
-        words = nbytes // 16
-        info = copy_uniforms(words, words)
-        pack = lambda _res: info  # noqa: E731
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < seconds:
+            self._probe_ns()
+
+    def _probe(self):
+        """The probe: a vec4 copy of up to 16 MiB, whose speed follows the GPU's clocks."""
+        if self._probe_kernel is None:
+            dev = self.device
+            nbytes = min(16 << 20, dev.max_binding_size // 2, size_budget(dev))
+            nbytes -= nbytes % 16
+            desc = TensorDesc(DataType.UINT32, (nbytes // 4,))
+            a = GpuTensor(dev, desc, dev.create_buffer(nbytes, "probe.in"))
+            b = GpuTensor(dev, desc, dev.create_buffer(nbytes, "probe.out"))
+            words = nbytes // 16
+            info = copy_uniforms(words, words)
+            k = copy_kernel(dev)
+            self._probe_kernel = lambda: k.dispatch({"input": a, "output": b}, lambda _res: info, words)
+        return self._probe_kernel
+
+    def _probe_ns(self) -> float:
+        """Median GPU nanoseconds of the probe over one submission of PROBE_RUNS copies (wall-clock
+        time of the submission where the adapter has no timestamps); updates the fastest seen."""
+        run = self._probe()
+        dev = self.device
+        if dev.has_timestamps:
+            with dev.batch(timestamps=True) as b:
+                for _ in range(PROBE_RUNS):
+                    run()
+            ns = float(np.median(b.gpu_times_ns))
+        else:
+            t0 = time.perf_counter()
             with dev.batch():
-                for _ in range(20):
-                    k.dispatch({"input": a, "output": b}, pack, words)
+                for _ in range(PROBE_RUNS):
+                    run()
             dev.wait()
-        a.buffer.destroy()
-        b.buffer.destroy()
+            ns = (time.perf_counter() - t0) * 1e9 / PROBE_RUNS
+        self._probe_best = min(self._probe_best, ns)
+        return ns
+
+    def settle(self, limit_s: float = SETTLE_LIMIT_S) -> float:
+        """Keep the GPU busy until the probe runs within SETTLE_MARGIN of the fastest probe seen (or
+        ``limit_s`` passes); returns the seconds it took. A GPU lowers its clocks within about a
+        second of host-only work (reading back, checking against numpy) and takes a few hundred
+        milliseconds of load to raise them again: measured on an H100, a kernel timed after a
+        second of host work ran at 345 MHz instead of 1980 MHz, 2.5-4x slower. So every timed
+        measurement starts here, straight after a probe at full speed. CPU adapters: no-op."""
+        if not self.device.has_timestamps or is_cpu_adapter(self.device):
+            return 0.0
+        self.warm_up()
+        t0 = time.perf_counter()
+        while self._probe_ns() > self._probe_best * (1 + SETTLE_MARGIN):
+            if time.perf_counter() - t0 > limit_s:
+                self.unsettled += 1
+                break
+        waited = time.perf_counter() - t0
+        self.settle_s += waited
+        return waited
 
     def time_ns(self, record: Callable[[], object], dispatches: int | None = None) -> float:
         """Median GPU nanoseconds of one run; ``record()`` issues one run (an op call, whatever its
@@ -337,6 +394,7 @@ class Bench:
         dispatches per run are counted from the timestamps (``dispatches`` checks the count)."""
         n = self.warmup + self.reps
         self.warm_up()
+        self.settle()
         if self.device.has_timestamps:
             with self.device.batch(timestamps=True) as b:
                 for _ in range(n):
@@ -492,6 +550,23 @@ def compare(got: np.ndarray, want: np.ndarray, *, linear: bool = False) -> tuple
 # ------------------------------------------------------------------------------------------------
 # Peers: torch (CUDA) and ONNX Runtime's WebGPU execution provider
 # ------------------------------------------------------------------------------------------------
+def hold_clocks(device: Device) -> str:
+    """Keep an NVIDIA GPU at its working clocks for the benchmark: a CUDA context (torch's) lives
+    in the process. Measured on an H100 through Vulkan: a process with no CUDA context drops the
+    GPU to a low performance level a few seconds in (345 MHz SM clock, kernels 2.5-4x slower) and
+    stays there under load; with a context alive every pass ran at 1980 MHz. Returns the line the
+    report prints; elsewhere nothing is held."""
+    vendor = f"{device.info.get('vendor', '')} {device.name}".lower()
+    if "nvidia" not in vendor or is_cpu_adapter(device):
+        return ""
+    if torch_cuda() is None:
+        return (
+            "clocks: no CUDA context could be held (torch with CUDA is not installed): NVIDIA drivers lower "
+            "the clocks of a Vulkan-only process a few seconds in, so later rows may read slow"
+        )
+    return "clocks: a CUDA context (torch) is held for the run, which keeps the NVIDIA GPU at its working clocks"
+
+
 def torch_cuda():
     """The torch module when it has CUDA, else None."""
     try:
@@ -756,12 +831,23 @@ def open_device(args) -> Device:
     )
 
 
+def bench_notes(bench: Bench) -> list[str]:
+    """The report lines about the GPU's clocks during the run."""
+    lines = [bench.clock_hold] if bench.clock_hold else []
+    if bench.unsettled:
+        lines.append(
+            f"clocks: {bench.unsettled} measurement(s) started with the GPU below its best speed "
+            f"(the probe stayed over {100 * SETTLE_MARGIN:.0f} % slower for {SETTLE_LIMIT_S} s): read those rows as low"
+        )
+    return lines
+
+
 def finish(rows: Sequence[Row], *, title: str, device: Device, bench: Bench, args, notes: Sequence[str] = ()) -> int:
     """Print the table (or JSON), draw ``--plot``, print the notes; return the exit status: 1 when
     any row of ours is not exact under the tests' tolerance, else 0."""
     print_table(rows, title=title, device=device, clock=bench.clock, as_json=args.json)
     out = sys.stderr if args.json else sys.stdout
-    for n in notes:
+    for n in list(notes) + bench_notes(bench):
         print(n, file=out)
     if getattr(args, "plot", None):
         mine = [r for r in rows if r.roofline is not None]
