@@ -11,6 +11,9 @@ to the raw-wgpu floor measured in the same run on the same device.
 * One-shot: the numpy one-liner against the floor for the same work (write the input to a kept
   buffer, the op's own dispatches with kept pipelines and bind groups, copy to a kept mappable
   buffer, map, read into numpy), medians of interleaved runs.
+* End to end (``--e2e``): the numpy one-liner against ONNX Runtime's ``session.run`` from numpy, on its
+  WebGPU execution provider and on its CPU provider, for the large cases of issue 14 (median wall ms;
+  every result compared with the numpy reference, and ORT's with ours).
 * Batched: host microseconds per dispatch of a compiled op on resident tensors inside
   ``device.batch()`` (recording + encoding + submission), beside the same dispatches recorded with
   wgpu-py's own pass calls (set_pipeline, set_bind_group, dispatch_workgroups) and submitted, and
@@ -376,6 +379,136 @@ def batched_rows(dev: dmlwgsl.Device, n: int = 2000) -> list[dict]:
     return rows
 
 
+#: End-to-end cases: (label, ONNX op, input shape, build) where build(x) gives (our one-liner,
+#: the numpy reference, the ONNX model's attributes, the extra ONNX inputs).
+def e2e_cases(quick: bool):
+    from dmlwgsl.reference import convolution_integer as ref_conv
+    from dmlwgsl.reference import depth_to_space as ref_d2s
+    from dmlwgsl.reference import resample as ref_rs
+    from dmlwgsl.reference import space_to_depth as ref_s2d
+
+    big = (1, 4, 32, 32) if quick else (8, 64, 224, 224)
+    rs = (1, 4, 32, 32) if quick else (8, 64, 256, 256)
+    cases = []
+    for mode in ("nearest", "linear"):
+        out = rs[:2] + (rs[2] * 2, rs[3] * 2)
+        attrs = {"mode": mode, "coordinate_transformation_mode": "half_pixel"}
+        if mode == "nearest":
+            attrs["nearest_mode"] = "round_prefer_ceil"
+        sc = np.array([1, 1, 2, 2], np.float32)
+        cases.append(
+            (
+                f"Resize {mode} x2 {rs} f32",
+                "Resize",
+                rs,
+                np.float32,
+                out,
+                lambda x, dev, mode=mode, out=out: dmlwgsl.resample(x, out, mode=mode, scales=(1, 1, 2, 2), device=dev),
+                lambda x, mode=mode, out=out: ref_rs.resample(x, out, mode, (1, 1, 2, 2), (0.5,) * 4, (-0.5,) * 4),
+                attrs,
+                [("", None), ("scales", sc)],
+                mode == "linear",
+            )
+        )
+    for shape in (big, (1, 64, 64, 64)):
+        for order in ("DCR", "CRD"):
+            if shape != big and order == "CRD":
+                continue
+            out = (shape[0], shape[1] // 4, shape[2] * 2, shape[3] * 2)
+            cases.append(
+                (
+                    f"DepthToSpace {order} {shape} f32",
+                    "DepthToSpace",
+                    shape,
+                    np.float32,
+                    out,
+                    lambda x, dev, order=order: dmlwgsl.depth_to_space(x, 2, order, device=dev),
+                    lambda x, order=order: ref_d2s.depth_to_space(x, 2, order),
+                    {"blocksize": 2, "mode": order},
+                    [],
+                    False,
+                )
+            )
+    cases.append(
+        (
+            f"SpaceToDepth {big} f32",
+            "SpaceToDepth",
+            big,
+            np.float32,
+            (big[0], big[1] * 4, big[2] // 2, big[3] // 2),
+            lambda x, dev: dmlwgsl.space_to_depth(x, 2, device=dev),
+            lambda x: ref_s2d.space_to_depth(x, 2),
+            {"blocksize": 2},
+            [],
+            False,
+        )
+    )
+    for shape, m in (((1, 4, 16, 16) if quick else (8, 64, 56, 56), 64), ((1, 32, 28, 28), 32)):
+        w = np.random.default_rng(2).integers(0, 256, (m, shape[1], 3, 3), dtype=np.uint8)
+        out = (shape[0], m, shape[2], shape[3])
+        cases.append(
+            (
+                f"ConvInteger {shape} 3x3 pad 1 u8*u8",
+                "ConvInteger",
+                shape,
+                np.uint8,
+                out,
+                lambda x, dev, w=w: dmlwgsl.convolution_integer(
+                    x, w, start_padding=(1, 1), end_padding=(1, 1), device=dev
+                ),
+                lambda x, w=w: ref_conv.convolution_integer(x, w, start_padding=(1, 1), end_padding=(1, 1)),
+                {"pads": [1, 1, 1, 1]},
+                [("w", w)],
+                False,
+            )
+        )
+    return cases
+
+
+def e2e_rows(dev: dmlwgsl.Device, quick: bool, reps: int) -> list[dict]:
+    """Wall ms from numpy to numpy: our one-liner, ORT WebGPU EP, ORT CPU (see the module docstring)."""
+    from dmlwgsl.benchmark import OrtPeer, compare, onnx_model, wall_ms
+
+    peer = OrtPeer.open(dev)
+    rows = []
+    if isinstance(peer, str):
+        print(f"  .. {peer}", file=sys.stderr, flush=True)
+    for label, op, shape, dt, out, ours, ref, attrs, extra, linear in e2e_cases(quick):
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal(shape, dtype=np.float32) if dt == np.float32 else rng.integers(0, 256, shape, np.uint8)
+        got = ours(x, dev)
+        ok, note = compare(got, ref(x), linear=linear)
+        row = {
+            "case": label,
+            "ours ms": wall_ms(lambda: ours(x, dev), reps=reps),
+            "ours": note if ok else "NO: " + note,
+        }
+        inputs = [("x", dt, shape)] + [n if not n else (n, a.dtype, a.shape) for n, a in extra]
+        inits = [(n, a) for n, a in extra if n]
+        out_dt = np.int32 if op == "ConvInteger" else dt
+        model = onnx_model(
+            op, inputs, ("y", out_dt, out), attrs, initializers=inits, opset=19 if op == "Resize" else 13
+        )
+        if not isinstance(peer, str):
+            m = peer.measure(model, {"x": x}, reps=reps * 4)
+            row["ORT WebGPU ms"] = m.get("ort_e2e_ms")
+            row["ORT nodes"] = m.get("ort_nodes", m.get("ort_note", ""))[:40]
+        try:
+            import onnxruntime as ort
+
+            cpu = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+            cpu.run(None, {"x": x})
+            row["ORT CPU ms"] = wall_ms(lambda: cpu.run(None, {"x": x}), reps=reps)
+        except Exception as e:  # ORT missing, or a kernel its CPU provider lacks
+            row["ORT CPU ms"] = None
+            row["ORT nodes"] = (row.get("ORT nodes", "") + f" CPU: {str(e).splitlines()[0][:60]}").strip()
+        best_peer = min([v for k, v in row.items() if k.startswith("ORT") and k.endswith("ms") and v] or [None])
+        row["peer/ours"] = best_peer / row["ours ms"] if best_peer else None
+        rows.append(row)
+        print(f"  .. e2e {label}: ours {row['ours ms']:.3g} ms", file=sys.stderr, flush=True)
+    return rows
+
+
 def _table(title: str, rows: list[dict], fmt=None) -> None:
     if not rows:
         return
@@ -405,6 +538,8 @@ def main(argv=None) -> int:
     p.add_argument("--max-mib", type=int, default=1024, help="largest transfer (default 1024, capped by the adapter)")
     p.add_argument("--reps", type=int, default=300, help="one-shot repetitions (default 300)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--e2e", action="store_true", help="also the end-to-end table against ONNX Runtime (WebGPU EP, CPU)")
+    p.add_argument("--only-e2e", action="store_true", help="only the end-to-end table")
     args = p.parse_args(argv)
     dev = dmlwgsl.Device(backend=args.backend, adapter=args.adapter)
     cap = min(args.max_mib, 64 if args.quick else args.max_mib, dev.max_buffer_size // MiB // 2)
@@ -414,6 +549,14 @@ def main(argv=None) -> int:
     # what it has).
     if not args.json:
         print(f"\ndmlwgsl bench host on {dev.name}")
+    if args.e2e or args.only_e2e:
+        e2e = e2e_rows(dev, args.quick, 3 if args.quick else 5)
+        if args.json:
+            print(json.dumps({"adapter": dev.name, "e2e": e2e}, default=str))
+        else:
+            _table("End to end from numpy (median wall ms; peer/ours > 1: we are faster)", e2e)
+        if args.only_e2e:
+            return 0
     batched = batched_rows(dev)
     if not args.json:
         _table("Batched: host us per dispatch on resident tensors (batch of 2000 calls, best of 5)", batched)

@@ -459,8 +459,18 @@ def test_past_the_binding_limit(device, kernel, rng):
     assert all(s.windows and s.windows[0][1] % tight.binding_alignment == 0 for s in op.plan.steps)
     run_op(device, op, (x_desc, x_raw), w_in, xz_in, wz_in, out_desc, expected)
     if dot4_available(device):
-        with pytest.raises(PlanError, match="kernel: 'dot4' binds the whole input and output"):
-            compile_convolution_integer(desc, device=device, kernel="dot4", capabilities=tight)
+        # The GEMM in chunks of whole batch items: a pack and a GEMM a chunk, windows of both tensors.
+        op = compile_convolution_integer(desc, device=device, kernel="dot4", capabilities=tight)
+        assert [k.split("[")[0].split("_")[0] for k in op.plan.kernels] == ["pack", "convolution"] * 3
+        assert "3 chunks of up to 1 batch items" in op.plan.why
+        assert all(s.windows and s.windows[0][1] % tight.binding_alignment == 0 for s in op.plan.steps)
+        run_op(device, op, (x_desc, x_raw), w_in, xz_in, wz_in, out_desc, expected)
+        # Not even one item fits: a named error.
+        tiny = dataclasses.replace(
+            caps, limits=tuple((k, 1024 if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
+        )
+        with pytest.raises(PlanError, match="kernel: 'dot4' binds the whole filter and a chunk of whole batch"):
+            compile_convolution_integer(desc, device=device, kernel="dot4", capabilities=tiny)
 
 
 def tight_capabilities(device, binding_limit: int) -> Capabilities:

@@ -237,12 +237,24 @@ def test_past_the_binding_limit_on_lavapipe():
     total = plan_convolution_integer(d, Capabilities.profile("h100")).steps[0].uniforms_dict["workgroups"]
     assert s0.uniforms_dict["workgroups"] * 9 == total * per
     check_split(plan, d, caps, elements=False)
+    # A dense layer keeps the GEMM: chunks of whole batch items (5 x 16 MiB of output fit 128 MiB),
+    # each packed and multiplied on windows of the input and output, one packed workspace.
     dense = layer(9, 64, 64, (256, 256), 3)
-    with pytest.raises(PlanError, match="kernel: 'dot4' binds the whole input and output"):
-        plan_convolution_integer(dense, caps, kernel="dot4")
     auto = plan_convolution_integer(dense, caps)
-    assert auto.kernels[0] == "convolution_integer_direct_dot4[0]"
-    assert auto.why.startswith(f"the dot4 GEMM binds whole tensors, past {caps.name}")
+    assert auto.kernels == ["pack[0]", "convolution_integer_dot4[0]", "pack[1]", "convolution_integer_dot4[1]"]
+    assert "2 chunks of up to 5 batch items" in auto.why
+    assert dict(auto.details)["batch_chunk"] == 5
+    assert dict(auto.workspace)["packed_input"] == 5 * 4 * 256 * 256 * 16
+    p0, g0, p1, g1 = auto.steps
+    assert p1.windows == (("input", 5 * 64 * 256 * 256, 4 * 64 * 256 * 256),)
+    assert g1.windows == (("output", 5 * out_item, 4 * out_item),)
+    assert g0.uniforms_dict["pixels"] == 5 * 256 * 256 and g1.uniforms_dict["pixels"] == 4 * 256 * 256
+    assert auto.kernels == plan_convolution_integer(dense, caps, kernel="dot4").kernels
+    # One item past the limit: the GEMM cannot run; the plan takes a one-pass kernel (or names why).
+    huge = layer(1, 64, 64, (1536, 1536), 3)
+    with pytest.raises(PlanError, match="kernel: 'dot4' binds the whole filter and a chunk of whole batch items"):
+        plan_convolution_integer(huge, caps, kernel="dot4")
+    assert plan_convolution_integer(huge, caps).kernels[0] == "convolution_integer_direct_dot4[0]"
 
 
 def tight(caps: Capabilities, binding_limit: int) -> Capabilities:
@@ -356,13 +368,16 @@ def test_one_item_past_the_real_binding_limit(profile):
         "max-buffer-size"
     )
     plan = plan_convolution_integer(d, caps)
-    assert plan.kernels[0] == "convolution_integer_direct_dot4[0]" and "the dot4 GEMM binds whole tensors" in plan.why
+    assert plan.kernels[0] == "convolution_integer_direct_dot4[0]" and "not even one item fits" in plan.why
     piece = dict(plan.details)["split_piece"]
     assert piece[0] == 1 and plan.dispatches == -(-8 // piece[2]) * -(-8 // piece[3]) * -(-side // piece[4])
     check_split(plan, d, caps, elements=False)
     for s in plan.steps:
         assert {name for name, _, _ in s.windows} == {"input", "output"}
-    with pytest.raises(PlanError, match=r"kernel: 'dot4' binds the whole input and output \(and filter\)"):
+    with pytest.raises(
+        PlanError,
+        match=r"kernel: 'dot4' binds the whole filter and a chunk of whole batch items.*not even one batch item fits",
+    ):
         plan_convolution_integer(d, caps, kernel="dot4")
     depthwise = layer(1, 1, 1, (side * 12, side), 3)  # one channel: bands of rows, the halo overlapping
     plan = plan_convolution_integer(depthwise, caps)

@@ -628,7 +628,9 @@ class Device:
                 self.check_alive(what)
             except DeviceLostError as lost:
                 return lost
-        if isinstance(e, wgpu.GPUOutOfMemoryError) or "out of memory" in low or "outofmemory" in low:
+        # wgpu-native on the H100 (Vulkan) says "Not enough memory left" (a validation error).
+        oom = ("out of memory", "outofmemory", "not enough memory")
+        if isinstance(e, wgpu.GPUOutOfMemoryError) or any(m in low for m in oom):
             return AllocationError(f"{what}: the adapter is out of memory ({self.name}): {' '.join(msg.split())}")
         return GpuError(f"{what}: {' '.join(msg.split())}")
 

@@ -351,15 +351,17 @@ class ResampleAntialiasOperator(Operator):
         return getattr(self.desc, name)
 
 
-def compile_resample3(desc, *, device=None, kernel: str | None = None):
+def compile_resample3(desc, *, device=None, kernel: str | None = None, capabilities=None):
     """Validate a :class:`~dmlwgsl.ops.resample.Resample3Desc` and build its operator: the
-    antialiasing filter where it applies (``kernel`` names its path), else Resample2's operator."""
+    antialiasing filter where it applies, else Resample2's operator (``kernel`` names a path of the
+    one chosen).
+    ``capabilities`` replaces the device's record for planning (tighter only)."""
     from ..runtime import default_device
     from .resample import compile_resample
 
     desc.validate()
     if desc.filters:
-        return ResampleAntialiasOperator(device or default_device(), desc, kernel=kernel)
-    if kernel is not None:
+        return ResampleAntialiasOperator(device or default_device(), desc, kernel=kernel, capabilities=capabilities)
+    if kernel is not None and kernel.startswith("aa_"):
         raise PlanError(f"kernel: {kernel!r} is an antialiasing path; this description does not filter")
-    return compile_resample(desc.as_resample2(), device=device)
+    return compile_resample(desc.as_resample2(), device=device, kernel=kernel, capabilities=capabilities)

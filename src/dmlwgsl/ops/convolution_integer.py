@@ -36,7 +36,7 @@ bands of output rows (columns, channels, groups) of one item, with the input row
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -754,7 +754,7 @@ def plan_convolution_integer(
     steps, steps_im2col = _k_steps(cg, kh, kw, False), _k_steps(cg, kh, kw, True)
     limit = caps.max_binding_size
     x_im2col = 4 * d.input.sizes[0] * d.output.sizes[2] * d.output.sizes[3] * d.group_count * 16 * steps_im2col
-    im2col = mg >= 16 and steps_im2col <= 0.6 * steps and x_im2col <= limit
+    im2col = mg >= 16 and steps_im2col <= 0.6 * steps
     # Past the binding limit (input, filter or output larger than one storage binding) the
     # one-pass kernels run in steps that each bind windows (_split_windows); the dot4 paths bind
     # whole tensors and their packed workspace, so the plan does not choose them there.
@@ -763,19 +763,27 @@ def plan_convolution_integer(
         for name, t in (("input", d.input), ("filter", d.filter), ("output", d.output))
     )
     x_dot4 = 4 * d.input.sizes[0] * d.input.sizes[2] * d.input.sizes[3] * d.group_count * _pad4(-(-cg // 4))
-    if past_limit and kernel is not None and kernel.startswith("dot4"):
+    # Past the limit the GEMM still runs where a chunk of whole batch items fits: its windows of
+    # the input and output and its packed input each fit one binding (the filter is bound whole).
+    gemm_chunk = (
+        _gemm_batch_chunk(d, caps, placements, kernel == "dot4_im2col" or (kernel is None and im2col))
+        if past_limit or x_dot4 > limit or x_im2col > limit
+        else d.input.sizes[0]
+    )
+    if past_limit and kernel is not None and kernel.startswith("dot4") and not gemm_chunk:
         raise PlanError(
-            f"kernel: {kernel!r} binds the whole input and output (and filter); past {caps.name}'s "
-            f"max-storage-buffer-binding-size ({limit}) use 'direct', 'direct_dot4' or 'portable', which split "
-            f"into windows"
+            f"kernel: {kernel!r} binds the whole filter and a chunk of whole batch items of the input and output "
+            f"(and their packed input); past {caps.name}'s max-storage-buffer-binding-size ({limit}) not even one "
+            f"batch item fits: use 'direct', 'direct_dot4' or 'portable', which split into smaller windows"
         )
     if kernel is None:
         # The GEMM paths bind whole tensors and their packed input: past the binding limit the
         # plan takes a one-pass kernel, which splits into windows.
         gemm_off = (
-            f"the dot4 GEMM binds whole tensors, past {caps.name}'s max-storage-buffer-binding-size ({limit}) here, "
-            "while the one-pass kernels split into windows: "
-            if past_limit or (dense and has_dot4 and not im2col and x_dot4 > limit)
+            f"the dot4 GEMM binds the whole filter and chunks of whole batch items, and not even one item fits "
+            f"{caps.name}'s max-storage-buffer-binding-size ({limit}) here, while the one-pass kernels split into "
+            "smaller windows: "
+            if not gemm_chunk
             else ""
         )
         gemm_ok = has_dot4 and not gemm_off
@@ -827,14 +835,18 @@ def plan_convolution_integer(
             split_k=split_k,
             steps_per_workgroup=steps_per_workgroup,
         )
-        steps, why, workspace, details = _plan_dot4(d, caps, placements, why, tuning, kernel == "dot4_im2col")
+        im = kernel == "dot4_im2col"
+        if gemm_chunk < d.input.sizes[0]:
+            steps, why, workspace, details = _split_dot4(d, caps, placements, why, tuning, im, gemm_chunk)
+        else:
+            steps, why, workspace, details = _plan_dot4(d, caps, placements, why, tuning, im)
     elif kernel == "direct":
         steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct)
     elif kernel == "direct_dot4":
         steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct4, words=True)
     else:
         steps, why, workspace, details = _plan_portable(d, caps, placements, why)
-    if past_limit:
+    if past_limit and not kernel.startswith("dot4"):
         tile = None
         if kernel.startswith("direct"):
             info = dict(details)
@@ -993,6 +1005,86 @@ def _choose_pieces(d: ConvolutionIntegerDesc, caps: Capabilities, windowed: tupl
         if best is None or (steps, csplit) < best[0]:
             best = ((steps, csplit), _Piece(0, 1, 0, gp, 0, mc, 0, cc, 0, rows, 0, cols))
     return None if best is None else best[1]
+
+
+def _batch_desc(d: ConvolutionIntegerDesc, nn: int) -> ConvolutionIntegerDesc:
+    """``d`` cut to its first ``nn`` batch items (the same strides: a window of each tensor)."""
+
+    def cut(t: TensorDesc) -> TensorDesc:
+        return TensorDesc(t.data_type, (nn,) + tuple(t.sizes[1:]), t.element_strides)
+
+    return replace(d, input=cut(d.input), output=cut(d.output))
+
+
+def _gemm_batch_chunk(d: ConvolutionIntegerDesc, caps: Capabilities, placements, im2col: bool) -> int:
+    """The most whole batch items whose input and output windows (from any item, so a window's
+    start rounded down to the binding alignment) and packed input each fit one binding, with the
+    whole filter; 0 where not even one does."""
+    al, limit = caps.binding_alignment, caps.max_binding_size
+    n, c, h, w = d.input.sizes
+    m, cg, kh, kw = d.filter.sizes
+    oh, ow = d.output.sizes[2:]
+    g = d.group_count
+    if _binding_bytes(d.filter, placement_of(placements, "filter").residual) > limit:
+        return 0
+    steps_im2col = _k_steps(cg, kh, kw, True)
+    per_item = 4 * oh * ow * g * 16 * steps_im2col if im2col else 4 * h * w * g * _pad4(-(-cg // 4))
+    for nn in _halvings(n):
+        x_at, x_span = _window(d.input, (0, 0, 0, 0), (nn, c, h, w))
+        o_at, o_span = _window(d.output, (0, 0, 0, 0), (nn, m, oh, ow))
+        if x_span + 2 * al <= limit and o_span + 2 * al <= limit and nn * per_item <= limit:
+            return nn
+    return 0
+
+
+def _split_dot4(d, caps, placements, why, tuning, im2col, chunk):
+    """The dot4 GEMM (pack, then GEMM) over chunks of ``chunk`` whole batch items, each pair of
+    steps binding windows of the input and output and reusing one packed workspace (steps run in
+    order: a chunk's pack follows the previous chunk's GEMM)."""
+    n = d.input.sizes[0]
+    al = caps.binding_alignment
+    sub = {}
+    steps = []
+    for n0 in range(0, n, chunk):
+        nn = min(chunk, n - n0)
+        if nn not in sub:
+            sub[nn] = _plan_dot4(_batch_desc(d, nn), caps, placements, why, tuning, im2col)
+        (pack, gemm), _, _, details = sub[nn]
+        windows, bases = [], {}
+        for name, t in (("input", d.input), ("output", d.output)):
+            r = placement_of(placements, name).residual
+            at, span = _window(t, (n0, 0, 0, 0), (nn,) + tuple(t.sizes[1:]))
+            at += r
+            start = at // al * al
+            windows.append((name, start, at - start + span))
+            bases[name] = at - start
+        for s in (pack, gemm):
+            u = s.uniforms_dict
+            u["input_base"] = bases["input"]
+            u["output_base"] = bases["output"] // 4
+            bound = set(s.bindings_dict)
+            steps.append(
+                step(
+                    f"{s.name}[{n0 // chunk}]",
+                    s.shader,
+                    f"batch items {n0}..{n0 + nn - 1}: {s.why}",
+                    s.invocations,
+                    entry_point=s.entry_point,
+                    workgroup_size=s.workgroup_size,
+                    constants=s.constants_dict,
+                    uniforms=u,
+                    bindings=s.bindings_dict,
+                    uniform_var=s.uniform_var,
+                    windows=[w for w in windows if w[0] in bound],
+                )
+            )
+    _, _, workspace, details = sub[min(chunk, n)]
+    parts = -(-n // chunk)
+    why += (
+        f"; input or output past {caps.name}'s max-storage-buffer-binding-size ({caps.max_binding_size} bytes): "
+        f"{parts} chunks of up to {chunk} batch items, each packed and multiplied on windows of both"
+    )
+    return tuple(steps), why, workspace, details + (("batch_chunks", parts), ("batch_chunk", chunk))
 
 
 def _split_windows(d: ConvolutionIntegerDesc, caps: Capabilities, placements, s, tile=None):

@@ -964,23 +964,30 @@ def compile_resample(
     kernel: str | None = None,
     band_rows: int | None = None,
     pattern_outputs: int | None = None,
+    capabilities: Capabilities | None = None,
 ) -> ResampleOperator:
     """Validate a :class:`ResampleDesc`, :class:`Resample1Desc`, :class:`Resample2Desc` or
     :class:`Resample3Desc` and build the operator once; call the result with (input, output) GPU
     tensors as often as needed. ``kernel`` requests a path by name (see :func:`plan_resample`;
     an impossible request raises :class:`PlanError`); ``band_rows`` and ``pattern_outputs`` tune
-    the row walks."""
+    the row walks; ``capabilities`` replaces the device's record for planning (tighter only, e.g. a
+    smaller binding limit)."""
     if isinstance(desc, Resample3Desc):  # the antialiasing filter, else Resample2
         from ._resample_antialias import compile_resample3
 
-        return compile_resample3(desc, device=device)
+        return compile_resample3(desc, device=device, kernel=kernel, capabilities=capabilities)
     if not isinstance(desc, (ResampleDesc, Resample1Desc, Resample2Desc)):
         raise DmlValidationError(
             f"desc: expected ResampleDesc, Resample1Desc or Resample2Desc; got {type(desc).__name__}"
         )
     desc.validate()
     return ResampleOperator(
-        device or default_device(), desc, kernel=kernel, band_rows=band_rows, pattern_outputs=pattern_outputs
+        device or default_device(),
+        desc,
+        kernel=kernel,
+        band_rows=band_rows,
+        pattern_outputs=pattern_outputs,
+        capabilities=capabilities,
     )
 
 
