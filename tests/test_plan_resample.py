@@ -259,5 +259,21 @@ def test_past_the_binding_limit_the_plan_splits():
         assert u["input_base"] == (-istart // 4) % 2**32  # tables hold offsets from the tensor's start
     assert covered == 2 * n
     assert 4 * 2 * n < p.bytes_moved <= 4 * (n + 2 * n)  # (float32 o + 0.5 rounds past 2^23: fewer inputs)
-    with pytest.raises(PlanError, match="resample_rows cannot run this description: the input and output are beyond"):
+    with pytest.raises(
+        PlanError,
+        match="resample_rows cannot run this description: the input and output are beyond.*"
+        "one .n, c. plane does not fit",
+    ):
         plan_resample(desc(F32, (4, n // 4), (4, n // 2)), caps, kernel="resample_rows")
+    # Whole (n, c) planes fit: the row walk runs a part per chunk of planes, its threads over them.
+    p = plan_resample(desc(F32, (8, 64, 256, 256), (8, 64, 512, 512)), caps, kernel="resample_rows")
+    assert p.kernels[0] == "resample_rows[0]" and p.dispatches == 5
+    planes = 0
+    for s in p.steps:
+        u = s.uniforms_dict
+        assert u["out_sizes"][2:] == [512, 512] and u["origin"][2:] == [0, 0]
+        assert u["row_threads"] == u["out_sizes"][0] * u["out_sizes"][1] * u["row_bands"] * u["row_blocks"]
+        assert u["origin"][0] * 64 + u["origin"][1] == planes
+        planes += u["out_sizes"][0] * u["out_sizes"][1]
+        assert all(length <= caps.max_binding_size for _, _, length in s.windows)
+    assert planes == 8 * 64

@@ -517,6 +517,43 @@ def test_long_1d_axis(device, mode):
     yt.buffer.destroy()
 
 
+@pytest.mark.parametrize(
+    "kernel,dt,mode,in_sizes,out_sizes",
+    [
+        ("resample_rows", F32, "linear", (2, 3, 8, 16), (2, 3, 13, 24)),
+        ("resample_rows", F16, "nearest", (2, 3, 8, 16), (2, 3, 16, 32)),
+        ("resample_rows_half", F16, "linear", (3, 2, 8, 16), (3, 2, 12, 24)),
+        ("resample_rows_byte", U8, "linear", (2, 3, 8, 16), (2, 3, 16, 32)),
+        ("resample_rows_pat", F16, "linear", (2, 3, 8, 16), (2, 3, 16, 32)),
+    ],
+)
+def test_row_walks_past_the_binding_limit(device, rng, kernel, dt, mode, in_sizes, out_sizes):
+    """The row walks past the binding limit: parts of whole (n, c) planes, each binding windows of
+    the input and output, the walk's threads over the part's planes and its tables indexed from
+    the part's origin; exact (linear: the tests' tolerance), guard bytes kept, at two offsets."""
+    plane = out_sizes[2] * out_sizes[3] * dt.size_in_bytes
+    limit = 2 * plane + 64  # two planes of the output fit a binding, not the tensor
+    scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
+    in_desc, out_desc = TensorDesc(dt, in_sizes), TensorDesc(dt, out_sizes)
+    desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * 4, (-0.5,) * 4)
+    op = ResampleOperator(device, desc, kernel=kernel, capabilities=tight(device, limit))
+    assert op.plan.dispatches > 1 and all(k.startswith(kernel + "[") for k in op.plan.kernels)
+    x = values(dt, in_sizes, rng)
+    raw_in = tensor_bytes(in_desc, x)
+    expected = ref.resample(x, out_sizes, mode, scales, (0.5,) * 4, (-0.5,) * 4)
+    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
+    for offsets in ({}, {"input_offset": 16 + 4 * dt.size_in_bytes, "output_offset": GUARD + 16}):
+        run_checked(
+            device,
+            lambda ins, out: op(ins["input"], out),
+            {"input": (in_desc, raw_in)},
+            out_desc,
+            expected,
+            **offsets,
+            **tol,
+        )
+
+
 @pytest.mark.parametrize("binding_limit", [2048, 512])
 @pytest.mark.parametrize(
     "dt,mode,in_sizes,out_sizes,out_pattern",

@@ -203,7 +203,7 @@ fn pat_place(tid: u32) -> PatPlace {
     let n = rp.n;
     let c = rp.c;
     let ow = rp.ow;
-    let e = ((n * p.out_sizes.y + c) * p.out_sizes.z + rp.oh0) * p.out_sizes.w + ow;
+    let e = (((n - p.origin.x) * p.out_sizes.y + c - p.origin.y) * p.out_sizes.z + rp.oh0) * p.out_sizes.w + ow;
     let base = p.input_base + table[4u * (p.table_start.x + n)] + table4[p.table_start.y + c].x;
     let tw = p.table_start.w + ow;
     let z = vec4<f32>(0.0);

@@ -134,7 +134,10 @@ fn rows_place(tid: u32, v: u32) -> Place {
     let oh0 = band * p.band_rows;
     let ow = g * v;
     let dst = (p.output_base + ((n * p.out_sizes.y + c) * p.out_sizes.z + oh0) * p.out_sizes.w + ow) / v;
-    return Place(oh0, min(oh0 + p.band_rows, p.out_sizes.z), dst, p.out_sizes.w / v, n, c, ow);
+    // n and c as the tables index them: a plan split past the binding limit runs whole (n, c)
+    // planes a part, from p.origin (0 otherwise)
+    let oh1 = min(oh0 + p.band_rows, p.out_sizes.z);
+    return Place(oh0, oh1, dst, p.out_sizes.w / v, n + p.origin.x, c + p.origin.y, ow);
 }
 
 fn empty_walk() -> Walk {

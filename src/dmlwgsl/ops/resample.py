@@ -595,9 +595,12 @@ def plan_resample(
     if row_rule is None and out_pl.residual % 16:
         row_rule = "the output does not start on a 16-byte boundary (row stores are whole 16-byte blocks)"
     split = _too_large(desc, caps)
+    plane_parts = None
     if row_rule is None and split:
-        verb = "are" if " and " in split else "is"
-        row_rule = f"the {split} {verb} beyond the binding limit (only the reference kernels split)"
+        plane_parts = _split_parts(desc, caps, in_pl.residual, out_pl.residual, esize, planes=True)
+        if plane_parts is None:
+            verb = "are" if " and " in split else "is"
+            row_rule = f"the {split} {verb} beyond the binding limit and one (n, c) plane does not fit one binding"
     if row_rule is None and any(a.form != "whole" for a in axes):
         row_rule = "an axis is not bound as a whole table"
     if row_rule is None and linear and taps[:2] != (1, 1):
@@ -748,7 +751,9 @@ def plan_resample(
     )
     steps = (s,)
     if split:
-        steps = _split_steps(s, desc, caps, in_res, out_res, esize)
+        rows = name.startswith("resample_rows")
+        parts = plane_parts if rows else _split_parts(desc, caps, in_res, out_res, esize)
+        steps = _split_steps(s, parts, esize)
         verb = "are" if " and " in split else "is"
         why += f"; the {split} {verb} beyond the binding limit: {len(steps)} parts, each binding windows of both"
     return Plan(
@@ -789,11 +794,13 @@ def _index_ranges(desc) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def _split_steps(s: KernelStep, desc, caps: Capabilities, in_res: int, out_res: int, esize: int) -> tuple:
-    """``s`` (a reference kernel's step) split into parts that each bind a window of the input and
-    of the output within the binding limit: along the outermost axis the output has, or, where
-    one slice of it is too large, along the next one, slice by slice, and so on (so a packed
-    output's part stays contiguous). Each part's uniforms give its sizes, origin and window bases."""
+def _split_parts(desc, caps: Capabilities, in_res: int, out_res: int, esize: int, planes: bool = False):
+    """The output split into parts that each bind a window of the input and of the output within
+    the binding limit: along the outermost axis the output has, or, where one slice of it is too
+    large, along the next one, slice by slice, and so on (so a packed output's part stays
+    contiguous). ``planes``: along N and C only (whole (n, c) planes: the row walks), None where one
+    plane does not fit. A list of ((origin, sizes), (input window, output window)) where a window
+    is (start relative to the tensor, length, base element)."""
     pd = _padded(desc)
     al, room = caps.binding_alignment, caps.max_binding_size - 16
     ranges = _index_ranges(desc)
@@ -851,6 +858,8 @@ def _split_steps(s: KernelStep, desc, caps: Capabilities, in_res: int, out_res: 
         return parts
 
     outer = [d for d in range(4) if pd["out_sizes"][d] > 1] or [3]
+    if planes:
+        outer = [d for d in outer if d < 2] or [0]
 
     def split(level, fixed):
         d = outer[level]
@@ -866,14 +875,21 @@ def _split_steps(s: KernelStep, desc, caps: Capabilities, in_res: int, out_res: 
 
     parts = split(0, (0, 0, 0, 0))
     if parts is None:
+        if planes:
+            return None
         raise PlanError(
             f"resample: no split of the output binds windows within the binding limit {caps.max_binding_size} "
             "(the input rows one output element needs are larger)"
         )
+    return [(part, windows(*part)) for part in parts]
+
+
+def _split_steps(s: KernelStep, parts, esize: int) -> tuple:
+    """``s`` as one step a part of :func:`_split_parts`, each binding its windows; its uniforms
+    give the part's sizes, origin and window bases (a row walk: its threads over the part's planes)."""
     steps = []
     u0 = s.uniforms_dict
-    for i, (origin, sizes) in enumerate(parts):
-        (is_, il, ib), (os_, ol, ob) = windows(origin, sizes)
+    for i, ((origin, sizes), ((is_, il, ib), (os_, ol, ob))) in enumerate(parts):
         count = int(np.prod(sizes))
         u = dict(
             u0,
@@ -886,6 +902,9 @@ def _split_steps(s: KernelStep, desc, caps: Capabilities, in_res: int, out_res: 
         )
         if s.name == "resample_packed":
             invocations = -(-(ob * esize + count * esize) // 16) - ob * esize // 16
+        elif u0["row_threads"]:  # a row walk over whole (n, c) planes
+            invocations = sizes[0] * sizes[1] * u0["row_bands"] * u0["row_blocks"]
+            u["row_threads"] = invocations
         else:
             invocations = count
         steps.append(
