@@ -541,8 +541,15 @@ def test_row_walks_past_the_binding_limit(device, rng, kernel, dt, mode, in_size
     x = values(dt, in_sizes, rng)
     raw_in = tensor_bytes(in_desc, x)
     expected = ref.resample(x, out_sizes, mode, scales, (0.5,) * 4, (-0.5,) * 4)
+    check_at_two_offsets(device, op, in_desc, raw_in, out_desc, expected, mode, GUARD + 16)
+
+
+def check_at_two_offsets(device, op, in_desc, raw_in, out_desc, expected, mode, output_offset):
+    """run_checked at the buffers' starts, then with both tensors placed further in (the output at
+    ``output_offset``), under the tests' linear tolerance where ``mode`` is linear."""
+    dt = in_desc.data_type
     tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
-    for offsets in ({}, {"input_offset": 16 + 4 * dt.size_in_bytes, "output_offset": GUARD + 16}):
+    for offsets in ({}, {"input_offset": 16 + 4 * dt.size_in_bytes, "output_offset": output_offset}):
         run_checked(
             device,
             lambda ins, out: op(ins["input"], out),
@@ -582,18 +589,7 @@ def test_past_the_binding_limit(device, rng, binding_limit, dt, mode, in_sizes, 
     x = values(dt, in_sizes, rng)
     raw_in = tensor_bytes(in_desc, x)
     expected = ref.resample(read_tensor(raw_in, in_desc), out_sizes, mode, scales, (0.5,) * r, oo)
-    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
-    run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (in_desc, raw_in)}, out_desc, expected, **tol)
-    run_checked(
-        device,
-        lambda ins, out: op(ins["input"], out),
-        {"input": (in_desc, raw_in)},
-        out_desc,
-        expected,
-        input_offset=16 + 4 * dt.size_in_bytes,
-        output_offset=GUARD + 4 * dt.size_in_bytes,
-        **tol,
-    )
+    check_at_two_offsets(device, op, in_desc, raw_in, out_desc, expected, mode, GUARD + 4 * dt.size_in_bytes)
 
 
 def test_one_liner_defaults(device, rng):

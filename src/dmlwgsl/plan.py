@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -197,6 +197,29 @@ class KernelStep:
     def bindings_dict(self) -> dict:
         """Operator tensor name -> WGSL variable name."""
         return dict(self.bindings)
+
+    def part(
+        self,
+        index: int,
+        why: str,
+        *,
+        uniforms: Mapping,
+        windows,
+        invocations: int | None = None,
+        constants: Mapping | None = None,
+    ) -> "KernelStep":
+        """This step as part ``index`` of a split plan (named ``name[index]``): the same kernel with
+        the part's uniforms, windows and (where given) invocations and constants."""
+        tup = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in uniforms.items())
+        return replace(
+            self,
+            name=f"{self.name}[{index}]",
+            why=why,
+            invocations=self.invocations if invocations is None else int(invocations),
+            constants=self.constants if constants is None else tuple(sorted(constants.items())),
+            uniforms=tup,
+            windows=tuple(tuple(w) for w in windows),
+        )
 
     def to_dict(self) -> dict:
         """JSON-ready form."""

@@ -1059,25 +1059,10 @@ def _split_dot4(d, caps, placements, why, tuning, im2col, chunk):
             windows.append((name, start, at - start + span))
             bases[name] = at - start
         for s in (pack, gemm):
-            u = s.uniforms_dict
-            u["input_base"] = bases["input"]
-            u["output_base"] = bases["output"] // 4
-            bound = set(s.bindings_dict)
-            steps.append(
-                step(
-                    f"{s.name}[{n0 // chunk}]",
-                    s.shader,
-                    f"batch items {n0}..{n0 + nn - 1}: {s.why}",
-                    s.invocations,
-                    entry_point=s.entry_point,
-                    workgroup_size=s.workgroup_size,
-                    constants=s.constants_dict,
-                    uniforms=u,
-                    bindings=s.bindings_dict,
-                    uniform_var=s.uniform_var,
-                    windows=[w for w in windows if w[0] in bound],
-                )
-            )
+            u = dict(s.uniforms_dict, input_base=bases["input"], output_base=bases["output"] // 4)
+            bound = s.bindings_dict
+            part = s.part(n0 // chunk, f"batch items {n0}..{n0 + nn - 1}: {s.why}", uniforms=u, windows=windows)
+            steps.append(replace(part, windows=tuple(w for w in part.windows if w[0] in bound)))
     _, _, workspace, details = sub[min(chunk, n)]
     parts = -(-n // chunk)
     why += (
@@ -1211,19 +1196,7 @@ def _piece_step(d, placements, s, u0, p: _Piece, windowed, al, zp_step, tile, in
         )
     if p.cc < cg:
         where += f", input channels {p.c0}..{p.c0 + p.cc - 1} of the group" + (" (added)" if p.c0 else "")
-    return step(
-        f"{s.name}[{index}]",
-        s.shader,
-        where,
-        invocations,
-        entry_point=s.entry_point,
-        workgroup_size=s.workgroup_size,
-        constants=consts,
-        uniforms=u,
-        bindings=s.bindings_dict,
-        uniform_var=s.uniform_var,
-        windows=windows,
-    )
+    return s.part(index, where, uniforms=u, windows=windows, invocations=invocations, constants=consts)
 
 
 def dot4_available(device: Device | None = None) -> bool:

@@ -907,21 +907,9 @@ def _split_steps(s: KernelStep, parts, esize: int) -> tuple:
             u["row_threads"] = invocations
         else:
             invocations = count
-        steps.append(
-            KernelStep(
-                f"{s.name}[{i}]",
-                s.shader,
-                s.entry_point,
-                f"part {i}: outputs from {origin} of sizes {sizes}",
-                invocations,
-                s.workgroup_size,
-                s.constants,
-                tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in u.items()),
-                s.bindings,
-                s.uniform_var,
-                (("input", is_, il), ("output", os_, ol)),
-            )
-        )
+        why = f"part {i}: outputs from {origin} of sizes {sizes}"
+        windows = (("input", is_, il), ("output", os_, ol))
+        steps.append(s.part(i, why, uniforms=u, windows=windows, invocations=invocations))
     return tuple(steps)
 
 
