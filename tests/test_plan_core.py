@@ -60,6 +60,7 @@ def test_profiles_load_without_a_gpu(name):
     caps = Capabilities.profile(name)
     assert caps.max_binding_size > 0 and caps.binding_alignment >= 16
     assert Capabilities.from_dict(caps.to_dict()) == caps
+    assert caps.is_cpu == (name != "h100")  # lavapipe and llvmpipe run shaders on the CPU
 
 
 def test_unknown_profile_is_named():

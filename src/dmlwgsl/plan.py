@@ -52,13 +52,20 @@ class PlanError(DmlValidationError):
 @dataclass(frozen=True)
 class Capabilities:
     """What an adapter offers, as plans need it: name, backend, features, WGSL language features
-    found by compiling a probe (e.g. ``packed_4x8_integer_dot_product``), limits."""
+    found by compiling a probe (e.g. ``packed_4x8_integer_dot_product``), limits, and the adapter
+    type wgpu reports ("CPU" for lavapipe and llvmpipe: a few threads, not thousands)."""
 
     name: str
     backend: str
     features: frozenset = frozenset()
     wgsl_features: frozenset = frozenset()
     limits: tuple = ()
+    adapter_type: str = "unknown"
+
+    @property
+    def is_cpu(self) -> bool:
+        """Whether the adapter runs shaders on the CPU (lavapipe, llvmpipe)."""
+        return self.adapter_type.lower() == "cpu"
 
     def limit(self, key: str) -> int:
         """One limit by its WebGPU name, e.g. ``max-storage-buffer-binding-size``."""
@@ -89,6 +96,7 @@ class Capabilities:
             "features": sorted(self.features),
             "wgsl_features": sorted(self.wgsl_features),
             "limits": dict(self.limits),
+            "adapter_type": self.adapter_type,
         }
 
     @classmethod
@@ -100,6 +108,7 @@ class Capabilities:
             frozenset(d.get("features", ())),
             frozenset(d.get("wgsl_features", ())),
             tuple(sorted((k, int(v)) for k, v in d["limits"].items())),
+            str(d.get("adapter_type", "unknown")),
         )
 
     @classmethod
@@ -116,6 +125,7 @@ class Capabilities:
                 frozenset(device.features),
                 frozenset(probe_wgsl_features(device)),
                 tuple(sorted((k, int(lim[k])) for k in LIMIT_KEYS if k in lim)),
+                str(device.info.get("adapter_type", "unknown")),
             )
             device._capabilities = caps
         return caps

@@ -484,7 +484,8 @@ def _padded(desc) -> dict:
 #: A row walk with the measured rows per band keeps at least this many threads: shorter bands
 #: where the tensor is small. Measured on the H100: 2x32x256x256 float16 x2 up with 64-row bands
 #: ran 32,768 threads (48.4 us; 27.6 us with 2^17 threads), but 2^17 made 8x64x256x256 x1.5 up
-#: (98,304 threads) 19 % slower: 2^16.
+#: (98,304 threads) 19 % slower: 2^16. Not on CPU adapters: lavapipe (2 cores) ran float16 linear
+#: x2 up (1,16,128,128) 3x slower with the bands shortened to 2 rows than with the measured 32.
 MIN_ROW_THREADS = 1 << 16
 
 
@@ -622,17 +623,18 @@ def plan_resample(
         pat = _tap_pattern(desc, axes, (pattern_outputs,) if pattern_outputs else PATTERN_OUTPUTS)
         if pat is None:
             why_not["resample_rows_pat"] = "the W taps of the output columns follow no common pattern"
-    # geometry of the row walks
+    # geometry of the row walks (a CPU adapter runs a few threads at a time: its bands stay long)
     shapes = {}
+    fill = band_rows is None and not caps.is_cpu
     for name, v in (("resample_rows", 16 // esize), ("resample_rows_half", 4), ("resample_rows_byte", 4)):
         if why_not[name] is None:
             band = band_rows or ROW_BANDS.get((int(mode), esize), DEFAULT_BAND)
-            shapes[name] = _rows_shape(pd, v, band, fill=band_rows is None)
+            shapes[name] = _rows_shape(pd, v, band, fill=fill)
             if shapes[name] is None:
                 why_not[name] = f"the output rows are not whole groups of {v} elements"
     if pat is not None:
         band = band_rows or PATTERN_TUNING.get(pat[0], (None,))[0] or ROW_BANDS[(1, 2)]
-        shapes["resample_rows_pat"] = _rows_shape(pd, pat[0], band, fill=band_rows is None)
+        shapes["resample_rows_pat"] = _rows_shape(pd, pat[0], band, fill=fill)
         if shapes["resample_rows_pat"] is None:
             why_not["resample_rows_pat"] = f"the output rows are not whole groups of {pat[0]} elements"
 
