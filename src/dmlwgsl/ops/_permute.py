@@ -188,9 +188,15 @@ def _boxes(lay: DepthSpaceLayout, limit_in: int, limit_out: int) -> list[_Box]:
             for i in range(n):
                 split(level + 1, lo[:level] + [i] + [0] * (2 - level))
             return
-        step_units = n
-        while step_units > 1 and not fits(make(lo, ext[:level] + [step_units] + ext[level + 1 :])):
-            step_units = (step_units + 1) // 2
+        # the most units that fit (spans grow with the count): fewest dispatches, whole units each
+        good, bad = 1, n + 1
+        while bad - good > 1:
+            mid = (good + bad) // 2
+            if fits(make(lo, ext[:level] + [mid] + ext[level + 1 :])):
+                good = mid
+            else:
+                bad = mid
+        step_units = good
         for i in range(0, n, step_units):
             k = min(step_units, n - i)
             out.append(make(lo[:level] + [i] + lo[level + 1 :], ext[:level] + [k] + ext[level + 1 :]))
