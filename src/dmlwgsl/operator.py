@@ -46,6 +46,7 @@ class Operator:
         self._packs: dict[KernelStep, object] = {}
         self._host: dict[Plan, Mapping[str, GpuTensor]] = {}
         self._last = None
+        self._tls = device._tls  # the device's per-thread state (its open batch), read on every call
         self.plan = self._plan_for(())
         self._prepare(self.plan)  # compile now: errors surface at compile time, not at first call
 
@@ -152,7 +153,14 @@ class Operator:
         # checks, plan and bind groups of the last call hold, and its recorded items replay as is
         # (destroyed buffers and a lost device are still caught when the batch is submitted).
         if last is not None and args == last[0]:
-            self.device.record_items(last[1], last[2])
+            b = getattr(self._tls, "batch", None)
+            if b is not None:  # Device.record_items inlined: this is the hot loop of a batch
+                b.items.extend(last[1])
+                if last[2] is not b.last_buffers:
+                    b.buffers.append(last[2])
+                    b.last_buffers = last[2]
+            else:
+                self.device.record_items(last[1], last[2])
             return last[3]
         with self.device._lock:  # the plan, kernel and host-tensor caches are shared by every thread
             return self._call_checked(args)
