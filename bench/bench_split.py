@@ -6,7 +6,7 @@ unsplit plan's (bit-equal; linear rows that differ are each checked against the 
 batch item 0, under the tests' tolerance). ``--oom`` then allocates 2 GiB buffers until the
 adapter is out of memory: that must be an AllocationError, and a one-liner must still work after.
 
-    python bench/bench_split.py [--quick] [--oom]
+    python bench/bench_split.py [--quick] [--oom]      (or: dmlwgsl bench split ...)
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def run(dev, quick: bool) -> list[tuple]:
     desc = dmlwgsl.SpaceToDepthDesc(x.desc, T(D.FLOAT32, big), 2)
     rows.append(measure(dev, bench, tight, "s2d f32 DCR", dmlwgsl.compile_space_to_depth, desc, (x,), desc.output))
     x.buffer.destroy()
-    rs = (1, 4, 32, 32) if quick else (8, 64, 256, 256)
+    rs = (1, 8, 48, 48) if quick else (8, 64, 256, 256)
     for dt, npdt in ((D.FLOAT32, np.float32), (D.FLOAT16, np.float16)):
         xh = rng.standard_normal(rs, dtype=np.float32).astype(npdt)
         x = dev.upload(xh)
@@ -87,7 +87,7 @@ def run(dev, quick: bool) -> list[tuple]:
             lin = (xh[:1], s) if mode == "linear" else None
             rows.append(measure(dev, bench, tight, name, dmlwgsl.compile_resample, desc, (x,), o, lin))
         x.buffer.destroy()
-    cs, ws = ((2, 16, 12, 12), (16, 16, 3, 3)) if quick else ((32, 128, 112, 112), (128, 128, 3, 3))
+    cs, ws = ((4, 16, 24, 24), (16, 16, 3, 3)) if quick else ((32, 128, 112, 112), (128, 128, 3, 3))
     xq = dev.upload(rng.integers(0, 256, cs, dtype=np.uint8))
     w = dev.upload(rng.integers(-128, 128, ws, dtype=np.int8))
     o = T(D.INT32, (cs[0], ws[0]) + cs[2:])

@@ -92,3 +92,35 @@ def test_ort_peer_says_why_in_one_line(device):
         assert peer.startswith("ORT WebGPU:") and "\n" not in peer
     else:
         assert peer.ep_device.ep_name == "WebGpuExecutionProvider"
+
+
+def test_clocks_are_held_or_said(device):
+    """On a CPU adapter nothing is held and settling is free; the report says so either way."""
+    bench = bm.Bench(device, reps=2, warmup=1)
+    if bm.is_cpu_adapter(device):
+        assert bench.clock_hold == "" and bench.settle() == 0.0 and bm.bench_notes(bench) == []
+    bench.unsettled = 2
+    assert any("2 measurement(s) started with the GPU below its best speed" in n for n in bm.bench_notes(bench))
+
+
+def test_split_benchmark_runs_exact(device):
+    """bench/bench_split.py --quick: every op split past a 64 KiB binding record, each result equal
+    to the unsplit plan's (or, linear, both within the tests' tolerance of the reference)."""
+    from dmlwgsl.cli import _bench_module
+
+    rows = _bench_module("split").run(device, quick=True)
+    assert len(rows) == 10
+    for name, full, split, *_times, check in rows:
+        assert split > full, name  # the record forced a split
+        assert check is True or (isinstance(check, str) and not check.startswith("NO")), (name, check)
+
+
+def test_end_to_end_table_checks_ours(device):
+    """bench/bench_host.py --only-e2e --quick: every case of ours checked against the reference; ORT
+    columns where ORT is installed (its absence is a line, not a failure)."""
+    from dmlwgsl.cli import _bench_module
+
+    rows = _bench_module("host").e2e_rows(device, quick=True, reps=1)
+    assert len(rows) == 8
+    assert all(r["ours"] == "exact" or r["ours"].startswith("within tolerance") for r in rows), rows
+    assert all(r["ours ms"] > 0 for r in rows)

@@ -19,7 +19,16 @@ import sys
 import time
 import traceback
 
-BENCH_OPS = ("depth_to_space", "space_to_depth", "convolution_integer", "resample", "sweep", "host")
+BENCH_OPS = (
+    "depth_to_space",
+    "space_to_depth",
+    "convolution_integer",
+    "resample",
+    "sweep",
+    "host",
+    "split",
+    "resample_antialias",
+)
 
 #: What to install when no adapter is found (Mesa's software adapters run everywhere).
 ADAPTER_HINT = (
