@@ -205,6 +205,11 @@ def _boxes(lay: DepthSpaceLayout, limit_in: int, limit_out: int) -> list[_Box]:
     return out
 
 
+def _named(prefix: str, values, axes: str) -> dict:
+    """Uniform fields ``prefix + axis`` for the first ``len(axes)`` values, e.g. in_stride_n, in_stride_c."""
+    return {prefix + a: v for a, v in zip(axes, values)}
+
+
 def _name(op: str, path: str) -> str:
     return f"{op}_{path}"
 
@@ -335,18 +340,12 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
         chunks = t.row_len // ((8 if path == "zip" else 16) // esize)
         threads = nb * cb * hb * t.block * chunks
         u = {
-            "in_stride_n": t.in_strides[0],
-            "in_stride_c": t.in_strides[1],
-            "in_stride_h": t.in_strides[2],
-            "out_stride_n": t.out_strides[0],
-            "out_stride_c": t.out_strides[1],
-            "out_stride_h": t.out_strides[2],
+            **_named("in_stride_", t.in_strides, "nch"),
+            **_named("out_stride_", t.out_strides, "nch"),
             "channels": cb,
             "height": hb,
             "chunks": chunks,
-            "chan_i": t.chan[0],
-            "chan_j": t.chan[1],
-            "chan_c": t.chan[2],
+            **_named("chan_", t.chan, "ijc"),
             "threads": threads,
             "src_base": src_base,
             "dst_base": dst_base,
@@ -448,16 +447,9 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout)
         "stride_w": r.stride_w,
         "channels": cb,
         "height": hb,
-        "in_stride_n": r.in_strides[0],
-        "in_stride_c": r.in_strides[1],
-        "in_stride_h": r.in_strides[2],
-        "in_stride_w": r.in_strides[3],
-        "out_stride_n": r.out_strides[0],
-        "out_stride_c": r.out_strides[1],
-        "out_stride_h": r.out_strides[2],
-        "chan_i": r.chan[0],
-        "chan_j": r.chan[1],
-        "chan_c": r.chan[2],
+        **_named("in_stride_", r.in_strides, "nchw"),
+        **_named("out_stride_", r.out_strides, "nch"),
+        **_named("chan_", r.chan, "ijc"),
         "src_base": src_base % 2**32,
         "dst_base": dst_base % 2**32,
     }
