@@ -22,7 +22,7 @@ import dmlwgsl
 from dmlwgsl import Capabilities
 from dmlwgsl import DataType as D
 from dmlwgsl import TensorDesc as T
-from dmlwgsl.benchmark import Bench, compare
+from dmlwgsl.benchmark import Bench, compare, open_device
 from dmlwgsl.reference import depth_to_space as ref_d2s
 from dmlwgsl.reference import resample as ref_rs
 from dmlwgsl.runtime import AllocationError
@@ -122,11 +122,13 @@ def out_of_memory(dev) -> str:
 
 def main(argv=None) -> int:
     """Entry point; exit 1 on a result that is not exact (or out of tolerance)."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="dmlwgsl bench split", description=__doc__.splitlines()[0])
+    p.add_argument("--backend", help="vulkan, gl, metal or dx12")
+    p.add_argument("--adapter", help="substring of the adapter name")
     p.add_argument("--quick", action="store_true", help="small shapes and a 64 KiB binding record (CPU adapters)")
     p.add_argument("--oom", action="store_true", help="also allocate until out of memory (GPU adapters)")
     args = p.parse_args(argv)
-    dev = dmlwgsl.default_device()
+    dev = open_device(args)
     rows = run(dev, args.quick)
     print(f"\nsplit plans on {dev.name}")
     print(f"{'case':32} {'disp':>4} {'split':>5} {'full us':>9} {'split us':>9} {'split/full':>10} {'% copy':>7} check")
