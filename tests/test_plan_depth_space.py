@@ -54,7 +54,11 @@ def test_block2_aligned_rows_take_the_zip_kernel(profile):
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("b", [3, 4, 8])
 def test_other_blocks_take_the_row_kernel(profile, b):
-    plan = plan_depth_to_space(d2s((2, 64 * b * b // 4 * 4, 16, 16), U8, b, "CRD"), Capabilities.profile(profile))
+    caps = Capabilities.profile(profile)
+    plan = plan_depth_to_space(d2s((2, 64 * b * b // 4 * 4, 16, 16), U8, b, "CRD"), caps)
+    if caps.is_cpu and b <= 4:  # a CPU adapter takes the tiled kernel first (see _choose)
+        assert plan.kernels == ["depth_to_space_tiled"]
+        return
     assert plan.kernels == ["depth_to_space_rows"]  # 16*b bytes a row: whole blocks, no edge pass
     s = plan.steps[0]
     assert s.constants_dict["ILV"] == b and s.constants_dict["BLOCK"] == b
@@ -76,7 +80,8 @@ def test_unaligned_rows_add_the_edge_pass_and_blocks_per_thread_follow_the_row()
 def test_space_to_depth_rows_and_requests():
     caps = Capabilities.profile("lavapipe")
     desc = s2d((2, 3, 12, 48), F16, 3, "DCR")
-    plan = plan_space_to_depth(desc, caps)
+    assert plan_space_to_depth(desc, caps).kernels == ["space_to_depth_tiled"]  # a CPU adapter's first choice
+    plan = plan_space_to_depth(desc, caps, kernel="rows")
     assert plan.kernels == ["space_to_depth_rows"]
     u = plan.steps[0].uniforms_dict
     assert (u["rows"], u["row_len"], u["stride_w"], u["stride_j"]) == (2 * 3 * 4 * 9, 16, 3, 0)
@@ -167,3 +172,15 @@ def test_explain_command_prints_the_plan(capsys):
     assert "space_to_depth_rows" in text and "rw.row_len = 21" in text
     assert cli_main(argv + ["--profile", "gl", "--kernel", "zip"]) == 2
     assert "only DepthToSpace" in capsys.readouterr().err
+
+
+def test_cpu_adapters_take_their_measured_paths():
+    """On lavapipe (a CPU adapter) the tiled kernel comes before the row kernel at blocks 3-4, and
+    8-bit SpaceToDepth takes the packed gather before the row kernel; the H100 keeps its order."""
+    lav, h100 = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
+    d = d2s((8, 144, 16, 16), DataType.FLOAT16, 3, "CRD")
+    assert plan_depth_to_space(d, lav).kernels == ["depth_to_space_tiled"]
+    assert plan_depth_to_space(d, h100).kernels == ["depth_to_space_rows"]
+    s = SpaceToDepthDesc(TensorDesc(U8, (16, 4, 64, 64)), TensorDesc(U8, (16, 256, 8, 8)), 8, "CRD")
+    assert plan_space_to_depth(s, lav).kernels == ["space_to_depth_packed"]
+    assert plan_space_to_depth(s, h100).kernels[0] == "space_to_depth_rows"
