@@ -651,7 +651,9 @@ def plan_resample(
     else:
         # The measured order on the H100; a row walk is taken unasked only where ROW_BANDS has
         # its (mode, element size), and for nearest only where H is upsampled.
-        auto_rows = (int(mode), esize) in ROW_BANDS and (linear or pd["out_sizes"][2] > pd["in_sizes"][2])
+        # On a CPU adapter float32 nearest takes it too (lavapipe, x2 up: 2.8x faster than resample_packed).
+        walks = (int(mode), esize) in ROW_BANDS or (caps.is_cpu and esize == 4)
+        auto_rows = walks and (linear or pd["out_sizes"][2] > pd["in_sizes"][2])
         candidates = []
         if linear and esize == 2:
             candidates += ["resample_rows_pat", "resample_rows_half"]
