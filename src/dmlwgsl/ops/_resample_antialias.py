@@ -21,8 +21,9 @@ reference's own float32 arithmetic (:func:`dmlwgsl.reference.resample.antialias_
 shader only sums (wgsl/resample_antialias.wgsl). Tables are O(sum over axes of output length x taps).
 
 Paths (``kernel=``):
-  aa_rows (on request only: measured 2.5-5x slower than aa_element on the H100, 8x64x240x240 at
-    1/2, 1/3, 1/4, every band and column choice; see bench/README.md): the row walk. n and c unfiltered; one thread owns
+  aa_rows (the default for 8/16-bit elements on CPU adapters; elsewhere on request only: measured
+    2.5-5x slower than aa_element on the H100, 8x64x240x240 at 1/2, 1/3, 1/4, every band and
+    column choice; see bench/README.md): the row walk. n and c unfiltered; one thread owns
     one output word (1 to 4 output columns) of a band of output rows of one (n, c) plane, holds its
     columns' W taps in registers and walks the input rows under the band once, in ascending order:
     each input row is filtered along W once and added into every output row whose H taps cover it
@@ -261,6 +262,11 @@ def plan_resample_antialias(
     taps_note = f"taps per output: h {int(taps[2][1].max())}, w {int(taps[3][1].max())}"
     uniforms.update(dict.fromkeys(_WALK, 0))
     chosen = kernel or element
+    # A CPU adapter pays for every atomic: 8/16-bit outputs take aa_rows where it runs (lavapipe,
+    # float16 and uint8 at scales 1/2 and 1/4: 1.3-2.3x faster than aa_element_atomic).
+    cpu_rows = kernel is None and caps.is_cpu and esize < 4 and rows_not is None
+    if cpu_rows:
+        chosen = "aa_rows"
     if chosen == "aa_rows":
         cw = max(_ROWS_COLS, pw)
         groups, bands, band, threads = _rows_grid(pd, cw)
@@ -277,7 +283,11 @@ def plan_resample_antialias(
             bindings=dict(bindings, output="output"),
             uniform_var="p",
         )
-        why = "aa_rows: requested"
+        why = (
+            "aa_rows: on a CPU adapter, where aa_element_atomic's atomics cost more than aa_rows' walk"
+            if cpu_rows
+            else "aa_rows: requested"
+        )
     elif kernel == "aa_tile":
         tw, th, staged = tile
         oh, ow = pd["out_sizes"][2], pd["out_sizes"][3]
