@@ -74,10 +74,11 @@ def test_the_plan_chooses(caps, d, kernel):
 def test_grid_and_uniforms(caps):
     d = desc(F32, (2, 8, 64, 64), (2, 8, 128, 128))
     # a small tensor: on a GPU bands of one row keep the most threads (MIN_ROW_THREADS); a CPU
-    # adapter runs a few threads at a time and keeps the measured bands (ROW_BANDS)
-    assert plan_resample(d, caps).steps[0].uniforms_dict["band_rows"] == (8 if caps.is_cpu else 1)
+    # adapter runs a few threads at a time and takes long bands (CPU_BAND)
+    assert plan_resample(d, caps).steps[0].uniforms_dict["band_rows"] == (32 if caps.is_cpu else 1)
     big = desc(F32, (2, 32, 256, 256), (2, 32, 512, 512))
-    assert plan_resample(big, caps).steps[0].uniforms_dict["band_rows"] == 8  # ROW_BANDS, float32 linear
+    band = plan_resample(big, caps).steps[0].uniforms_dict["band_rows"]
+    assert band == (32 if caps.is_cpu else 8)  # CPU_BAND, or ROW_BANDS for float32 linear
     s = plan_resample(d, caps, band_rows=8).steps[0]
     # resample_rows: 4 outputs per thread, bands of 8 rows
     u = s.uniforms_dict
