@@ -270,7 +270,7 @@ def plan_depth_space(
         path, why = want, f"{_name(op, want)} requested"
     else:
         path = _choose(lay, esize, reasons, cpu=caps.is_cpu)
-        why = _WHY[path]
+        why = _WHY[path] + ("; the order measured on CPU adapters" if caps.is_cpu else "")
     steps = []
     for k, box in enumerate(boxes):
         steps.extend(_steps(lay, path, box, pin, pout, caps, esize, split, k))

@@ -693,12 +693,13 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         f"stream-K: {workgroups} workgroups of {slice_steps} of a tile's {k_steps} k steps, adding atomically"
         if split
         else f"{workgroups} workgroups, {k_steps} k steps a tile"
+        + ("; no split-K and 128-thread tiles on a CPU adapter" if cpu else "")
     )
     gemm = step(
         "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
         "convolution_integer_dot4.wgsl",
-        f"implicit GEMM on dot4I8Packed: {tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how} "
-        f"(the H100-fitted cost model's cheapest)",
+        f"implicit GEMM on dot4I8Packed: {tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how}"
+        + ("" if cpu else " (the H100-fitted cost model's cheapest)"),
         workgroups * threads,
         workgroup_size=threads,
         constants={**structure, "RP": rp, "TM": tm, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)},

@@ -683,6 +683,8 @@ def plan_resample(
         }[name]
         if skipped:
             why += " (not " + "; not ".join(skipped) + ")"
+        if caps.is_cpu and band_rows is None and name.startswith("resample_rows"):
+            why += f"; bands of {CPU_BAND} rows on a CPU adapter"
         why += fallback
 
     in_res, out_res = in_pl.residual, out_pl.residual
