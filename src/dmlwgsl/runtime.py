@@ -1138,10 +1138,11 @@ class _Batch:
         try:
             enc = dev.device.create_command_encoder(label="dmlwgsl.batch")
             if not self.timestamps:
-                cp = prev = handle = dispatch = g = None
+                cp = prev = handle = dispatch = None
+                gx = gy = gz = 0
                 for item in items:
                     if item is prev:  # a repeat call's kept item: the same dispatch again
-                        dispatch(handle, *g)
+                        dispatch(handle, gx, gy, gz)
                         continue
                     if len(item) != 4:  # ("copy", src, src_offset, dst, dst_offset, size)
                         prev = None
@@ -1151,7 +1152,7 @@ class _Batch:
                         enc.copy_buffer_to_buffer(*item[1:])
                         continue
                     prev = item
-                    pipe, bg, g, _ = item
+                    pipe, bg, (gx, gy, gz), _ = item
                     if cp is None:
                         cp = enc.begin_compute_pass(label="dmlwgsl")
                         last_pipe = last_bg = None
@@ -1175,7 +1176,7 @@ class _Batch:
                         else:
                             cp.set_bind_group(0, bg)
                         last_bg = bg
-                    dispatch(handle, *g)
+                    dispatch(handle, gx, gy, gz)
                 if cp is not None:
                     cp.end()
                 dev.queue.submit([enc.finish()])
