@@ -270,6 +270,13 @@ def _pick_adapter(backend: str | None, adapter: str | None, power_preference: st
 _TRACKED: dict[type, type] = {}
 
 
+#: Held around every queue submission and every release of a tracked wgpu object. The garbage
+#: collector releases a dropped object in whatever thread it runs in; a wgpu device released there
+#: while another thread submitted to another device aborted the process (lavapipe, the runtime and
+#: thread tests run together: 2 runs in 6), so releases wait for submissions and the reverse.
+_WGPU_LOCK = threading.RLock()
+
+
 def _tracked_class(cls: type) -> type:
     sub = _TRACKED.get(cls)
     if sub is None:
@@ -278,10 +285,22 @@ def _tracked_class(cls: type) -> type:
             self._dml_dead = True
             cls.destroy(self)
 
-        sub = type(cls.__name__, (cls,), {"_dml_dead": False, "destroy": destroy, "__module__": cls.__module__})
+        def _release(self) -> None:
+            with _WGPU_LOCK:
+                cls._release(self)
+
+        attrs = {"_dml_dead": False, "destroy": destroy, "_release": _release, "__module__": cls.__module__}
+        sub = type(cls.__name__, (cls,), attrs)
         _TRACKED[cls] = sub
         _TRACKED[sub] = sub
     return sub
+
+
+def _submit_locked(queue, encoder) -> None:
+    """queue.submit of the encoder's commands, under _WGPU_LOCK."""
+    buf = encoder.finish()
+    with _WGPU_LOCK:
+        queue.submit([buf])
 
 
 def _track(obj):
@@ -794,7 +813,7 @@ class Device:
         self.gpu_calls += 1
         enc = self.device.create_command_encoder(label="dmlwgsl.readback")
         enc.copy_buffer_to_buffer(buffer, start + s, stg, 0, size)
-        self.queue.submit([enc.finish()])
+        _submit_locked(self.queue, enc)
         # READ_NOSYNC: wgpu-py would otherwise submit an empty command buffer before every map
         # (a workaround for buffers mapped before any submission; ours was just copied into).
         return piece, stg, stg.map_async("READ_NOSYNC", 0, size)
@@ -1179,7 +1198,7 @@ class _Batch:
                     dispatch(handle, gx, gy, gz)
                 if cp is not None:
                     cp.end()
-                dev.queue.submit([enc.finish()])
+                _submit_locked(dev.queue, enc)
                 return
             n = sum(1 for item in items if len(item) == 4)
             qs = dev.device.create_query_set(type=wgpu.QueryType.timestamp, count=2 * max(n, 1))
@@ -1203,12 +1222,12 @@ class _Batch:
                 cp.end()
                 i += 1
             if not n:
-                dev.queue.submit([enc.finish()])
+                _submit_locked(dev.queue, enc)
                 qs.destroy()
                 return
             qbuf = dev.create_buffer(16 * n, "dmlwgsl.timestamps", usage=wgpu.BufferUsage.QUERY_RESOLVE | _COPY_SRC)
             enc.resolve_query_set(qs, 0, 2 * n, qbuf, 0)
-            dev.queue.submit([enc.finish()])
+            _submit_locked(dev.queue, enc)
         except (GpuError, DmlValidationError):
             raise
         except Exception as e:
