@@ -379,9 +379,10 @@ def batched_rows(dev: dmlwgsl.Device, n: int = 2000) -> list[dict]:
     return rows
 
 
-#: End-to-end cases: (label, ONNX op, input shape, build) where build(x) gives (our one-liner,
-#: the numpy reference, the ONNX model's attributes, the extra ONNX inputs).
 def e2e_cases(quick: bool):
+    """The end-to-end cases of issue 14 (small with ``quick``): (label, ONNX op, input shape, input
+    dtype, output shape, our one-liner(x, device), the numpy reference(x), the ONNX attributes, the
+    extra ONNX inputs as (name, array) with "" for an absent one, whether linear tolerance applies)."""
     from dmlwgsl.reference import convolution_integer as ref_conv
     from dmlwgsl.reference import depth_to_space as ref_d2s
     from dmlwgsl.reference import resample as ref_rs

@@ -153,12 +153,9 @@ class Operator:
         # checks, plan and bind groups of the last call hold, and its recorded items replay as is
         # (destroyed buffers and a lost device are still caught when the batch is submitted).
         if last is not None and args == last[0]:
-            b = getattr(self._tls, "batch", None)
-            if b is not None:  # Device.record_items inlined: this is the hot loop of a batch
-                b.items.extend(last[1])
-                if last[2] is not b.last_buffers:
-                    b.buffers.append(last[2])
-                    b.last_buffers = last[2]
+            b = getattr(self._tls, "batch", None)  # the hot loop of a batch: straight to it
+            if b is not None:
+                b.add(last[1], last[2])
             else:
                 self.device.record_items(last[1], last[2])
             return last[3]

@@ -220,14 +220,13 @@ class KernelStep:
     ) -> "KernelStep":
         """This step as part ``index`` of a split plan (named ``name[index]``): the same kernel with
         the part's uniforms, windows and (where given) invocations and constants."""
-        tup = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in uniforms.items())
         return replace(
             self,
             name=f"{self.name}[{index}]",
             why=why,
             invocations=self.invocations if invocations is None else int(invocations),
             constants=self.constants if constants is None else tuple(sorted(constants.items())),
-            uniforms=tup,
+            uniforms=_pairs(uniforms),
             windows=tuple(tuple(w) for w in windows),
         )
 
@@ -245,6 +244,11 @@ class KernelStep:
             "uniforms": {k: _jsonable(v) for k, v in self.uniforms},
             "bindings": self.bindings_dict,
         }
+
+
+def _pairs(m: Mapping | None) -> tuple:
+    """A dict as a tuple of (key, value) pairs in its order, lists made tuples (hashable)."""
+    return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in (m or {}).items())
 
 
 def _jsonable(v):
@@ -271,9 +275,6 @@ def step(
 ) -> KernelStep:
     """Build a :class:`KernelStep` from plain dicts (sorted into tuples, so the step is hashable)."""
 
-    def tup(m):
-        return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in (m or {}).items())
-
     consts = dict(constants or {})
     consts.setdefault("WG", workgroup_size)
     return KernelStep(
@@ -284,8 +285,8 @@ def step(
         int(invocations),
         workgroup_size,
         tuple(sorted(consts.items())),
-        tup(uniforms),
-        tup(bindings),
+        _pairs(uniforms),
+        _pairs(bindings),
         uniform_var,
         tuple(tuple(w) for w in windows),
     )

@@ -1012,18 +1012,7 @@ class Device:
         self._record((pipeline, bind_group, groups, label), buffers)
 
     def _record(self, item: tuple, buffers: tuple) -> None:
-        b = getattr(self._tls, "batch", None)
-        if b is not None:
-            b.items.append(item)
-            if buffers is not b.last_buffers:  # repeated dispatches share one tuple: keep it once
-                b.buffers.append(buffers)
-                b.last_buffers = buffers
-            return
-        b = _Batch(self, False)
-        b.items.append(item)
-        b.buffers.append(buffers)
-        with self._lock:
-            b.submit()
+        self.record_items((item,), buffers)
 
     def record_items(self, items: tuple, buffers: tuple) -> None:
         """Record several items (from :meth:`Kernel.resolve`) at once: one thread-local look-up
@@ -1031,14 +1020,10 @@ class Device:
         buffer they bind (one tuple; the same tuple object each repeat is kept once)."""
         b = getattr(self._tls, "batch", None)
         if b is not None:
-            b.items.extend(items)
-            if buffers is not b.last_buffers:
-                b.buffers.append(buffers)
-                b.last_buffers = buffers
+            b.add(items, buffers)
             return
         b = _Batch(self, False)
-        b.items.extend(items)
-        b.buffers.append(buffers)
+        b.add(items, buffers)
         with self._lock:
             b.submit()
 
@@ -1116,6 +1101,14 @@ class _Batch:
         self.gpu_times_ns: list[float] = []
         if timestamps and not device.has_timestamps:
             raise RuntimeError(f"{device.name} has no timestamp-query feature")
+
+    def add(self, items: tuple, buffers: tuple) -> None:
+        """Append recorded ``items`` and the tuple of ``buffers`` they bind (a repeat call's tuple,
+        the same object again, is kept once)."""
+        self.items.extend(items)
+        if buffers is not self.last_buffers:
+            self.buffers.append(buffers)
+            self.last_buffers = buffers
 
     def _check(self, items, buffers) -> None:
         dev = self.device

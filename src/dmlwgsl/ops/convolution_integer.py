@@ -1039,8 +1039,8 @@ def _gemm_batch_chunk(d: ConvolutionIntegerDesc, caps: Capabilities, placements,
     steps_im2col = _k_steps(cg, kh, kw, True)
     per_item = 4 * oh * ow * g * 16 * steps_im2col if im2col else 4 * h * w * g * _pad4(-(-cg // 4))
     for nn in _halvings(n):
-        x_at, x_span = _window(d.input, (0, 0, 0, 0), (nn, c, h, w))
-        o_at, o_span = _window(d.output, (0, 0, 0, 0), (nn, m, oh, ow))
+        _, x_span = _window(d.input, (0, 0, 0, 0), (nn, c, h, w))
+        _, o_span = _window(d.output, (0, 0, 0, 0), (nn, m, oh, ow))
         if x_span + 2 * al <= limit and o_span + 2 * al <= limit and nn * per_item <= limit:
             return nn
     return 0
@@ -1069,9 +1069,8 @@ def _split_dot4(d, caps, placements, why, tuning, im2col, chunk):
             bases[name] = at - start
         for s in (pack, gemm):
             u = dict(s.uniforms_dict, input_base=bases["input"], output_base=bases["output"] // 4)
-            bound = s.bindings_dict
-            part = s.part(n0 // chunk, f"batch items {n0}..{n0 + nn - 1}: {s.why}", uniforms=u, windows=windows)
-            steps.append(replace(part, windows=tuple(w for w in part.windows if w[0] in bound)))
+            mine = [w for w in windows if w[0] in s.bindings_dict]  # the pack binds the input, the GEMM the output
+            steps.append(s.part(n0 // chunk, f"batch items {n0}..{n0 + nn - 1}: {s.why}", uniforms=u, windows=mine))
     _, _, workspace, details = sub[min(chunk, n)]
     parts = -(-n // chunk)
     why += (
