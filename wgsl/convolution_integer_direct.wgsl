@@ -30,27 +30,54 @@ override ROW_WORDS: bool = false;
 var<workgroup> x_sh: array<i32, XS>;
 var<workgroup> w_sh: array<i32, WS>;
 
-@compute @workgroup_size(WG)
-fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                              @builtin(local_invocation_index) l: u32) {
-    var wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
-    if (wg >= cv.workgroups) { return; }   // uniform across the workgroup: no barrier is skipped unevenly
+// What workgroup wg works on: batch item n, group g, channel block mb, and the tile of outputs
+// from (oh0, ow0), whose input window starts at (ih0, iw0) (negative: in the padding). Shared by
+// both direct kernels.
+struct DirectTile {
+    n: u32,
+    g: u32,
+    mb: u32,
+    oh0: u32,
+    ow0: u32,
+    ih0: i32,
+    iw0: i32,
+}
+
+fn tile_of(wg0: u32) -> DirectTile {
+    var wg = wg0;
     let tw = wg % cv.tiles_w;
     wg = wg / cv.tiles_w;
     let th = wg % cv.tiles_h;
     wg = wg / cv.tiles_h;
     let mb = wg % cv.channel_blocks;
     wg = wg / cv.channel_blocks;
-    let g = wg % cv.group_count;
-    let n = wg / cv.group_count;
-
-    let cg = cv.group_in_channels;
-    let KH = cv.kernel_h;
-    let KW = select(cv.kernel_w, KW_FIXED, KW_FIXED > 0u);
     let oh0 = th * cv.tile_h;
     let ow0 = tw * cv.tile_w;
     let ih0 = i32(oh0 * cv.stride_h) - i32(cv.pad_top);
     let iw0 = i32(ow0 * cv.stride_w) - i32(cv.pad_left);
+    return DirectTile(wg / cv.group_count, wg % cv.group_count, mb, oh0, ow0, ih0, iw0);
+}
+
+// The kernel's width (a constant where KW_FIXED says so).
+fn kernel_w() -> u32 { return select(cv.kernel_w, KW_FIXED, KW_FIXED > 0u); }
+
+@compute @workgroup_size(WG)
+fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                              @builtin(local_invocation_index) l: u32) {
+    let wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
+    if (wg >= cv.workgroups) { return; }   // uniform across the workgroup: no barrier is skipped unevenly
+    let t = tile_of(wg);
+    let n = t.n;
+    let g = t.g;
+    let mb = t.mb;
+    let oh0 = t.oh0;
+    let ow0 = t.ow0;
+    let ih0 = t.ih0;
+    let iw0 = t.iw0;
+
+    let cg = cv.group_in_channels;
+    let KH = cv.kernel_h;
+    let KW = kernel_w();
     let WW = cv.window_w;
     let win = cv.window_h * WW;
 

@@ -26,25 +26,21 @@ fn flip_w() -> u32 { return select(0x80808080u, 0u, W_SIGNED); }
 @compute @workgroup_size(WG)
 fn convolution_integer_direct_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                                    @builtin(local_invocation_index) l: u32) {
-    var wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
+    let wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
     if (wg >= cv.workgroups) { return; }   // uniform across the workgroup: no barrier is skipped unevenly
-    let tw = wg % cv.tiles_w;
-    wg = wg / cv.tiles_w;
-    let th = wg % cv.tiles_h;
-    wg = wg / cv.tiles_h;
-    let mb = wg % cv.channel_blocks;
-    wg = wg / cv.channel_blocks;
-    let g = wg % cv.group_count;
-    let n = wg / cv.group_count;
+    let t = tile_of(wg);   // (convolution_integer_direct.wgsl)
+    let n = t.n;
+    let g = t.g;
+    let mb = t.mb;
+    let oh0 = t.oh0;
+    let ow0 = t.ow0;
+    let ih0 = t.ih0;
+    let iw0 = t.iw0;
 
     let cg = cv.group_in_channels;
     let cw = cv.group_words;
     let KH = cv.kernel_h;
-    let KW = select(cv.kernel_w, KW_FIXED, KW_FIXED > 0u);
-    let oh0 = th * cv.tile_h;
-    let ow0 = tw * cv.tile_w;
-    let ih0 = i32(oh0 * cv.stride_h) - i32(cv.pad_top);
-    let iw0 = i32(ow0 * cv.stride_w) - i32(cv.pad_left);
+    let KW = kernel_w();
     let WW = cv.window_w;
     let win = cv.window_h * WW;
 
