@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from dmlwgsl.ops.depth_to_space import DEPTH_SPACE_TYPES
+from dmlwgsl import DepthToSpaceDesc, SpaceToDepthDesc
+from dmlwgsl.ops.depth_to_space import DEPTH_SPACE_TYPES, compile_depth_to_space
+from dmlwgsl.ops.space_to_depth import compile_space_to_depth
+from dmlwgsl.reference.depth_to_space import depth_to_space as ref_depth_to_space
+from dmlwgsl.reference.space_to_depth import space_to_depth as ref_space_to_depth
 from dmlwgsl.reference.tensors import read_tensor
 from dmlwgsl.testing import random_bytes, run_checked, strided_desc
 
@@ -22,24 +26,46 @@ LAYOUTS = [
 ]
 
 
+#: Per operator: (compile function, description class, numpy reference, output shape of an input shape).
+OPS = {
+    "depth_to_space": (
+        compile_depth_to_space,
+        DepthToSpaceDesc,
+        ref_depth_to_space,
+        lambda s, b: (s[0], s[1] // (b * b), s[2] * b, s[3] * b),
+    ),
+    "space_to_depth": (
+        compile_space_to_depth,
+        SpaceToDepthDesc,
+        ref_space_to_depth,
+        lambda s, b: (s[0], s[1] * b * b, s[2] // b, s[3] // b),
+    ),
+}
+
+
 def check_op(
     device,
-    compile_fn,
-    desc_cls,
-    reference,
-    in_desc,
-    out_desc,
+    op_name,
+    dtype,
+    shape,
     block_size,
     order,
     rng,
     *,
+    lin="packed",
+    lout="packed",
     kernel=None,
     capabilities=None,
     input_offset=16,
     output_offset=64,
 ):
-    """Run one case on the GPU under poison and guards and compare with the numpy reference
+    """Run ``op_name`` ("depth_to_space" or "space_to_depth") on an input of ``shape`` in stride
+    pattern ``lin`` (dmlwgsl.testing.strided_desc) into an output in pattern ``lout``, on the GPU
+    under poison and guards, and compare with the numpy reference; returns the compiled operator
     (``kernel`` requests a path; ``capabilities`` replaces the device's record for planning)."""
+    compile_fn, desc_cls, reference, out_shape = OPS[op_name]
+    in_desc = strided_desc(dtype, shape, lin)
+    out_desc = strided_desc(dtype, out_shape(shape, block_size), lout, output=True)
     raw = random_bytes(in_desc, rng)
     x = read_tensor(raw, in_desc)
     expected = reference(x, block_size, order)
@@ -95,4 +121,4 @@ def _load(path):
     return t
 
 
-__all__ = ["ALL_TYPES", "check_op", "onnx_cases", "strided_desc"]
+__all__ = ["ALL_TYPES", "OPS", "check_op", "onnx_cases", "strided_desc"]

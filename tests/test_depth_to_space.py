@@ -98,18 +98,7 @@ def test_every_type_and_layout(device, rng, dtype, order):
             ((1, 8, 5, 3), 2),
         ],
     ):
-        out_shape = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
-        check_op(
-            device,
-            compile_depth_to_space,
-            DepthToSpaceDesc,
-            ref,
-            strided_desc(dtype, shape, lin),
-            strided_desc(dtype, out_shape, lout, output=True),
-            b,
-            order,
-            rng,
-        )
+        check_op(device, "depth_to_space", dtype, shape, b, order, rng, lin=lin, lout=lout)
 
 
 @pytest.mark.parametrize(
@@ -121,16 +110,13 @@ def test_fast_path_shapes(device, rng, dtype, b):
     kernel and the row kernel, each requested by name; results stay exact. Tensors placed at
     16-byte offsets keep the aligned paths; the row kernel also runs at an odd offset."""
     shape = (2, 2 * b * b, 3, 32)
-    out = (2, 2, 3 * b, 32 * b)
     for order in ("DCR", "CRD"):
         for kernel, offsets in ((None, (16, 64)), ("tiled", (16, 64)), ("rows", (16, 64)), ("rows", (16, 72))):
             op = check_op(
                 device,
-                compile_depth_to_space,
-                DepthToSpaceDesc,
-                ref,
-                TensorDesc(dtype, shape),
-                TensorDesc(dtype, out),
+                "depth_to_space",
+                dtype,
+                shape,
                 b,
                 order,
                 rng,
@@ -156,19 +142,8 @@ def test_row_kernel_long_and_odd_rows(device, rng, dtype):
         ((1, 64, 2, 37), 8, "broadcast", "packed"),
     ]
     for shape, b, lin, lout in cases:
-        out = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
         for order in ("DCR", "CRD"):
-            op = check_op(
-                device,
-                compile_depth_to_space,
-                DepthToSpaceDesc,
-                ref,
-                strided_desc(dtype, shape, lin),
-                strided_desc(dtype, out, lout, output=True),
-                b,
-                order,
-                rng,
-            )
+            op = check_op(device, "depth_to_space", dtype, shape, b, order, rng, lin=lin, lout=lout)
             assert op.plan.kernels[0] == "depth_to_space_rows"
 
 
@@ -190,17 +165,7 @@ def test_hypothesis_shapes(device):
     def run(n, cq, h, w, b, order, dtype, pattern):
         rng = np.random.default_rng(n * 1000 + cq * 100 + h * 10 + w)
         shape = (n, cq * b * b, h, w)
-        check_op(
-            device,
-            compile_depth_to_space,
-            DepthToSpaceDesc,
-            ref,
-            strided_desc(dtype, shape, pattern),
-            TensorDesc(dtype, (n, cq, h * b, w * b)),
-            b,
-            order,
-            rng,
-        )
+        check_op(device, "depth_to_space", dtype, shape, b, order, rng, lin=pattern)
 
     run()
 
@@ -366,18 +331,17 @@ def test_past_the_binding_limit(device, rng):
         (DataType.INT64, (2, 8, 3, 16), 2, "packed", "packed", "tiled"),
         (DataType.INT16, (4, 8, 6, 40), 2, "packed", "nhwc", None),
     ]:
-        out = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
         for order in ("DCR", "CRD"):
             op = check_op(
                 device,
-                compile_depth_to_space,
-                DepthToSpaceDesc,
-                ref,
-                strided_desc(dtype, shape, lin),
-                strided_desc(dtype, out, lout, output=True),
+                "depth_to_space",
+                dtype,
+                shape,
                 b,
                 order,
                 rng,
+                lin=lin,
+                lout=lout,
                 kernel=kernel,
                 capabilities=tight,
             )

@@ -53,18 +53,7 @@ def test_every_type_and_layout(device, rng, dtype, order):
             ((1, 3, 2, 10), 2),
         ],
     ):
-        out_shape = (shape[0], shape[1] * b * b, shape[2] // b, shape[3] // b)
-        check_op(
-            device,
-            compile_space_to_depth,
-            SpaceToDepthDesc,
-            ref,
-            strided_desc(dtype, shape, lin),
-            strided_desc(dtype, out_shape, lout, output=True),
-            b,
-            order,
-            rng,
-        )
+        check_op(device, "space_to_depth", dtype, shape, b, order, rng, lin=lin, lout=lout)
 
 
 @pytest.mark.parametrize(
@@ -79,11 +68,9 @@ def test_fast_path_shapes(device, rng, dtype, b):
         for kernel, offsets in ((None, (16, 64)), ("tiled", (16, 64)), ("rows", (16, 72))):
             op = check_op(
                 device,
-                compile_space_to_depth,
-                SpaceToDepthDesc,
-                ref,
-                TensorDesc(dtype, shape),
-                TensorDesc(dtype, (2, 2 * b * b, 3, 32)),
+                "space_to_depth",
+                dtype,
+                shape,
                 b,
                 order,
                 rng,
@@ -115,19 +102,18 @@ def test_row_kernel_long_and_odd_rows(device, rng, dtype):
         ((2, 2, 8, 296), 8, "broadcast", "packed"),
     ]
     for shape, b, lin, lout in cases:
-        out = (shape[0], shape[1] * b * b, shape[2] // b, shape[3] // b)
         for order in ("DCR", "CRD"):
             for capabilities in (None, tight):
                 op = check_op(
                     device,
-                    compile_space_to_depth,
-                    SpaceToDepthDesc,
-                    ref,
-                    strided_desc(dtype, shape, lin),
-                    strided_desc(dtype, out, lout, output=True),
+                    "space_to_depth",
+                    dtype,
+                    shape,
                     b,
                     order,
                     rng,
+                    lin=lin,
+                    lout=lout,
                     capabilities=capabilities,
                     kernel="rows",  # (a CPU adapter's plan would take the packed gather for 8-bit rows)
                 )
@@ -151,17 +137,7 @@ def test_hypothesis_shapes(device):
     )
     def run(n, c, h, w, b, order, dtype, pattern):
         rng = np.random.default_rng(n * 1000 + c * 100 + h * 10 + w)
-        check_op(
-            device,
-            compile_space_to_depth,
-            SpaceToDepthDesc,
-            ref,
-            strided_desc(dtype, (n, c, h * b, w * b), pattern),
-            TensorDesc(dtype, (n, c * b * b, h, w)),
-            b,
-            order,
-            rng,
-        )
+        check_op(device, "space_to_depth", dtype, (n, c, h * b, w * b), b, order, rng, lin=pattern)
 
     run()
 

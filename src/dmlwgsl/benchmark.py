@@ -416,8 +416,11 @@ class Bench:
 
     def copy_gbps(self, nbytes: int) -> float:
         """Bandwidth (GB/s, read + write counted) of the vec4 copy kernel copying ``nbytes``: the
-        best of a few vectors-per-thread settings, so the ceiling is the best copy we can write."""
+        best of a few vectors-per-thread settings, so the ceiling is the best copy we can write.
+        Past the adapter's binding limit (a split plan's tensors) the copy moves the most one binding
+        holds: that far past every cache, copy bandwidth no longer depends on the size."""
         nbytes = max(16, (int(nbytes) + 15) & ~15)
+        nbytes = min(nbytes, self.device.max_binding_size & ~15)
         if nbytes not in self._copy_cache:
             self._copy_cache[nbytes] = max(self.copy_variants(nbytes).values())
         return self._copy_cache[nbytes]
