@@ -9,7 +9,7 @@ from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, onnx_cases
 import dmlwgsl
 from dmlwgsl import DataType, DepthSpaceOrder, DepthToSpaceDesc, DmlValidationError, TensorDesc
 from dmlwgsl.ops.depth_to_space import compile_depth_to_space
-from dmlwgsl.plan import Capabilities
+from dmlwgsl.plan import Capabilities, PlanError
 from dmlwgsl.reference.depth_to_space import depth_to_space as ref
 from dmlwgsl.testing import assert_matches, strided_desc
 
@@ -143,8 +143,66 @@ def test_row_kernel_long_and_odd_rows(device, rng, dtype):
     ]
     for shape, b, lin, lout in cases:
         for order in ("DCR", "CRD"):
-            op = check_op(device, "depth_to_space", dtype, shape, b, order, rng, lin=lin, lout=lout)
+            op = check_op(device, "depth_to_space", dtype, shape, b, order, rng, lin=lin, lout=lout, kernel="rows")
             assert op.plan.kernels[0] == "depth_to_space_rows"
+
+
+@pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
+@pytest.mark.parametrize(
+    "dtype", [DataType.FLOAT32, DataType.INT32, DataType.FLOAT64, DataType.INT64], ids=lambda d: d.name.lower()
+)
+def test_row_words_kernel(device, rng, op_name, dtype):
+    """The word-store row kernel (4- and 8-byte elements) on rows that start and end anywhere: odd
+    and prime widths, output windows, NHWC and broadcast inputs, block sizes 2-8, an output at an
+    8-byte offset, long rows (several chunks a thread), and the split past a tight binding limit;
+    exact under poison and guards. Its automatic choice: CPU adapters, rows off 16-byte boundaries."""
+    import dataclasses
+
+    caps = Capabilities.from_device(device)
+    tight = dataclasses.replace(
+        caps,
+        limits=tuple(
+            sorted(dict(caps.limits, **{"max-storage-buffer-binding-size": 1024 * dtype.size_in_bytes}).items())
+        ),
+    )
+    d2s = op_name == "depth_to_space"
+    splits = 0
+    cases = [  # DepthToSpace input shapes; SpaceToDepth takes their DepthToSpace outputs as input
+        ((4, 4, 6, 29), 2, "packed", "window", 64, True),
+        ((2, 9, 5, 27), 3, "nhwc", "packed", 72, False),
+        ((2, 16, 2, 5), 4, "broadcast", "padded", 64, False),
+        ((2, 64, 3, 3), 8, "packed", "window", 64, False),
+        ((1, 4, 2, 301), 2, "packed", "packed", 72, False),  # long rows: several chunks a thread
+    ]
+    for shape, b, lin, lout, offset, split in cases:
+        if not d2s:
+            shape = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
+        for order, capabilities in (("DCR", None), ("CRD", tight if split else None)):
+            op = check_op(
+                device,
+                op_name,
+                dtype,
+                shape,
+                b,
+                order,
+                rng,
+                lin=lin,
+                lout=lout,
+                output_offset=offset,
+                kernel="row_words",
+                capabilities=capabilities,
+            )
+            assert {k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_row_words"}
+            splits += op.plan.dispatches > 1
+    assert splits >= 1  # the tight record splits the first case into windowed steps
+    # chosen unasked on a CPU adapter where the rows are off 16-byte boundaries (rows of 15 and 7
+    # elements: off them for 4- and 8-byte elements alike)
+    auto_shape, auto_b = ((2, 9, 3, 5), 3) if d2s else ((2, 1, 6, 14), 2)
+    op = check_op(device, op_name, dtype, auto_shape, auto_b, "DCR", rng)
+    want = ["row_words"] if caps.is_cpu else ["rows", "row_edges"]
+    assert op.plan.kernels == [f"{op_name}_{k}" for k in want]
+    with pytest.raises(PlanError, match="row_words cannot run this description: element size below 4 bytes"):
+        check_op(device, op_name, DataType.FLOAT16, auto_shape, auto_b, "DCR", rng, kernel="row_words")
 
 
 def test_hypothesis_shapes(device):
@@ -209,10 +267,13 @@ def test_two_shapes_compile_once(device):
         )
         for s in [(1, 4, 3, 5), (2, 8, 7, 3), (3, 12, 1, 9)]
     ]
-    # every shape has unaligned rows: the row kernel and its edge pass, compiled once for all three
-    assert all(op.plan.kernels == ["depth_to_space_rows", "depth_to_space_row_edges"] for op in ops)
-    assert device.pipelines.misses - before <= 2
-    assert len({k for op in ops for k in op.cache_keys}) == 2
+    # every shape has unaligned rows: the row kernel and its edge pass (on a CPU adapter the
+    # word-store row kernel alone), compiled once for all three
+    cpu = Capabilities.from_device(device).is_cpu
+    want = ["depth_to_space_row_words"] if cpu else ["depth_to_space_rows", "depth_to_space_row_edges"]
+    assert all(op.plan.kernels == want for op in ops)
+    assert device.pipelines.misses - before <= len(want)
+    assert len({k for op in ops for k in op.cache_keys}) == len(want)
     assert "depth_to_space" in ops[0].cache_keys[0] and "ELEM_BYTES=4" in ops[0].cache_keys[0]
 
 

@@ -100,10 +100,16 @@ def test_placements_change_the_path():
     caps = Capabilities.profile("gl")
     desc = d2s((1, 16, 4, 8), F32, 2)
     assert plan_depth_to_space(desc, caps).kernels == ["depth_to_space_zip"]
-    # an output 8 bytes into its binding: the zip kernel declines; the row kernel takes the offset
+    # an output 8 bytes into its binding: the zip kernel declines; the row kernel takes the offset,
+    # on a CPU adapter the word-store row kernel (no edge pass), on a GPU the row kernel and its
+    # atomic edge pass
     plan = plan_depth_to_space(desc, caps, placements={"output": Placement(8)})
-    assert plan.kernels == ["depth_to_space_rows", "depth_to_space_row_edges"]
+    assert plan.kernels == ["depth_to_space_row_words"]
     assert plan.steps[0].uniforms_dict["dst_base"] == 2
+    assert "no edge pass" in plan.why and "CPU" in plan.why
+    gpu = plan_depth_to_space(desc, Capabilities.profile("h100"), placements={"output": Placement(8)})
+    assert gpu.kernels == ["depth_to_space_rows", "depth_to_space_row_edges"]
+    assert gpu.steps[0].uniforms_dict["dst_base"] == 2
     # an output buffer not padded to 16 bytes: no vec4 stores, the strided gather
     plan = plan_depth_to_space(desc, caps, placements={"output": Placement(0, False)})
     assert plan.kernels == ["depth_to_space_strided"]

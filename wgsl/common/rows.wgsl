@@ -18,9 +18,14 @@
 //                   per word of those bytes: a word wholly inside the row is stored, a shared one is
 //                   merged with atomics, because its other bytes belong to other rows (written by
 //                   other threads) or to no element.
+//   row_words_body  4- and 8-byte elements only: one thread per BPT chunks of 16 bytes of a row,
+//                   counted from the row's first element (no alignment needed), each element
+//                   stored as its own word(s) through `output`. Every word of such a row belongs to
+//                   one of its elements, so there is no edge pass and no atomic; CPU adapters take
+//                   it for rows that the row kernel would finish with the edge pass.
 // The plan runs row_edges only when some row does not start and end on a 16-byte boundary.
-// Bindings: common/permute.wgsl's input (u32 words), output4 (vec4 words), output_atomic, and
-// 8 uniforms (Rows).
+// Bindings: common/permute.wgsl's input (u32 words), output4 (vec4 words), output (u32 words),
+// output_atomic, and 8 uniforms (Rows).
 
 #include "common/permute.wgsl"
 
@@ -165,5 +170,28 @@ fn row_edges_body(tid: u32) {
         // neighbouring bytes of this word belong to another row (another thread) or to no element
         atomicAnd(&output_atomic[w], ~mask);
         atomicOr(&output_atomic[w], value);
+    }
+}
+
+fn row_words_body(tid: u32) {
+    let r = tid >> rw.row_shift;
+    if (r >= rw.rows) { return; }
+    let tpr = 1u << rw.row_shift;
+    let kt = tid & (tpr - 1u);
+    let row = row_at(r);
+    let epc = 16u / ELEM_BYTES;   // elements a chunk
+    let wpe = ELEM_BYTES / 4u;    // words an element
+    for (var m = 0u; m < BPT; m++) {
+        let q0 = (kt + m * tpr) * epc;
+        if (q0 >= rw.row_len) { return; }
+        let j0 = q0 % ILV;
+        let w0 = row.src + (q0 / ILV) * rw.stride_w;
+        for (var k = 0u; k < min(epc, rw.row_len - q0); k++) {
+            let jj = j0 + k;
+            let v = fetch(w0 + (jj % ILV) * rw.stride_j + (jj / ILV) * rw.stride_w);
+            let o = (row.dst + q0 + k) * wpe;
+            output[o] = v.x;
+            if (ELEM_BYTES == 8u) { output[o + 1u] = v.y; }
+        }
     }
 }

@@ -12,6 +12,9 @@ paths (:class:`TiledSpace`, :class:`RowSpace`). :func:`plan_depth_space` turns i
   length, row alignment and input strides, for an output whose w stride is 1: one thread builds
   whole 16-byte blocks of an output row; the few elements outside a row's whole blocks (unaligned
   rows) go in a second, small dispatch with atomics.
+* ``<op>_row_words`` (wgsl/common/rows.wgsl): the row kernel for 4- and 8-byte elements storing
+  word by word, so rows may start and end anywhere with no second dispatch and no atomics (the
+  plan's choice on CPU adapters where the row kernel would need its edge pass).
 * ``<op>_packed`` / ``<op>_strided`` / ``<op>_atomic`` (wgsl/common/permute.wgsl): the strided
   gather for every other layout.
 
@@ -36,7 +39,7 @@ WORKGROUP = 256
 #: row of fewer than 32 bytes (which may have no whole block).
 EDGE_WORDS = 9
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
-PATHS = ("zip", "tiled", "rows", "packed", "strided", "atomic")
+PATHS = ("zip", "tiled", "rows", "row_words", "packed", "strided", "atomic")
 
 
 def coalesce(sizes, src_strides, dst_strides):
@@ -257,6 +260,9 @@ def plan_depth_space(
     reasons["tiled"] = t_rule or (None if aligned else "tensors must start 16-byte aligned in padded buffers")
     r_rule = lay.rows.usable()
     reasons["rows"] = r_rule or (None if pout.padded else "the output buffer must be padded to 16 bytes")
+    reasons["row_words"] = r_rule or (
+        None if esize >= 4 else "element size below 4 bytes (an output word may hold elements of two rows)"
+    )
     out_packed = lay.output.is_packed
     reasons["packed"] = (
         None if out_packed and pout.padded else "the output must be packed in a buffer padded to 16 bytes"
@@ -269,7 +275,7 @@ def plan_depth_space(
             raise PlanError(f"kernel: {_name(op, want)} cannot run this description: {reasons[want]}")
         path, why = want, f"{_name(op, want)} requested"
     else:
-        path = _choose(lay, esize, reasons, cpu=caps.is_cpu)
+        path = _choose(lay, esize, reasons, cpu=caps.is_cpu, rows_aligned=_rows_aligned(lay, pout, esize, 0))
         why = _WHY[path] + ("; the order measured on CPU adapters" if caps.is_cpu else "")
     steps = []
     for k, box in enumerate(boxes):
@@ -297,13 +303,17 @@ _WHY = {
     "tiled": "rows of whole 16-byte vectors and block 2..4: 16-byte loads and stores, interleaved in registers",
     "rows": "contiguous output rows: whole 16-byte output blocks built per thread (any block size, element size, "
     "row length and input strides); unaligned row ends in a small atomic pass",
+    "row_words": "contiguous output rows of 4- or 8-byte elements: 16 bytes of a row per thread from the row's "
+    "first element, stored word by word (no alignment needed, no edge pass)",
     "packed": "packed output: one thread per 16-byte output block through the strided gather",
     "strided": "strided output of 4- or 8-byte elements: the strided gather",
     "atomic": "strided output of 1- or 2-byte elements: the gather merges bytes into words with atomics",
 }
 
 
-def _choose(lay: DepthSpaceLayout, esize: int, reasons: Mapping[str, str | None], cpu: bool = False) -> str:
+def _choose(
+    lay: DepthSpaceLayout, esize: int, reasons: Mapping[str, str | None], cpu: bool = False, rows_aligned: bool = True
+) -> str:
     """The preferred runnable path: zip; the tiled kernel for block 2 (its (de)interleave of two
     vectors is written out word by word, measured at copy speed on the H100 for every element
     size, where the row kernel's per-element gather is not for 1- and 2-byte elements); the row
@@ -311,10 +321,15 @@ def _choose(lay: DepthSpaceLayout, esize: int, reasons: Mapping[str, str | None]
     A CPU adapter (``cpu``) takes the tiled kernel before the row kernel at every block size
     (lavapipe, blocks 3-4, uint8 to int64: 1.3-2.2x faster), and 8-bit SpaceToDepth the packed
     gather before the row kernel where the input's rows are contiguous (lavapipe, blocks 2-8:
-    1.6-2.9x faster; with an NHWC input the row kernel was faster in 2 of 3 shapes)."""
+    1.6-2.9x faster; with an NHWC input the row kernel was faster in 2 of 3 shapes). Where the
+    row kernel would need its atomic edge pass (rows not on 16-byte boundaries: odd widths, output
+    windows), a CPU adapter takes the word-store row kernel for 4- and 8-byte elements (see
+    EXPERIMENTS.md for the lavapipe figures); GPU plans are unchanged, not measured there."""
     if cpu:
         s2d_bytes = lay.op == "space_to_depth" and esize == 1 and lay.input.element_strides[-1] == 1
         order = ("zip", "tiled", "packed", "rows") if s2d_bytes else ("zip", "tiled", "rows", "packed")
+        if not rows_aligned:
+            order = ("row_words",) + order
     else:
         order = ("zip", "tiled", "rows", "packed") if lay.block == 2 else ("zip", "rows", "tiled", "packed")
     for path in order:
@@ -373,8 +388,8 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
                 windows=windows,
             )
         ]
-    if path == "rows":
-        return _row_steps(lay, box, esize, src_base, dst_base, windows, suffix, pout)
+    if path in ("rows", "row_words"):
+        return _row_steps(lay, box, esize, src_base, dst_base, windows, suffix, pout, words=path == "row_words")
     # the strided gather over the box's sub-space
     sizes = list(lay.space.sizes)
     for kk, d in enumerate(lay.box_dims):
@@ -425,8 +440,22 @@ def _innermost_first(values, fill: int) -> list[int]:
     return [values[n - 1 - d] if d < n else fill for d in range(MAX_DIMS)]
 
 
-def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout) -> list:
-    """rows_body over the box's rows, and row_edges_body where some row is not 16-byte aligned."""
+def _rows_aligned(lay, pout, esize, dst) -> bool:
+    """Every output row starts and ends on a 16-byte boundary (``dst``: the box's first output
+    element), so the row kernel needs no edge pass."""
+    row_bytes = lay.rows.row_len * esize
+    outer = [lay.output.element_strides[d] for d in range(3)]
+    return (
+        pout.residual % 16 == 0
+        and row_bytes % 16 == 0
+        and all((s * esize) % 16 == 0 for s, n in zip(outer, lay.output.sizes[:3]) if n > 1)
+        and (dst * esize) % 16 == 0
+    )
+
+
+def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout, words: bool = False) -> list:
+    """rows_body over the box's rows, and row_edges_body where some row is not 16-byte aligned;
+    with ``words``, row_words_body alone."""
     r = lay.rows
     nb, cb, hb = box.extents
     rows = nb * cb * hb * r.rows_per_unit
@@ -438,14 +467,7 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout)
     bpt = max(1, min(8, max_blocks // 32))
     shift = max(0, (-(-max_blocks // bpt) - 1).bit_length())
     tpr = 1 << shift
-    # Every row starts on a 16-byte boundary and ends on one: no element outside whole blocks.
-    outer = [lay.output.element_strides[d] for d in range(3)]
-    aligned = (
-        pout.residual % 16 == 0
-        and row_bytes % 16 == 0
-        and all((s * esize) % 16 == 0 for s, n in zip(outer, lay.output.sizes[:3]) if n > 1)
-        and (box.dst * esize) % 16 == 0
-    )
+    aligned = words or _rows_aligned(lay, pout, esize, box.dst)
     u = {
         "rows": rows,
         "row_len": r.row_len,
@@ -462,17 +484,18 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout)
         "dst_base": dst_base % 2**32,
     }
     consts = {"ELEM_BYTES": esize, "BLOCK": r.block, "ILV": r.interleave}
-    name = _name(lay.op, "rows")
+    name = _name(lay.op, "row_words" if words else "rows")
+    unit = "16-byte chunk(s) stored as words" if words else "16-byte block(s)"
     steps = [
         step(
             name + suffix,
             lay.shader,
-            f"{rows} rows of {r.row_len} elements: {tpr} threads a row, {bpt} 16-byte block(s) a thread",
+            f"{rows} rows of {r.row_len} elements: {tpr} threads a row, {bpt} {unit} a thread",
             rows * tpr,
             entry_point=name,
             constants=dict(consts, BPT=bpt),
             uniforms=u,
-            bindings={"input": "input", "output": "output4"},
+            bindings={"input": "input", "output": "output" if words else "output4"},
             uniform_var="rw",
             windows=windows,
         )
