@@ -9,7 +9,7 @@ from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, onnx_cases
 import dmlwgsl
 from dmlwgsl import DataType, DepthSpaceOrder, DepthToSpaceDesc, DmlValidationError, TensorDesc
 from dmlwgsl.ops.depth_to_space import compile_depth_to_space
-from dmlwgsl.plan import Capabilities, PlanError
+from dmlwgsl.plan import Capabilities
 from dmlwgsl.reference.depth_to_space import depth_to_space as ref
 from dmlwgsl.testing import assert_matches, strided_desc
 
@@ -149,13 +149,25 @@ def test_row_kernel_long_and_odd_rows(device, rng, dtype):
 
 @pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
 @pytest.mark.parametrize(
-    "dtype", [DataType.FLOAT32, DataType.INT32, DataType.FLOAT64, DataType.INT64], ids=lambda d: d.name.lower()
+    "dtype",
+    [
+        DataType.UINT8,
+        DataType.FLOAT16,
+        DataType.INT16,
+        DataType.FLOAT32,
+        DataType.INT32,
+        DataType.FLOAT64,
+        DataType.INT64,
+    ],
+    ids=lambda d: d.name.lower(),
 )
 def test_row_words_kernel(device, rng, op_name, dtype):
-    """The word-store row kernel (4- and 8-byte elements) on rows that start and end anywhere: odd
+    """The word-store row kernel (plain word stores for 4- and 8-byte elements; whole words and
+    atomically merged end words for 1- and 2-byte ones) on rows that start and end anywhere: odd
     and prime widths, output windows, NHWC and broadcast inputs, block sizes 2-8, an output at an
     8-byte offset, long rows (several chunks a thread), and the split past a tight binding limit;
-    exact under poison and guards. Its automatic choice: CPU adapters, rows off 16-byte boundaries."""
+    exact under poison and guards. Its automatic choice: CPU adapters, rows off 16-byte boundaries
+    (1- and 2-byte elements: rows shorter than SHORT_ROW_BYTES)."""
     import dataclasses
 
     caps = Capabilities.from_device(device)
@@ -166,6 +178,7 @@ def test_row_words_kernel(device, rng, op_name, dtype):
         ),
     )
     d2s = op_name == "depth_to_space"
+    entry = f"{op_name}_row_words" + ("_shared" if dtype.size_in_bytes < 4 else "")
     splits = 0
     cases = [  # DepthToSpace input shapes; SpaceToDepth takes their DepthToSpace outputs as input
         ((4, 4, 6, 29), 2, "packed", "window", 64, True),
@@ -192,17 +205,15 @@ def test_row_words_kernel(device, rng, op_name, dtype):
                 kernel="row_words",
                 capabilities=capabilities,
             )
-            assert {k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_row_words"}
+            assert {k.split("[")[0] for k in op.plan.kernels} == {entry}
             splits += op.plan.dispatches > 1
     assert splits >= 1  # the tight record splits the first case into windowed steps
     # chosen unasked on a CPU adapter where the rows are off 16-byte boundaries (rows of 15 and 7
     # elements: off them for 4- and 8-byte elements alike)
     auto_shape, auto_b = ((2, 9, 3, 5), 3) if d2s else ((2, 1, 6, 14), 2)
     op = check_op(device, op_name, dtype, auto_shape, auto_b, "DCR", rng)
-    want = ["row_words"] if caps.is_cpu else ["rows", "row_edges"]
-    assert op.plan.kernels == [f"{op_name}_{k}" for k in want]
-    with pytest.raises(PlanError, match="row_words cannot run this description: element size below 4 bytes"):
-        check_op(device, op_name, DataType.FLOAT16, auto_shape, auto_b, "DCR", rng, kernel="row_words")
+    want = [entry] if caps.is_cpu else [f"{op_name}_rows", f"{op_name}_row_edges"]
+    assert op.plan.kernels == want
 
 
 def test_hypothesis_shapes(device):

@@ -175,18 +175,50 @@ def test_explain_command_prints_the_plan(capsys):
     argv = ["explain", "space_to_depth", "--input", "2,16,63,63", "--dtype", "uint8", "--block-size", "3"]
     assert cli_main(argv + ["--order", "CRD", "--input-layout", "nhwc", "--profile", "gl"]) == 0
     text = capsys.readouterr().out
-    assert "space_to_depth_rows" in text and "rw.row_len = 21" in text
+    # rows of 21 bytes off 16-byte boundaries on a CPU adapter: the word-store row kernel
+    assert "space_to_depth_row_words_shared" in text and "rw.row_len = 21" in text
     assert cli_main(argv + ["--profile", "gl", "--kernel", "zip"]) == 2
     assert "only DepthToSpace" in capsys.readouterr().err
 
 
 def test_cpu_adapters_take_their_measured_paths():
     """On lavapipe (a CPU adapter) the tiled kernel comes before the row kernel at blocks 3-4, and
-    8-bit SpaceToDepth takes the packed gather before the row kernel; the H100 keeps its order."""
+    8-bit SpaceToDepth takes the packed gather before the row kernel where its rows are whole
+    16-byte blocks, the word-store row kernel where they are short and off 16-byte boundaries; the
+    H100 keeps its order."""
     lav, h100 = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     d = d2s((8, 144, 16, 16), DataType.FLOAT16, 3, "CRD")
     assert plan_depth_to_space(d, lav).kernels == ["depth_to_space_tiled"]
     assert plan_depth_to_space(d, h100).kernels == ["depth_to_space_rows"]
-    s = SpaceToDepthDesc(TensorDesc(U8, (16, 4, 64, 64)), TensorDesc(U8, (16, 256, 8, 8)), 8, "CRD")
+    s = SpaceToDepthDesc(TensorDesc(U8, (16, 4, 128, 128)), TensorDesc(U8, (16, 256, 16, 16)), 8, "CRD")
     assert plan_space_to_depth(s, lav).kernels == ["space_to_depth_packed"]
     assert plan_space_to_depth(s, h100).kernels[0] == "space_to_depth_rows"
+    s = SpaceToDepthDesc(TensorDesc(U8, (16, 4, 64, 64)), TensorDesc(U8, (16, 256, 8, 8)), 8, "CRD")
+    assert plan_space_to_depth(s, lav).kernels == ["space_to_depth_row_words_shared"]
+    assert plan_space_to_depth(s, h100).kernels[0] == "space_to_depth_rows"
+
+
+def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
+    """A CPU adapter's plan for rows off 16-byte boundaries: the word-store row kernel for 4- and
+    8-byte elements, and for 1- and 2-byte elements on rows shorter than SHORT_ROW_BYTES (longer
+    ones keep the row kernel and its edge pass); a GPU profile keeps the row kernel everywhere."""
+    from dmlwgsl.ops._permute import SHORT_ROW_BYTES
+
+    cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
+    for dtype, w, want in [
+        (F32, 41, ["depth_to_space_row_words"]),
+        (DataType.INT64, 41, ["depth_to_space_row_words"]),
+        (DataType.UINT8, 5, ["depth_to_space_row_words_shared"]),  # rows of 15 bytes
+        (DataType.FLOAT16, 9, ["depth_to_space_row_words_shared"]),  # 54 bytes
+        (DataType.UINT8, 41, ["depth_to_space_rows", "depth_to_space_row_edges"]),  # 123 bytes
+    ]:
+        desc = d2s((1, 9, 3, w), dtype, 3)
+        assert (3 * w * dtype.size_in_bytes < SHORT_ROW_BYTES) == want[0].endswith(
+            "_shared"
+        ) or dtype.size_in_bytes >= 4
+        assert plan_depth_to_space(desc, cpu).kernels == want
+        assert plan_depth_to_space(desc, gpu).kernels == ["depth_to_space_rows", "depth_to_space_row_edges"]
+    # requested by name on any adapter
+    assert plan_depth_to_space(d2s((1, 9, 3, 41), DataType.UINT8, 3), gpu, kernel="row_words").kernels == [
+        "depth_to_space_row_words_shared"
+    ]

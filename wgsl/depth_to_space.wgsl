@@ -45,6 +45,11 @@ fn depth_to_space_row_words(@builtin(global_invocation_id) gid: vec3<u32>, @buil
 }
 
 @compute @workgroup_size(WG)
+fn depth_to_space_row_words_shared(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    row_words_shared_body(thread_id(gid, nwg));
+}
+
+@compute @workgroup_size(WG)
 fn depth_to_space_row_edges(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     row_edges_body(thread_id(gid, nwg));
 }

@@ -148,10 +148,14 @@ fn row_edges_body(tid: u32) {
         lo = hi_start;
         hi = b;
     }
-    let first = max(lo, w * 4u);
-    let last = min(hi, w * 4u + 4u);
+    store_row_word(row, a, max(lo, w * 4u), min(hi, w * 4u + 4u), w);
+}
+
+// Bytes [first, last) of word w, all of the row starting at byte a: merged into one value and one
+// mask and stored; a word the row does not fill is merged with atomics, because its other bytes
+// belong to another row (another thread) or to no element.
+fn store_row_word(row: RowAt, a: u32, first: u32, last: u32, w: u32) {
     if (first >= last) { return; }
-    // the row's elements in this word, merged into one value and one mask
     var value = 0u;
     var mask = 0u;
     for (var byte = first; byte < last; byte += min(ELEM_BYTES, 4u)) {
@@ -167,9 +171,29 @@ fn row_edges_body(tid: u32) {
     if (mask == 0xFFFFFFFFu) {
         atomicStore(&output_atomic[w], value);
     } else {
-        // neighbouring bytes of this word belong to another row (another thread) or to no element
         atomicAnd(&output_atomic[w], ~mask);
         atomicOr(&output_atomic[w], value);
+    }
+}
+
+// row_words_body for 1- and 2-byte elements: BPT chunks of 4 output words a thread, from the
+// word holding the row's first byte; words the row fills are stored whole, its (at most two)
+// shared end words merged with atomics.
+fn row_words_shared_body(tid: u32) {
+    let r = tid >> rw.row_shift;
+    if (r >= rw.rows) { return; }
+    let tpr = 1u << rw.row_shift;
+    let kt = tid & (tpr - 1u);
+    let row = row_at(r);
+    let a = row.dst * ELEM_BYTES;
+    let b = a + rw.row_len * ELEM_BYTES;
+    for (var m = 0u; m < BPT; m++) {
+        let w0 = a / 4u + (kt + m * tpr) * 4u;
+        if (w0 * 4u >= b) { return; }
+        for (var j = 0u; j < 4u; j++) {
+            let w = w0 + j;
+            store_row_word(row, a, max(a, w * 4u), min(b, w * 4u + 4u), w);
+        }
     }
 }
 

@@ -12,9 +12,11 @@ paths (:class:`TiledSpace`, :class:`RowSpace`). :func:`plan_depth_space` turns i
   length, row alignment and input strides, for an output whose w stride is 1: one thread builds
   whole 16-byte blocks of an output row; the few elements outside a row's whole blocks (unaligned
   rows) go in a second, small dispatch with atomics.
-* ``<op>_row_words`` (wgsl/common/rows.wgsl): the row kernel for 4- and 8-byte elements storing
-  word by word, so rows may start and end anywhere with no second dispatch and no atomics (the
-  plan's choice on CPU adapters where the row kernel would need its edge pass).
+* ``<op>_row_words`` / ``<op>_row_words_shared`` (wgsl/common/rows.wgsl; the path "row_words"):
+  the row kernel storing word by word from each row's first element, so rows may start and end
+  anywhere with no second dispatch: plain stores for 4- and 8-byte elements; for 1- and 2-byte
+  elements whole words plus atomic merges of a row's two shared end words (the plan's choice on
+  CPU adapters where the row kernel would need its edge pass; see _choose).
 * ``<op>_packed`` / ``<op>_strided`` / ``<op>_atomic`` (wgsl/common/permute.wgsl): the strided
   gather for every other layout.
 
@@ -38,6 +40,9 @@ WORKGROUP = 256
 #: Words of a row outside its whole 16-byte blocks: at most 4 before and 4 after them, or 9 for a
 #: row of fewer than 32 bytes (which may have no whole block).
 EDGE_WORDS = 9
+#: Rows of 1- or 2-byte elements shorter than this (bytes) that are off 16-byte boundaries take the
+#: word-store row kernel on a CPU adapter (see _choose).
+SHORT_ROW_BYTES = 64
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
 PATHS = ("zip", "tiled", "rows", "row_words", "packed", "strided", "atomic")
 
@@ -260,9 +265,7 @@ def plan_depth_space(
     reasons["tiled"] = t_rule or (None if aligned else "tensors must start 16-byte aligned in padded buffers")
     r_rule = lay.rows.usable()
     reasons["rows"] = r_rule or (None if pout.padded else "the output buffer must be padded to 16 bytes")
-    reasons["row_words"] = r_rule or (
-        None if esize >= 4 else "element size below 4 bytes (an output word may hold elements of two rows)"
-    )
+    reasons["row_words"] = r_rule
     out_packed = lay.output.is_packed
     reasons["packed"] = (
         None if out_packed and pout.padded else "the output must be packed in a buffer padded to 16 bytes"
@@ -303,8 +306,9 @@ _WHY = {
     "tiled": "rows of whole 16-byte vectors and block 2..4: 16-byte loads and stores, interleaved in registers",
     "rows": "contiguous output rows: whole 16-byte output blocks built per thread (any block size, element size, "
     "row length and input strides); unaligned row ends in a small atomic pass",
-    "row_words": "contiguous output rows of 4- or 8-byte elements: 16 bytes of a row per thread from the row's "
-    "first element, stored word by word (no alignment needed, no edge pass)",
+    "row_words": "contiguous output rows: 16 bytes of a row per thread from the row's first element, stored word "
+    "by word (no alignment needed, no edge pass; 1- and 2-byte elements merge a row's shared end words with "
+    "atomics)",
     "packed": "packed output: one thread per 16-byte output block through the strided gather",
     "strided": "strided output of 4- or 8-byte elements: the strided gather",
     "atomic": "strided output of 1- or 2-byte elements: the gather merges bytes into words with atomics",
@@ -323,12 +327,15 @@ def _choose(
     gather before the row kernel where the input's rows are contiguous (lavapipe, blocks 2-8:
     1.6-2.9x faster; with an NHWC input the row kernel was faster in 2 of 3 shapes). Where the
     row kernel would need its atomic edge pass (rows not on 16-byte boundaries: odd widths, output
-    windows), a CPU adapter takes the word-store row kernel for 4- and 8-byte elements (see
-    EXPERIMENTS.md for the lavapipe figures); GPU plans are unchanged, not measured there."""
+    windows), a CPU adapter takes the word-store row kernel: for 4- and 8-byte elements always
+    (lavapipe: 1.9-4.7x faster), for 1- and 2-byte elements on rows under SHORT_ROW_BYTES, where the
+    edge pass's per-row cost outweighs the row kernel's whole-block stores (lavapipe: 8-32-byte rows
+    1.5-6.8x faster, 123-246-byte rows 1.4-1.6x slower; EXPERIMENTS.md). GPU plans are unchanged
+    (not measured there)."""
     if cpu:
         s2d_bytes = lay.op == "space_to_depth" and esize == 1 and lay.input.element_strides[-1] == 1
         order = ("zip", "tiled", "packed", "rows") if s2d_bytes else ("zip", "tiled", "rows", "packed")
-        if not rows_aligned:
+        if not rows_aligned and (esize >= 4 or lay.rows.row_len * esize < SHORT_ROW_BYTES):
             order = ("row_words",) + order
     else:
         order = ("zip", "tiled", "rows", "packed") if lay.block == 2 else ("zip", "rows", "tiled", "packed")
@@ -460,7 +467,8 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout,
     nb, cb, hb = box.extents
     rows = nb * cb * hb * r.rows_per_unit
     row_bytes = r.row_len * esize
-    max_blocks = max(1, row_bytes // 16 + (1 if row_bytes % 16 else 0))
+    shared = words and esize < 4  # 1- and 2-byte elements: 4-word chunks from the row's first word
+    max_blocks = max(1, -(-(row_bytes + (6 if shared else 0)) // 16))
     # Blocks per thread: enough threads per row for a warp's stores to stay contiguous (>= 32
     # threads a row), up to 8 blocks a thread to spread the row index arithmetic; a power of two
     # threads a row, so that the shader splits its thread id with a shift.
@@ -484,7 +492,7 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout,
         "dst_base": dst_base % 2**32,
     }
     consts = {"ELEM_BYTES": esize, "BLOCK": r.block, "ILV": r.interleave}
-    name = _name(lay.op, "row_words" if words else "rows")
+    name = _name(lay.op, ("row_words_shared" if shared else "row_words") if words else "rows")
     unit = "16-byte chunk(s) stored as words" if words else "16-byte block(s)"
     steps = [
         step(
@@ -495,7 +503,7 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout,
             entry_point=name,
             constants=dict(consts, BPT=bpt),
             uniforms=u,
-            bindings={"input": "input", "output": "output" if words else "output4"},
+            bindings={"input": "input", "output": ("output_atomic" if shared else "output") if words else "output4"},
             uniform_var="rw",
             windows=windows,
         )
