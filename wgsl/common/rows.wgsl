@@ -192,7 +192,14 @@ fn row_words_shared_body(tid: u32) {
         if (w0 * 4u >= b) { return; }
         for (var j = 0u; j < 4u; j++) {
             let w = w0 + j;
-            store_row_word(row, a, max(a, w * 4u), min(b, w * 4u + 4u), w);
+            if (w * 4u >= a && w * 4u + 4u <= b) {
+                // a word the row fills: its elements at compile-time lane positions
+                let q0 = (w * 4u - a) / ELEM_BYTES;
+                let j0 = q0 % ILV;
+                atomicStore(&output_atomic[w], gather_word(row.src + (q0 / ILV) * rw.stride_w, j0, 0u));
+            } else {
+                store_row_word(row, a, max(a, w * 4u), min(b, w * 4u + 4u), w);
+            }
         }
     }
 }
