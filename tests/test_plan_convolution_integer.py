@@ -387,3 +387,28 @@ def test_one_item_past_the_real_binding_limit(profile):
     assert len(rows) > 1 and sum(rows) == side * 12
     for (a0, l0), (a1, _) in zip(ins, ins[1:]):
         assert a1 < a0 + l0  # consecutive input windows overlap by the halo (KH - 1 rows)
+
+
+def test_cpu_adapters_take_the_portable_kernel_where_direct_tiles_idle():
+    """On a CPU adapter a direct kernel whose tile gives under half its threads work yields to the
+    portable kernel (lavapipe runs idle invocations through the staging loops and barriers too);
+    a GPU profile keeps the direct kernels, and larger planes keep them on the CPU too."""
+    cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
+    for desc, cpu_kernel, gpu_kernel in [
+        (layer(1, 128, 128, (8, 8), 3, groups=128), "portable", "direct"),  # depthwise 8x8: 16 of 256 threads busy
+        (layer(1, 128, 128, (7, 7), 3, groups=64), "portable", "direct"),  # G=64, 7x7
+        (layer(1, 128, 128, (56, 56), 3, groups=128), "direct", "direct"),  # depthwise 56x56: whole tiles
+        (layer(1, 256, 256, (14, 14), 3, groups=32), "direct_dot4", "direct_dot4"),  # 8 channels a group: busy
+    ]:
+        got = plan_convolution_integer(desc, cpu)
+        assert dict(got.details)["kernel"] == cpu_kernel, got.why
+        assert dict(plan_convolution_integer(desc, gpu).details)["kernel"] == gpu_kernel
+        if cpu_kernel == "portable":
+            assert "CPU adapter" in got.why and "threads work" in got.why
+    # a request is honoured on any adapter
+    assert (
+        dict(plan_convolution_integer(layer(1, 128, 128, (8, 8), 3, groups=128), cpu, kernel="direct").details)[
+            "kernel"
+        ]
+        == "direct"
+    )

@@ -825,6 +825,21 @@ def plan_convolution_integer(
         else:
             kernel = "portable"
             why = gemm_off + f"the direct kernel does not fit: {direct[1]}; one thread an output"
+        if caps.is_cpu and kernel in ("direct", "direct_dot4"):
+            # A CPU adapter runs every invocation of a workgroup, busy or not, through its staging
+            # loops and barriers: where the tile leaves most threads without outputs, the portable
+            # kernel (one thread an output, no staging) ran 2.0-4.3x faster (lavapipe, Mesa 25:
+            # depthwise 8x8-16x16, G=64 7x7, depthwise 3x3 stride 2 at 28x28); from half the threads
+            # busy up the direct kernels were even (depthwise 28x28) or faster (2.2x at 56x56).
+            th, tw, cb = (direct4 if kernel == "direct_dot4" else direct)[0][:3]
+            busy = cb * th * -(-tw // 4)
+            if busy < _WG // 2:
+                why = (
+                    f"{why}; but its {th}x{tw} tile of {cb} channel(s) gives {busy} of its {_WG} threads work (runs "
+                    f"of four outputs), under half, and {caps.name} is a CPU adapter, which runs idle invocations "
+                    "too: the portable kernel instead, one thread an output"
+                )
+                kernel = "portable"
     else:
         why = f"kernel {kernel!r} requested"
         if "dot4" in kernel and not has_dot4:
