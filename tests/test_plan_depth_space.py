@@ -210,12 +210,13 @@ def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
         (DataType.INT64, 41, ["depth_to_space_row_words"]),
         (DataType.UINT8, 5, ["depth_to_space_row_words_shared"]),  # rows of 15 bytes
         (DataType.FLOAT16, 9, ["depth_to_space_row_words_shared"]),  # 54 bytes
-        (DataType.UINT8, 41, ["depth_to_space_rows", "depth_to_space_row_edges"]),  # 123 bytes
+        (DataType.UINT8, 41, ["depth_to_space_row_words_shared"]),  # 123 bytes
+        (DataType.UINT8, 61, ["depth_to_space_rows", "depth_to_space_row_edges"]),  # 183 bytes
+        (DataType.FLOAT16, 41, ["depth_to_space_rows", "depth_to_space_row_edges"]),  # 246 bytes
     ]:
         desc = d2s((1, 9, 3, w), dtype, 3)
-        assert (3 * w * dtype.size_in_bytes < SHORT_ROW_BYTES) == want[0].endswith(
-            "_shared"
-        ) or dtype.size_in_bytes >= 4
+        if dtype.size_in_bytes < 4:
+            assert (3 * w * dtype.size_in_bytes < SHORT_ROW_BYTES) == want[0].endswith("_shared")
         assert plan_depth_to_space(desc, cpu).kernels == want
         assert plan_depth_to_space(desc, gpu).kernels == ["depth_to_space_rows", "depth_to_space_row_edges"]
     # requested by name on any adapter

@@ -1351,7 +1351,8 @@ class GpuTensor:
 class Kernel:
     """One compute pipeline of an operator and the way tensors bind to it.
 
-    ``bindings`` maps tensor names to binding numbers; ``uniform_binding`` receives the bytes that
+    ``bindings`` maps tensor names to binding numbers or WGSL variable names (a tuple of them binds
+    the tensor at each); ``uniform_binding`` receives the bytes that
     the op's pack function returns. Structure (shader, entry point, constants) is the cache key.
     """
 
@@ -1362,7 +1363,7 @@ class Kernel:
         op: str,
         shader: str,
         entry_point: str,
-        bindings: Mapping[str, int | str],
+        bindings: Mapping[str, int | str | tuple],
         uniform_binding: int | str,
         constants: Mapping[str, float] | None = None,
         workgroup_size: int = 256,
@@ -1373,9 +1374,13 @@ class Kernel:
 
         self.device = device
         self.op = op
-        # A binding given by its WGSL variable name takes its number from the file's @binding.
+        # A binding given by its WGSL variable name takes its number from the file's @binding; a
+        # tuple binds the tensor at each of them (one buffer seen as words and as atomics, say).
         iface = interface(shader)
-        self.bindings = {n: (iface.binding(b) if isinstance(b, str) else b) for n, b in bindings.items()}
+        self.bindings = {
+            n: tuple(iface.binding(v) if isinstance(v, str) else v for v in (b if isinstance(b, tuple) else (b,)))
+            for n, b in bindings.items()
+        }
         self.uniform_layout = iface.uniform_layout(uniform_binding) if isinstance(uniform_binding, str) else None
         self.uniform_binding = iface.binding(uniform_binding) if isinstance(uniform_binding, str) else uniform_binding
         self.workgroup_size = workgroup_size
@@ -1472,9 +1477,8 @@ class Kernel:
             entries = [{"binding": self.uniform_binding, "resource": {"buffer": ubuf, "offset": 0, "size": ubuf.size}}]
             for n, t in tensors.items():
                 start, size, _ = places[n]
-                entries.append(
-                    {"binding": self.bindings[n], "resource": {"buffer": t.buffer, "offset": start, "size": size}}
-                )
+                for number in self.bindings[n]:
+                    entries.append({"binding": number, "resource": {"buffer": t.buffer, "offset": start, "size": size}})
             try:
                 bg = dev.device.create_bind_group(layout=self._layout, entries=entries, label=self.key)
             except Exception as e:

@@ -177,8 +177,9 @@ fn store_row_word(row: RowAt, a: u32, first: u32, last: u32, w: u32) {
 }
 
 // row_words_body for 1- and 2-byte elements: BPT chunks of 4 output words a thread, from the
-// word holding the row's first byte; words the row fills are stored whole, its (at most two)
-// shared end words merged with atomics.
+// word holding the row's first byte; words the row fills are stored whole (plain stores: no other
+// thread touches them), its (at most two) shared end words merged with atomics. The output is
+// bound twice, as `output` and as `output_atomic`.
 fn row_words_shared_body(tid: u32) {
     let r = tid >> rw.row_shift;
     if (r >= rw.rows) { return; }
@@ -196,7 +197,7 @@ fn row_words_shared_body(tid: u32) {
                 // a word the row fills: its elements at compile-time lane positions
                 let q0 = (w * 4u - a) / ELEM_BYTES;
                 let j0 = q0 % ILV;
-                atomicStore(&output_atomic[w], gather_word(row.src + (q0 / ILV) * rw.stride_w, j0, 0u));
+                output[w] = gather_word(row.src + (q0 / ILV) * rw.stride_w, j0, 0u);
             } else {
                 store_row_word(row, a, max(a, w * 4u), min(b, w * 4u + 4u), w);
             }

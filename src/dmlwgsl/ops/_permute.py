@@ -42,7 +42,7 @@ WORKGROUP = 256
 EDGE_WORDS = 9
 #: Rows of 1- or 2-byte elements shorter than this (bytes) that are off 16-byte boundaries take the
 #: word-store row kernel on a CPU adapter (see _choose).
-SHORT_ROW_BYTES = 64
+SHORT_ROW_BYTES = 128
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
 PATHS = ("zip", "tiled", "rows", "row_words", "packed", "strided", "atomic")
 
@@ -329,9 +329,9 @@ def _choose(
     row kernel would need its atomic edge pass (rows not on 16-byte boundaries: odd widths, output
     windows), a CPU adapter takes the word-store row kernel: for 4- and 8-byte elements always
     (lavapipe: 1.9-4.7x faster), for 1- and 2-byte elements on rows under SHORT_ROW_BYTES, where the
-    edge pass's per-row cost outweighs the row kernel's whole-block stores (lavapipe: 8-32-byte rows
-    1.5-6.8x faster, 123-246-byte rows 1.4-1.6x slower; EXPERIMENTS.md). GPU plans are unchanged
-    (not measured there)."""
+    edge pass's per-row cost outweighs the row kernel's whole-block stores (lavapipe: 8-123-byte
+    rows 1.4-8.5x faster; from 255 bytes up it went either way, 0.5-1.3x; EXPERIMENTS.md). GPU
+    plans are unchanged (not measured there)."""
     if cpu:
         s2d_bytes = lay.op == "space_to_depth" and esize == 1 and lay.input.element_strides[-1] == 1
         order = ("zip", "tiled", "packed", "rows") if s2d_bytes else ("zip", "tiled", "rows", "packed")
@@ -503,7 +503,10 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout,
             entry_point=name,
             constants=dict(consts, BPT=bpt),
             uniforms=u,
-            bindings={"input": "input", "output": ("output_atomic" if shared else "output") if words else "output4"},
+            bindings={
+                "input": "input",
+                "output": (("output", "output_atomic") if shared else "output") if words else "output4",
+            },
             uniform_var="rw",
             windows=windows,
         )
