@@ -176,20 +176,38 @@ fn store_row_word(row: RowAt, a: u32, first: u32, last: u32, w: u32) {
     }
 }
 
+// The word-store kernels' split of a thread id (rows_body's, which keeps its own copy: it is the
+// GPU path, not re-measured): its row, its index among the row's threads, and that count.
+struct RowThread {
+    live: bool,
+    row: RowAt,
+    kt: u32,
+    tpr: u32,
+}
+
+fn row_thread(tid: u32) -> RowThread {
+    var t: RowThread;
+    let r = tid >> rw.row_shift;
+    t.live = r < rw.rows;
+    if (!t.live) { return t; }
+    t.tpr = 1u << rw.row_shift;
+    t.kt = tid & (t.tpr - 1u);
+    t.row = row_at(r);
+    return t;
+}
+
 // row_words_body for 1- and 2-byte elements: BPT chunks of 4 output words a thread, from the
 // word holding the row's first byte; words the row fills are stored whole (plain stores: no other
 // thread touches them), its (at most two) shared end words merged with atomics. The output is
 // bound twice, as `output` and as `output_atomic`.
 fn row_words_shared_body(tid: u32) {
-    let r = tid >> rw.row_shift;
-    if (r >= rw.rows) { return; }
-    let tpr = 1u << rw.row_shift;
-    let kt = tid & (tpr - 1u);
-    let row = row_at(r);
+    let rt = row_thread(tid);
+    if (!rt.live) { return; }
+    let row = rt.row;
     let a = row.dst * ELEM_BYTES;
     let b = a + rw.row_len * ELEM_BYTES;
     for (var m = 0u; m < BPT; m++) {
-        let w0 = a / 4u + (kt + m * tpr) * 4u;
+        let w0 = a / 4u + (rt.kt + m * rt.tpr) * 4u;
         if (w0 * 4u >= b) { return; }
         for (var j = 0u; j < 4u; j++) {
             let w = w0 + j;
@@ -206,15 +224,13 @@ fn row_words_shared_body(tid: u32) {
 }
 
 fn row_words_body(tid: u32) {
-    let r = tid >> rw.row_shift;
-    if (r >= rw.rows) { return; }
-    let tpr = 1u << rw.row_shift;
-    let kt = tid & (tpr - 1u);
-    let row = row_at(r);
+    let rt = row_thread(tid);
+    if (!rt.live) { return; }
+    let row = rt.row;
     let epc = 16u / ELEM_BYTES;   // elements a chunk
     let wpe = ELEM_BYTES / 4u;    // words an element
     for (var m = 0u; m < BPT; m++) {
-        let q0 = (kt + m * tpr) * epc;
+        let q0 = (rt.kt + m * rt.tpr) * epc;
         if (q0 >= rw.row_len) { return; }
         let j0 = q0 % ILV;
         let w0 = row.src + (q0 / ILV) * rw.stride_w;
