@@ -13,6 +13,19 @@ def test_info(capsys):
 
 
 @pytest.mark.parametrize("backend", ["vulkan", "gl"])
+def test_info_names_the_driver(capsys, backend):
+    """Software adapters' speed depends on the Mesa release: `info` (and every benchmark report)
+    names the driver as the adapter describes it."""
+    import json
+
+    assert cli.main(["info", "--backend", backend, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert "Mesa" in info["driver"]  # lavapipe / llvmpipe
+    assert cli.main(["info", "--backend", backend]) == 0
+    assert f"driver: {info['driver']}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("backend", ["vulkan", "gl"])
 def test_check_passes_and_reports(capsys, backend):
     from conftest import BACKENDS
 

@@ -835,8 +835,10 @@ def open_device(args) -> Device:
 
 
 def bench_notes(bench: Bench) -> list[str]:
-    """The report lines about the GPU's clocks during the run."""
-    lines = [bench.clock_hold] if bench.clock_hold else []
+    """The report lines about the driver and the GPU's clocks during the run."""
+    lines = [f"driver: {bench.device.driver}"] if bench.device.driver else []
+    if bench.clock_hold:
+        lines.append(bench.clock_hold)
     if bench.unsettled:
         lines.append(
             f"clocks: {bench.unsettled} measurement(s) started with the GPU below its best speed "

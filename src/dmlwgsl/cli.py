@@ -90,6 +90,7 @@ def cmd_info(args) -> int:
     info = {
         "adapters": [f"{a.get('device')} ({a.get('backend_type')}, {a.get('adapter_type')})" for a in adapters],
         "chosen": dev.name,
+        "driver": dev.driver,
         "features": sorted(dev.features),
         "limits": {k: dev.limits[k] for k in keys if k in dev.limits},
         "convolution_integer dot4I8Packed kernel": Capabilities.from_device(dev).has("packed_4x8_integer_dot_product"),
@@ -104,6 +105,8 @@ def cmd_info(args) -> int:
     for a in info["adapters"]:
         print(f"  {a}")
     print(f"chosen adapter: {info['chosen']}")
+    if info["driver"]:
+        print(f"driver: {info['driver']}")
     if gl_fallback:
         print(
             "note: no Vulkan adapter found, so the GL one is used (slower, fewer features); "

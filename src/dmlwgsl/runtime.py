@@ -568,6 +568,12 @@ class Device:
         return f"{self.info.get('device', '?')} ({self.info.get('backend_type', '?')})"
 
     @property
+    def driver(self) -> str:
+        """The driver's own description, e.g. 'Mesa 25.0.7-2~bpo12+1 (LLVM 15.0.6)' ('' if it gives
+        none): software adapters' speed depends on it, so benchmark reports print it."""
+        return str(self.info.get("description") or "")
+
+    @property
     def max_binding_size(self) -> int:
         """Largest storage-buffer binding, in bytes."""
         return int(self.limits["max-storage-buffer-binding-size"])
