@@ -774,6 +774,7 @@ def main(argv=None) -> int:
             notes.append(f"not run: {case.op} {case.label}: {e}")
             continue
         row["adapter"] = device.name
+        row["driver"] = device.driver
         rows.append(row)
         if args.json and args.json != "-":  # written after every row: a run cut short keeps its rows
             with open(args.json, "w") as f:

@@ -83,6 +83,7 @@ def test_smoke_subset_runs_exact(tmp_path, capsys):
     for r in rows:
         assert r["exact"] is True and r["gpu_ms"] > 0 and r["bytes_moved"] > 0 and r["pct_of_roofline"] > 0
         assert r["kernel"] and r["numpy_e2e_ms"] > 0
+        assert r["adapter"] and "Mesa" in r["driver"]  # the CI adapters are Mesa's
         c = r["config"]
         assert {"input_shape", "output_shape", "dtype", "input_layout"} <= set(c)
         need = {
