@@ -54,7 +54,8 @@ def caps(request):
         (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_packed", "resample_rows")),
         (desc(F32, (2, 8, 64, 64), (4, 8, 128, 128)), "resample_packed"),  # batch interpolated
         (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_byte"),
-        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), "resample_packed"),
+        # 8-bit nearest: the GPU profile keeps resample_packed, a CPU adapter walks rows
+        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_packed", "resample_rows")),
         (desc(F32, (2, 3, 5), (2, 3, 7), out_strides=(1, 2, 6)), "resample_strided"),
         (desc(I8, (2, 3, 5), (2, 3, 7), out_strides=(1, 2, 6)), "resample_atomic"),
     ],
@@ -284,3 +285,21 @@ def test_past_the_binding_limit_the_plan_splits():
         planes += u["out_sizes"][0] * u["out_sizes"][1]
         assert all(length <= caps.max_binding_size for _, _, length in s.windows)
     assert planes == 8 * 64
+
+
+def test_cpu_adapters_walk_rows_for_8bit_nearest():
+    """int8 / uint8 nearest takes the row walk on a CPU adapter at every scale (16 outputs a
+    thread); the H100 keeps resample_packed; a row that is not whole 16-element groups cannot walk."""
+    cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
+    for dt in (DataType.UINT8, DataType.INT8):
+        for out in ((2, 8, 96, 128), (2, 8, 24, 32)):  # x2 up, x0.5 down
+            d = desc(dt, (2, 8, 48, 64), out, mode="nearest")
+            assert plan_resample(d, cpu).kernels == ["resample_rows"]
+            assert plan_resample(d, gpu).kernels == ["resample_packed"]
+        odd = desc(dt, (2, 8, 48, 64), (2, 8, 96, 120), mode="nearest")
+        assert plan_resample(odd, cpu).kernels == ["resample_packed"]
+        with pytest.raises(PlanError, match="not whole groups of 16 elements"):
+            plan_resample(odd, cpu, kernel="resample_rows")
+        lin = desc(dt, (2, 8, 48, 64), (2, 8, 96, 128))
+        with pytest.raises(PlanError, match="8-bit: nearest only"):
+            plan_resample(lin, cpu, kernel="resample_rows")

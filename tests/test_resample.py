@@ -267,6 +267,16 @@ ROW_CASES = [  # (in sizes, out sizes, scales): H up / down / crop / clamp / one
     ((3, 5, 8), (3, 13, 16), (1, 13 / 5, 2.0)),
     ((4, 16), (9, 16), (2.0, 1.5)),
 ]
+#: ROW_CASES for 8-bit nearest, whose row walk stores 16 outputs a thread: output rows of whole
+#: 16-element groups, the same mapping kinds.
+BYTE_ROW_CASES = [
+    ((2, 3, 5, 6), (2, 3, 11, 16), (1, 1, 2.2, 16 / 6)),
+    ((1, 2, 7, 9), (1, 2, 3, 16), (1, 1, 3 / 7, 16 / 9)),
+    ((1, 2, 4, 16), (1, 2, 9, 16), (1, 1, 1.0, 1.0)),
+    ((2, 1, 6, 5), (2, 1, 6, 32), (1, 1, 1.0, 3.0)),
+    ((3, 5, 8), (3, 13, 16), (1, 13 / 5, 2.0)),
+    ((4, 48), (9, 16), (2.0, 0.5)),
+]
 
 
 @pytest.mark.parametrize(
@@ -279,6 +289,8 @@ ROW_CASES = [  # (in sizes, out sizes, scales): H up / down / crop / clamp / one
         ("linear", F16, "resample_rows_half"),
         ("linear", U8, "resample_rows_byte"),
         ("linear", I8, "resample_rows_byte"),
+        ("nearest", U8, "resample_rows"),
+        ("nearest", I8, "resample_rows"),
     ],
 )
 def test_row_walk(device, rng, dt, mode, kernel):
@@ -288,7 +300,9 @@ def test_row_walk(device, rng, dt, mode, kernel):
     16-byte boundary gets a plan of its own (resample_packed)."""
     # (run_checked sizes its input buffer to whole words: 8-bit inputs take an offset of 4 elements)
     in_off = 16 + (dt.size_in_bytes if dt.size_in_bytes > 1 else 4)
-    for in_sizes, out_sizes, scales in ROW_CASES:
+    for in_sizes, out_sizes, scales in (
+        BYTE_ROW_CASES if kernel == "resample_rows" and dt.size_in_bytes == 1 else ROW_CASES
+    ):
         r = len(in_sizes)
         out_desc = TensorDesc(dt, out_sizes)
         for pattern in ("packed", "padded", "broadcast", "window"):
@@ -524,6 +538,7 @@ def test_long_1d_axis(device, mode):
         ("resample_rows", F16, "nearest", (2, 3, 8, 16), (2, 3, 16, 32)),
         ("resample_rows_half", F16, "linear", (3, 2, 8, 16), (3, 2, 12, 24)),
         ("resample_rows_byte", U8, "linear", (2, 3, 8, 16), (2, 3, 16, 32)),
+        ("resample_rows", I8, "nearest", (2, 3, 8, 16), (2, 3, 16, 32)),
         ("resample_rows_pat", F16, "linear", (2, 3, 8, 16), (2, 3, 16, 32)),
     ],
 )

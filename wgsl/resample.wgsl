@@ -278,6 +278,9 @@ fn linear_value(o: vec4<u32>) -> f32 {
     return acc;
 }
 
+// Four zero-extended bytes as one word, the first in the low byte.
+fn bytes_word(v: vec4<u32>) -> u32 { return v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u); }
+
 // Four f32 results as one word of four 8-bit outputs.
 fn bytes4(v: vec4<f32>) -> u32 {
     return store_bits(v.x) | (store_bits(v.y) << 8u) | (store_bits(v.z) << 16u) | (store_bits(v.w) << 24u);
@@ -329,7 +332,7 @@ fn row_block(o: vec4<u32>) -> vec4<u32> {
                 block[2u * j] = v.x | (v.y << 16u);
                 block[2u * j + 1u] = v.z | (v.w << 16u);
             } else {
-                block[j] = v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u);
+                block[j] = bytes_word(v);
             }
         }
         return block;

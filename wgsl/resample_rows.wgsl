@@ -1,9 +1,9 @@
 // Resample fast path: the row walk (resample_rows, resample_rows_half). Same operator, tables and
 // Params as resample.wgsl (included; its header has the index math); tested against its
 // resample_packed.
-// resample_rows: packed float32/float16 output whose rows are whole 16-byte blocks, batch and
-// channel not interpolated, whole tables (axis_mode 0): one thread owns one block column and walks
-// a band of rows (see below). resample_rows_half: its float16 linear form, 4 outputs per thread;
+// resample_rows: packed float32/float16 output (and int8/uint8 nearest) whose rows are whole
+// 16-byte blocks, batch and channel not interpolated, whole tables (axis_mode 0): one thread owns
+// one block column and walks a band of rows (see below). resample_rows_half: its float16 linear form, 4 outputs per thread;
 // resample_rows_byte: its int8 / uint8 linear form, 4 outputs (a word) per thread.
 // Bindings: as resample.wgsl; resample_rows writes output4, resample_rows_half output2 (8-byte
 // stores), resample_rows_byte output. Overrides: resample.wgsl's, and HALF.
@@ -65,12 +65,18 @@ fn h_row(row: u32, qa: Quad4, qb: Quad4) -> Row8 {
     return r;
 }
 
-// Raw bits of a nearest block (16 bytes) on the input row starting at element `row`.
-fn n_block(row: u32, ia: vec4<u32>, ib: vec4<u32>) -> vec4<u32> {
+// Raw bits of a nearest block (16 bytes) on the input row starting at element `row`: the input
+// columns of its 4 (float32), 8 (float16: ia, ib) or 16 (int8 / uint8: ia..id) outputs.
+fn n_block(row: u32, ia: vec4<u32>, ib: vec4<u32>, ic: vec4<u32>, id: vec4<u32>) -> vec4<u32> {
     let a = vec4<u32>(raw(row + ia.x), raw(row + ia.y), raw(row + ia.z), raw(row + ia.w));
     if (DTYPE == 0u) { return a; }
     let b = vec4<u32>(raw(row + ib.x), raw(row + ib.y), raw(row + ib.z), raw(row + ib.w));
-    return vec4<u32>(a.x | (a.y << 16u), a.z | (a.w << 16u), b.x | (b.y << 16u), b.z | (b.w << 16u));
+    if (DTYPE == 1u) {
+        return vec4<u32>(a.x | (a.y << 16u), a.z | (a.w << 16u), b.x | (b.y << 16u), b.z | (b.w << 16u));
+    }
+    return vec4<u32>(bytes_word(a), bytes_word(b), bytes_word(vec4<u32>(raw(row + ic.x), raw(row + ic.y),
+                     raw(row + ic.z), raw(row + ic.w))), bytes_word(vec4<u32>(raw(row + id.x), raw(row + id.y),
+                     raw(row + id.z), raw(row + id.w))));
 }
 
 // Cache of two W-interpolated input rows: ra older, rb newer.
@@ -155,13 +161,19 @@ fn resample_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         let tw = (p.table_start.w + pl.ow) >> 2u;   // p.table_start.w and ow are multiples of 4
         let ia = table4[tw];
         var ib = vec4<u32>(0u);
-        if (DTYPE == 1u) { ib = table4[tw + 1u]; }
+        var ic = vec4<u32>(0u);
+        var id = vec4<u32>(0u);
+        if (DTYPE >= 1u) { ib = table4[tw + 1u]; }
+        if (DTYPE >= 2u) {
+            ic = table4[tw + 2u];
+            id = table4[tw + 3u];
+        }
         var last = 0xFFFFFFFFu;
         var blk = vec4<u32>(0u);
         for (var oh = pl.oh0; oh < pl.oh1; oh++) {
             let row = base + table[p.table_start.z + oh];
             if (row != last) {
-                blk = n_block(row, ia, ib);
+                blk = n_block(row, ia, ib, ic, id);
                 last = row;
             }
             output4[dst] = blk;
