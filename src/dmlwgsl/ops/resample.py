@@ -458,6 +458,7 @@ KERNELS = tuple(SHADERS)
 #: 4 outputs per thread, resample_rows_half), float16 nearest 2; float32 nearest stays on
 #: resample_packed (already at the copy's speed), and nearest takes it only where H is upsampled
 #: (no row to share otherwise). int8 / uint8 linear (resample_rows_byte, 4 outputs per thread): 8.
+#: (CPU adapters walk rows for nearest of every type at every scale: see plan_resample.)
 ROW_BANDS: dict = {(1, 4): 8, (1, 2): 32, (0, 2): 2, (1, 1): 8}
 #: Rows per band of a row walk requested where ROW_BANDS has no entry.
 DEFAULT_BAND = 8
@@ -659,12 +660,12 @@ def plan_resample(
     else:
         # The measured order on the H100; a row walk is taken unasked only where ROW_BANDS has
         # its (mode, element size), and for nearest only where H is upsampled.
-        # On a CPU adapter float32 nearest takes it too (lavapipe, x2 up: 2.8x faster than resample_packed),
-        # and int8 / uint8 nearest at every scale (lavapipe, Mesa 25: x2, x3, x1.5-by-2 and x0.5:
-        # 1.3-3.4x faster than resample_packed).
+        # On a CPU adapter float32 linear takes it too, and nearest of every type at every scale
+        # (lavapipe, Mesa 25, against resample_packed: float32 / float16 x0.5, x1/3, W-only x2 and
+        # x0.5-by-2 1.5-3.0x faster; int8 / uint8 x2, x3, x1.5-by-2 and x0.5 1.3-3.4x faster).
         walks = (int(mode), esize) in ROW_BANDS or (caps.is_cpu and esize == 4)
         auto_rows = walks and (linear or pd["out_sizes"][2] > pd["in_sizes"][2])
-        auto_rows = auto_rows or (caps.is_cpu and not linear and esize == 1)
+        auto_rows = auto_rows or (caps.is_cpu and not linear)
         candidates = []
         if linear and esize == 2:
             candidates += ["resample_rows_pat", "resample_rows_half"]
