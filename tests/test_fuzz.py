@@ -19,6 +19,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from depth_space_cases import check_op
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -86,24 +87,16 @@ def depth_space_cases(draw, op: str):
 
 
 def check_depth_space(device, op: str, c: dict) -> None:
-    rng = np.random.default_rng(c["seed"])
-    in_desc = strided_desc(c["dt"], c["sizes"], c["ip"])
-    if op == "depth_to_space":
-        desc_cls, compile_fn, ref = dmlwgsl.DepthToSpaceDesc, dmlwgsl.compile_depth_to_space, ref_d2s.depth_to_space
-        out_sizes = ref_d2s.depth_to_space(np.zeros(c["sizes"], np.uint8), c["b"], c["order"]).shape
-    else:
-        desc_cls, compile_fn, ref = dmlwgsl.SpaceToDepthDesc, dmlwgsl.compile_space_to_depth, ref_s2d.space_to_depth
-        out_sizes = ref_s2d.space_to_depth(np.zeros(c["sizes"], np.uint8), c["b"], c["order"]).shape
-    out_desc = strided_desc(c["dt"], out_sizes, c["op"], output=True)
-    raw = random_bytes(in_desc, rng)
-    expected = ref(read_tensor(raw, in_desc), c["b"], c["order"])
-    op_ = compile_fn(desc_cls(in_desc, out_desc, c["b"], c["order"]), device=device)
-    run_checked(
+    check_op(
         device,
-        lambda ins, out: op_(ins["input"], out),
-        {"input": (in_desc, raw)},
-        out_desc,
-        expected,
+        op,
+        c["dt"],
+        c["sizes"],
+        c["b"],
+        c["order"],
+        np.random.default_rng(c["seed"]),
+        lin=c["ip"],
+        lout=c["op"],
         input_offset=c["offsets"][0],
         output_offset=c["offsets"][1],
     )
