@@ -64,7 +64,7 @@ fn kernel_w() -> u32 { return select(cv.kernel_w, KW_FIXED, KW_FIXED > 0u); }
 @compute @workgroup_size(WG)
 fn convolution_integer_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                               @builtin(local_invocation_index) l: u32) {
-    let wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
+    let wg = workgroup_index(wid, nwg);
     if (wg >= cv.workgroups) { return; }   // uniform across the workgroup: no barrier is skipped unevenly
     let t = tile_of(wg);
     let n = t.n;

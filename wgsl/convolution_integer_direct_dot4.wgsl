@@ -26,7 +26,7 @@ fn flip_w() -> u32 { return select(0x80808080u, 0u, W_SIGNED); }
 @compute @workgroup_size(WG)
 fn convolution_integer_direct_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                                    @builtin(local_invocation_index) l: u32) {
-    let wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
+    let wg = workgroup_index(wid, nwg);
     if (wg >= cv.workgroups) { return; }   // uniform across the workgroup: no barrier is skipped unevenly
     let t = tile_of(wg);   // (convolution_integer_direct.wgsl)
     let n = t.n;

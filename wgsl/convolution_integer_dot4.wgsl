@@ -448,9 +448,6 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
     return tile;
 }
 
-// The workgroup index over a (possibly 2-D) grid.
-fn workgroup_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + (wid.y + wid.z * nwg.y) * nwg.x; }
-
 @compute @workgroup_size(WG)
 fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                             @builtin(local_invocation_index) l: u32) {

@@ -212,7 +212,7 @@ fn scatter(g: Stage, k: u32, word: u32) {
 @compute @workgroup_size(WG)
 fn aa_tile(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
-    let wg = wid.x + (wid.y + wid.z * nwg.y) * nwg.x;
+    let wg = workgroup_index(wid, nwg);
     if (wg >= p.tile_workgroups) { return; }   // uniform across the workgroup
     let plane = wg / p.tiles_per_plane;
     let t = wg % p.tiles_per_plane;

@@ -6,6 +6,9 @@ fn thread_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + (gid.y + gid.z * nwg.y) * nwg.x * WG;
 }
 
+// Linear index of this workgroup across a dispatch folded into y and z.
+fn workgroup_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + (wid.y + wid.z * nwg.y) * nwg.x; }
+
 // One whole 16-byte block of a packed output binding, owned by one thread, so that no two
 // threads ever write different bytes of one word.
 struct Block {
