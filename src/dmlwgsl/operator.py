@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from .plan import Capabilities, KernelStep, Placement, Plan
-from .runtime import Device, GpuTensor, Kernel
+from .runtime import Device, GpuTensor, Kernel, binding_targets
 from .shader import interface
 from .tensor import DataType, DmlValidationError, TensorDesc
 
@@ -109,8 +109,8 @@ class Operator:
                 uniform_binding=s.uniform_var,
                 constants=s.constants_dict,
                 workgroup_size=s.workgroup_size,
-                vec4_bindings=frozenset(n for n, v in names.items() if any(decl[x].vec4 for x in _vars(v))),
-                outputs=tuple(n for n, v in names.items() if any(decl[x].written for x in _vars(v))),
+                vec4_bindings=frozenset(n for n, v in names.items() if any(decl[x].vec4 for x in binding_targets(v))),
+                outputs=tuple(n for n, v in names.items() if any(decl[x].written for x in binding_targets(v))),
             )
             self._kernels[s] = k
             data = k.uniform_layout.pack(s.uniforms_dict)
@@ -186,8 +186,3 @@ class Operator:
         self.device.record_items(record[1], record[2])
         self._last = record
         return out
-
-
-def _vars(v) -> tuple:
-    """The WGSL variable(s) a step binds one tensor to (a name, or a tuple of names)."""
-    return v if isinstance(v, tuple) else (v,)

@@ -1354,6 +1354,11 @@ class GpuTensor:
 # ------------------------------------------------------------------------------------------------
 # Kernels
 # ------------------------------------------------------------------------------------------------
+def binding_targets(b) -> tuple:
+    """The binding(s) one tensor goes to: a number or WGSL variable name, or a tuple of them."""
+    return b if isinstance(b, tuple) else (b,)
+
+
 class Kernel:
     """One compute pipeline of an operator and the way tensors bind to it.
 
@@ -1384,7 +1389,7 @@ class Kernel:
         # tuple binds the tensor at each of them (one buffer seen as words and as atomics, say).
         iface = interface(shader)
         self.bindings = {
-            n: tuple(iface.binding(v) if isinstance(v, str) else v for v in (b if isinstance(b, tuple) else (b,)))
+            n: tuple(iface.binding(v) if isinstance(v, str) else v for v in binding_targets(b))
             for n, b in bindings.items()
         }
         self.uniform_layout = iface.uniform_layout(uniform_binding) if isinstance(uniform_binding, str) else None

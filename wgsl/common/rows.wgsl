@@ -23,6 +23,8 @@
 //                   stored as its own word(s) through `output`. Every word of such a row belongs to
 //                   one of its elements, so there is no edge pass and no atomic; CPU adapters take
 //                   it for rows that the row kernel would finish with the edge pass.
+//   row_words_shared_body  its form for 1- and 2-byte elements: whole words stored plainly, a row's
+//                   two end words (shared with neighbouring rows) merged with atomics.
 // The plan runs row_edges only when some row does not start and end on a 16-byte boundary.
 // Bindings: common/permute.wgsl's input (u32 words), output4 (vec4 words), output (u32 words),
 // output_atomic, and 8 uniforms (Rows).

@@ -467,7 +467,10 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout,
     nb, cb, hb = box.extents
     rows = nb * cb * hb * r.rows_per_unit
     row_bytes = r.row_len * esize
-    shared = words and esize < 4  # 1- and 2-byte elements: 4-word chunks from the row's first word
+    # 1- and 2-byte elements (row_words_shared) walk 4-word chunks from the word holding a row's
+    # first byte: a row may start up to 3 bytes into that word and end up to 3 before its last
+    # word ends, so its words span up to 6 bytes more than the row
+    shared = words and esize < 4
     max_blocks = max(1, -(-(row_bytes + (6 if shared else 0)) // 16))
     # Blocks per thread: enough threads per row for a warp's stores to stay contiguous (>= 32
     # threads a row), up to 8 blocks a thread to spread the row index arithmetic; a power of two
@@ -492,8 +495,13 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout,
         "dst_base": dst_base % 2**32,
     }
     consts = {"ELEM_BYTES": esize, "BLOCK": r.block, "ILV": r.interleave}
-    name = _name(lay.op, ("row_words_shared" if shared else "row_words") if words else "rows")
-    unit = "16-byte chunk(s) stored as words" if words else "16-byte block(s)"
+    if not words:  # (kernel, the output's variable(s), what a thread's unit is)
+        kind, out_var, unit = "rows", "output4", "16-byte block(s)"
+    elif shared:  # whole words stored plainly, shared end words merged with atomics
+        kind, out_var, unit = "row_words_shared", ("output", "output_atomic"), "16-byte chunk(s) stored as words"
+    else:
+        kind, out_var, unit = "row_words", "output", "16-byte chunk(s) stored as words"
+    name = _name(lay.op, kind)
     steps = [
         step(
             name + suffix,
@@ -503,10 +511,7 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout,
             entry_point=name,
             constants=dict(consts, BPT=bpt),
             uniforms=u,
-            bindings={
-                "input": "input",
-                "output": (("output", "output_atomic") if shared else "output") if words else "output4",
-            },
+            bindings={"input": "input", "output": out_var},
             uniform_var="rw",
             windows=windows,
         )

@@ -659,13 +659,12 @@ def plan_resample(
         name, why = kernel, f"{kernel}: requested"
     else:
         # The measured order on the H100; a row walk is taken unasked only where ROW_BANDS has
-        # its (mode, element size), and for nearest only where H is upsampled.
-        # On a CPU adapter float32 linear takes it too, and nearest of every type at every scale
-        # (lavapipe, Mesa 25, against resample_packed: float32 / float16 x0.5, x1/3, W-only x2 and
-        # x0.5-by-2 1.5-3.0x faster; int8 / uint8 x2, x3, x1.5-by-2 and x0.5 1.3-3.4x faster).
-        walks = (int(mode), esize) in ROW_BANDS or (caps.is_cpu and esize == 4)
-        auto_rows = walks and (linear or pd["out_sizes"][2] > pd["in_sizes"][2])
-        auto_rows = auto_rows or (caps.is_cpu and not linear)
+        # its (mode, element size), and for nearest only where H is upsampled. A CPU adapter also
+        # walks rows for nearest of every type at every scale (lavapipe, Mesa 25, against
+        # resample_packed: float32 / float16 x0.5, x1/3, W-only x2 and x0.5-by-2 1.5-3.0x faster;
+        # int8 / uint8 x2, x3, x1.5-by-2 and x0.5 1.3-3.4x faster).
+        h_up = pd["out_sizes"][2] > pd["in_sizes"][2]
+        auto_rows = ((int(mode), esize) in ROW_BANDS and (linear or h_up)) or (caps.is_cpu and not linear)
         candidates = []
         if linear and esize == 2:
             candidates += ["resample_rows_pat", "resample_rows_half"]
