@@ -44,6 +44,7 @@ from dmlwgsl.benchmark import (
     torch_time_ns,
     wall_ms,
 )
+from dmlwgsl.plan import PlanError
 from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.runtime import GpuTensor
 from dmlwgsl.tensor import DataType, TensorDesc
@@ -298,6 +299,11 @@ class Ctx:
         self.device, self.bench, self.torch, self.ort, self.args = device, bench, torch, ort, args
         self.rng = np.random.default_rng(2026)
         self.e2e_reps = 1  # the one-liner's pipelines are cached by then: one run is its steady-state time
+        self.kernel = None  # --kernel: the path requested by name for the rows of this pass
+        self.peers = not getattr(args, "kernel", None)  # a kernel comparison times our paths only
+
+    def compile_kwargs(self) -> dict:
+        return {"kernel": self.kernel} if self.kernel else {}
 
 
 def _values(dt: DataType, shape, rng) -> np.ndarray:
@@ -410,7 +416,7 @@ def _measure_depth_space(case: Case, ctx: Ctx) -> dict:
     xt = _upload(dev, ind, raw)
     yt = dev.tensor(outd, label="sweep.out")
     desc = (DepthToSpaceDesc if d2s else SpaceToDepthDesc)(ind, outd, b, order)
-    op = (compile_depth_to_space if d2s else compile_space_to_depth)(desc, device=dev)
+    op = (compile_depth_to_space if d2s else compile_space_to_depth)(desc, device=dev, **ctx.compile_kwargs())
     row = _finish_row(
         case,
         ctx,
@@ -422,6 +428,8 @@ def _measure_depth_space(case: Case, ctx: Ctx) -> dict:
     )
     xt.buffer.destroy()
     yt.buffer.destroy()
+    if not ctx.peers:
+        return row
     one_liner = dmlwgsl.depth_to_space if d2s else dmlwgsl.space_to_depth
     row["numpy_e2e_ms"] = wall_ms(lambda: one_liner(x, b, order=order, device=dev), reps=ctx.e2e_reps)
     tname = dt.numpy_dtype.name
@@ -469,7 +477,7 @@ def _measure_resample(case: Case, ctx: Ctx) -> dict:
     ctx.bench.copy_gbps((ind.implied_size_in_bytes + outd.implied_size_in_bytes) // 2)
     xt = _upload(dev, ind, raw)
     yt = dev.tensor(outd, label="sweep.out")
-    op = rs.compile_resample(desc, device=dev)
+    op = rs.compile_resample(desc, device=dev, **ctx.compile_kwargs())
     row = _finish_row(
         case,
         ctx,
@@ -482,6 +490,8 @@ def _measure_resample(case: Case, ctx: Ctx) -> dict:
     )
     xt.buffer.destroy()
     yt.buffer.destroy()
+    if not ctx.peers:
+        return row
     kw = {"antialias": True} if c.get("antialias") else {}
     row["numpy_e2e_ms"] = wall_ms(
         lambda: dmlwgsl.resample(x, out_shape, mode=c["mode"], scales=scales, device=dev, **kw), reps=ctx.e2e_reps
@@ -574,7 +584,7 @@ def _measure_conv(case: Case, ctx: Ctx) -> dict:
     xzg = dev.upload(xz.reshape(one)) if xz is not None else None
     wzg = dev.upload(wz.reshape(wzd.sizes)) if wz is not None else None
     out = dev.tensor(desc.output)
-    op = compile_convolution_integer(desc, device=dev)
+    op = compile_convolution_integer(desc, device=dev, **ctx.compile_kwargs())
     row = _finish_row(
         case,
         ctx,
@@ -588,6 +598,8 @@ def _measure_conv(case: Case, ctx: Ctx) -> dict:
     for t in (xg, wg, xzg, wzg, out):
         if t is not None:
             t.buffer.destroy()
+    if not ctx.peers:
+        return row
     zp = dict(
         x_zero_point=None if xz is None else int(xz),
         w_zero_point=None if wz is None else (wz if wz.size > 1 else int(wz[0])),
@@ -731,8 +743,15 @@ def parser():
     p = bench_parser("dmlwgsl bench sweep", __doc__.splitlines()[0], reps=10, json_path=True)
     p.add_argument("--op", action="append", choices=OPS, help="only this operator (repeatable)")
     p.add_argument("--smoke", action="store_true", help="a few quick rows, one of each kind (CI)")
-    p.add_argument("--filter", help="only rows whose label contains TEXT")
+    p.add_argument("--filter", action="append", help="only rows whose label contains TEXT (repeatable: any of them)")
     p.add_argument("--max-rows", type=int, help="stop after N rows")
+    p.add_argument(
+        "--kernel",
+        action="append",
+        metavar="NAME",
+        help="compare paths: time every row once per named path (compile_*'s kernel=, 'auto' = the plan's "
+        "choice), ours only (no peers, no one-liner); a path that cannot run a row is noted (repeatable)",
+    )
     p.add_argument("--list", action="store_true", help="print the grid's rows and exit (no GPU)")
     p.add_argument(
         "--from-json", metavar="PATH", help="no GPU: print the table, summary and --plot of a saved --json run"
@@ -747,7 +766,7 @@ def main(argv=None) -> int:
     cases = smoke_grid() if args.smoke else grid(args.quick, ops)
     cases = [c for c in cases if c.op in ops]
     if args.filter:
-        cases = [c for c in cases if args.filter in f"{c.op} {c.label}"]
+        cases = [c for c in cases if any(f in f"{c.op} {c.label}" for f in args.filter)]
     if args.max_rows:
         cases = cases[: args.max_rows]
     if args.from_json:
@@ -760,19 +779,28 @@ def main(argv=None) -> int:
     device = open_device(args)
     bench = Bench(device, reps=args.reps, warmup=2)
     notes = []
+    if args.kernel:
+        args.no_ort = True  # a path comparison times ours only (torch stays: its CUDA context holds the clocks)
     torch, ort = open_peers(device, args, notes)
     ctx = Ctx(device, bench, torch, ort, args)
     prog = Progress(len(cases), "sweep", quiet=args.quiet)
     for n in notes:
         prog.note(n)
     rows = []
-    for case in cases:
+    kernels = args.kernel or [None]
+    if args.kernel:
+        prog = Progress(len(cases) * len(kernels), "sweep", quiet=args.quiet)
+    for case, kernel in ((c, k) for c in cases for k in kernels):
+        ctx.kernel = None if kernel == "auto" else kernel
         try:
             row = measure(case, ctx)
-        except _Unavailable as e:
+        except (_Unavailable, PlanError) as e:
             prog.step(f"{case.op} {case.label}: not run: {e}")
-            notes.append(f"not run: {case.op} {case.label}: {e}")
+            if not args.kernel:
+                notes.append(f"not run: {case.op} {case.label}: {e}")
             continue
+        if kernel:
+            row["requested_kernel"] = kernel
         row["adapter"] = device.name
         row["driver"] = device.driver
         rows.append(row)

@@ -216,6 +216,66 @@ def test_row_words_kernel(device, rng, op_name, dtype):
     assert op.plan.kernels == want
 
 
+@pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
+@pytest.mark.parametrize(
+    "dtype",
+    [DataType.UINT8, DataType.FLOAT16, DataType.INT16, DataType.FLOAT32, DataType.INT32, DataType.INT64],
+    ids=lambda d: d.name.lower(),
+)
+def test_staged_kernel(device, rng, op_name, dtype):
+    """The staged row kernel (input words staged in workgroup memory, output words built from
+    there): many groups a workgroup (short rows), rows chunked across workgroups (long rows, each
+    chunk a multiple of 16 bytes of run), odd and prime widths, output windows and odd output
+    offsets (end words merged with atomics), broadcast inputs, block sizes 2-8, and the split past a
+    tight binding limit; exact under poison and guards. An NHWC input is refused by name."""
+    import dataclasses
+
+    from dmlwgsl.plan import PlanError
+
+    caps = Capabilities.from_device(device)
+    tight = dataclasses.replace(
+        caps,
+        limits=tuple(
+            sorted(dict(caps.limits, **{"max-storage-buffer-binding-size": 1024 * dtype.size_in_bytes}).items())
+        ),
+    )
+    d2s = op_name == "depth_to_space"
+    splits = chunked = 0
+    cases = [  # DepthToSpace input shapes; SpaceToDepth takes their DepthToSpace outputs as input
+        ((4, 4, 6, 29), 2, "packed", "window", 64, True),
+        ((2, 9, 5, 27), 3, "broadcast", "packed", 73, False),
+        ((2, 16, 2, 5), 4, "packed", "padded", 66, False),
+        ((2, 64, 3, 3), 8, "packed", "window", 64, False),
+        ((1, 4, 1, 9001), 2, "packed", "packed", 72, False),  # long rows: chunks of one row
+        ((1, 25, 1, 700), 5, "packed", "window", 61, False),
+    ]
+    for shape, b, lin, lout, offset, split in cases:
+        if not d2s:
+            shape = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
+        for order, capabilities in (("DCR", None), ("CRD", tight if split else None)):
+            op = check_op(
+                device,
+                op_name,
+                dtype,
+                shape,
+                b,
+                order,
+                rng,
+                lin=lin,
+                lout=lout,
+                output_offset=offset - offset % dtype.size_in_bytes,
+                kernel="staged",
+                capabilities=capabilities,
+            )
+            assert {k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_staged"}
+            splits += op.plan.dispatches > 1
+            chunked += op.plan.steps[0].uniforms_dict["chunks"] > 1
+    assert splits >= 1 and chunked >= 1
+    with pytest.raises(PlanError, match="w stride must be 1"):
+        shape = (2, 9, 5, 27) if d2s else (2, 2, 15, 81)
+        check_op(device, op_name, dtype, shape, 3, "DCR", rng, lin="nhwc", kernel="staged")
+
+
 def test_hypothesis_shapes(device):
     from hypothesis import given, settings
     from hypothesis import strategies as st

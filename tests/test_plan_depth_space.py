@@ -101,14 +101,14 @@ def test_placements_change_the_path():
     desc = d2s((1, 16, 4, 8), F32, 2)
     assert plan_depth_to_space(desc, caps).kernels == ["depth_to_space_zip"]
     # an output 8 bytes into its binding: the zip kernel declines; the row kernel takes the offset,
-    # on a CPU adapter the word-store row kernel (no edge pass), on a GPU the row kernel and its
-    # atomic edge pass
+    # on a CPU adapter the word-store row kernel (no edge pass), on a GPU the one-pass staged kernel
+    # (a small tensor: under STAGED_MAX_BYTES)
     plan = plan_depth_to_space(desc, caps, placements={"output": Placement(8)})
     assert plan.kernels == ["depth_to_space_row_words"]
     assert plan.steps[0].uniforms_dict["dst_base"] == 2
     assert "no edge pass" in plan.why and "CPU" in plan.why
     gpu = plan_depth_to_space(desc, Capabilities.profile("h100"), placements={"output": Placement(8)})
-    assert gpu.kernels == ["depth_to_space_rows", "depth_to_space_row_edges"]
+    assert gpu.kernels == ["depth_to_space_staged"]
     assert gpu.steps[0].uniforms_dict["dst_base"] == 2
     # an output buffer not padded to 16 bytes: no vec4 stores, the strided gather
     plan = plan_depth_to_space(desc, caps, placements={"output": Placement(0, False)})
@@ -120,7 +120,8 @@ def test_placements_change_the_path():
 def test_layouts_pick_the_row_kernel_or_the_gather():
     caps = Capabilities.profile("h100")
     assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="nhwc"), caps).kernels[0] == "depth_to_space_rows"
-    assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="broadcast"), caps).kernels[0] == "depth_to_space_rows"
+    # a broadcast input's rows are contiguous: rows off 16-byte boundaries take the staged kernel
+    assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="broadcast"), caps).kernels[0] == "depth_to_space_staged"
     # channels-last output: rows are not contiguous, the gather merges bytes with atomics
     assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lout="nhwc"), caps).kernels == ["depth_to_space_atomic"]
     assert plan_space_to_depth(s2d((2, 8, 6, 8), I64, 2, lout="nhwc"), caps).kernels == ["space_to_depth_strided"]
@@ -195,14 +196,16 @@ def test_cpu_adapters_take_their_measured_paths():
     assert plan_space_to_depth(s, h100).kernels[0] == "space_to_depth_rows"
     s = SpaceToDepthDesc(TensorDesc(U8, (16, 4, 64, 64)), TensorDesc(U8, (16, 256, 8, 8)), 8, "CRD")
     assert plan_space_to_depth(s, lav).kernels == ["space_to_depth_row_words_shared"]
-    assert plan_space_to_depth(s, h100).kernels[0] == "space_to_depth_rows"
+    assert plan_space_to_depth(s, h100).kernels[0] == "space_to_depth_staged"  # 8-byte rows, 512 KiB
 
 
 def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
     """A CPU adapter's plan for rows off 16-byte boundaries: the word-store row kernel for 4- and
     8-byte elements, and for 1- and 2-byte elements on rows shorter than SHORT_ROW_BYTES (longer
-    ones keep the row kernel and its edge pass); a GPU profile keeps the row kernel everywhere."""
-    from dmlwgsl.ops._permute import SHORT_ROW_BYTES
+    ones keep the row kernel and its edge pass); a GPU profile takes the one-pass staged kernel
+    under STAGED_MAX_BYTES, the row kernel and its edge pass above it or where the input's rows are
+    not contiguous (NHWC)."""
+    from dmlwgsl.ops._permute import SHORT_ROW_BYTES, STAGED_MAX_BYTES
 
     cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     for dtype, w, want in [
@@ -218,7 +221,12 @@ def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
         if dtype.size_in_bytes < 4:
             assert (3 * w * dtype.size_in_bytes < SHORT_ROW_BYTES) == want[0].endswith("_shared")
         assert plan_depth_to_space(desc, cpu).kernels == want
-        assert plan_depth_to_space(desc, gpu).kernels == ["depth_to_space_rows", "depth_to_space_row_edges"]
+        assert plan_depth_to_space(desc, gpu).kernels == ["depth_to_space_staged"]
+        edges = ["depth_to_space_rows", "depth_to_space_row_edges"]
+        assert plan_depth_to_space(d2s((1, 9, 3, w), dtype, 3, lin="nhwc"), gpu).kernels == edges
+        big = d2s((4 * 4096 // (w * dtype.size_in_bytes), 9, 64, w), dtype, 3)  # 9.4 MB moved and up
+        assert big.input.element_count * 2 * dtype.size_in_bytes >= STAGED_MAX_BYTES
+        assert plan_depth_to_space(big, gpu).kernels == edges
     # requested by name on any adapter
     assert plan_depth_to_space(d2s((1, 9, 3, 41), DataType.UINT8, 3), gpu, kernel="row_words").kernels == [
         "depth_to_space_row_words_shared"

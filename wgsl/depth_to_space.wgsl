@@ -50,6 +50,12 @@ fn depth_to_space_row_words_shared(@builtin(global_invocation_id) gid: vec3<u32>
 }
 
 @compute @workgroup_size(WG)
+fn depth_to_space_staged(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    staged_body(lid, workgroup_index(wid, nwg));
+}
+
+@compute @workgroup_size(WG)
 fn depth_to_space_row_edges(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     row_edges_body(thread_id(gid, nwg));
 }

@@ -25,6 +25,13 @@
 //                   it for rows that the row kernel would finish with the edge pass.
 //   row_words_shared_body  its form for 1- and 2-byte elements: whole words stored plainly, a row's
 //                   two end words (shared with neighbouring rows) merged with atomics.
+//   staged_body     input rows contiguous (w stride 1): a workgroup stages whole input words of
+//                   its units in workgroup memory with coalesced word loads, then builds every
+//                   output word of them from there and stores it (a word its segment does not fill
+//                   merged with atomics). A unit is `tw` columns of one group: DepthToSpace's
+//                   output row (STAGE_RUNS = b input runs, one output segment), SpaceToDepth's
+//                   input row (one input run, STAGE_SEGS = b output rows). On a GPU the row
+//                   kernel's one global load per element is the bound for 1- and 2-byte elements.
 // The plan runs row_edges only when some row does not start and end on a 16-byte boundary.
 // Bindings: common/permute.wgsl's input (u32 words), output4 (vec4 words), output (u32 words),
 // output_atomic, and 8 uniforms (Rows).
@@ -33,6 +40,12 @@
 
 override ILV: u32 = 1u;   // input rows interleaved into one output row
 override BPT: u32 = 1u;   // interior blocks per thread
+override STAGE_RUNS: u32 = 1u;  // staged_body: input runs a unit (DepthToSpace b, SpaceToDepth 1)
+override STAGE_SEGS: u32 = 1u;  //   output segments a unit (DepthToSpace 1, SpaceToDepth b)
+override STAGE_SW: u32 = 1u;    //   input elements a column of a run (DepthToSpace 1, SpaceToDepth b)
+const STAGE_WORDS = 2048u;      //   workgroup memory for staged input words (8 KiB)
+
+var<workgroup> stage: array<u32, STAGE_WORDS>;
 
 struct Rows {
     rows: u32,              // output rows
@@ -55,6 +68,16 @@ struct Rows {
     chan_c: u32,
     src_base: u32,          // element offset of the input in its binding
     dst_base: u32,          // element offset of the output in its binding
+    units: u32,             // staged_body: units (group x chunk), units a workgroup, log2 of the
+    upw: u32,               //   threads a unit, columns a group and a chunk, chunks a group, words
+    unit_shift: u32,        //   of workgroup memory a unit and per input run (a spare word for a
+    cols: u32,              //   run that starts inside a word), element step between a unit's
+    tw: u32,                //   input runs and between its output segments
+    chunks: u32,
+    unit_cap: u32,
+    run_words: u32,
+    run_stride: u32,
+    seg_stride: u32,
 }
 
 @group(0) @binding(8) var<uniform> rw: Rows;
@@ -242,6 +265,74 @@ fn row_words_body(tid: u32) {
             let o = (row.dst + q0 + k) * wpe;
             output[o] = v.x;
             if (ELEM_BYTES == 8u) { output[o + 1u] = v.y; }
+        }
+    }
+}
+
+// Staged rows (see the header): local thread `lid` of workgroup `wg`. The workgroup's threads
+// form upw teams of 2^unit_shift (>= 32), one unit each, so that a team's loads and stores run
+// along consecutive words and no index needs a division by a run-time value. Output element e of
+// segment g of a unit is staged element (e / ILV) * STAGE_SW + g of input run e % ILV.
+fn staged_body(lid: u32, wg: u32) {
+    let slot = lid >> rw.unit_shift;
+    let lane = lid & ((1u << rw.unit_shift) - 1u);
+    let team = 1u << rw.unit_shift;
+    let u = wg * rw.upw + slot;
+    let live = u < rw.units;
+    var src = 0u;
+    var dst = 0u;
+    var cols = 0u;
+    if (live) {
+        let group = u / rw.chunks;
+        let ch = u - group * rw.chunks;
+        let row = row_at(group * STAGE_SEGS);
+        src = row.src + ch * rw.tw * STAGE_SW;
+        dst = row.dst + ch * rw.tw * ILV;
+        cols = min(rw.tw, rw.cols - ch * rw.tw);
+    }
+    let base = slot * rw.unit_cap;
+    // every input word of the unit's runs, a team on consecutive words
+    for (var run = 0u; run < STAGE_RUNS; run++) {
+        let s = src + run * rw.run_stride;
+        let first = s * ELEM_BYTES / 4u;
+        let words = (s + cols * STAGE_SW) * ELEM_BYTES;   // end byte of the run
+        for (var k = lane; (first + k) * 4u < words; k += team) {
+            stage[base + run * rw.run_words + k] = input[first + k];
+        }
+    }
+    workgroupBarrier();
+    if (!live) { return; }
+    // every output word of the unit's segments
+    for (var g = 0u; g < STAGE_SEGS; g++) {
+        let a = (dst + g * rw.seg_stride) * ELEM_BYTES;
+        let b = a + cols * ILV * ELEM_BYTES;
+        for (var w = a / 4u + lane; w * 4u < b; w += team) {
+            let lo = max(a, w * 4u);
+            let hi = min(b, w * 4u + 4u);
+            var value = 0u;
+            var mask = 0u;
+            for (var p = lo; p < hi; p += min(ELEM_BYTES, 4u)) {
+                let e = (p - a) / ELEM_BYTES;
+                let run = e % ILV;
+                let s = src + run * rw.run_stride;
+                let sb = (base + run * rw.run_words) * 4u + (s * ELEM_BYTES) % 4u
+                       + ((e / ILV) * STAGE_SW + g) * ELEM_BYTES + (p - a) % ELEM_BYTES;
+                let word = stage[sb / 4u];
+                if (ELEM_BYTES >= 4u) {
+                    value = word;
+                    mask = 0xFFFFFFFFu;
+                } else {
+                    let sh = (p % 4u) * 8u;
+                    value |= extractBits(word, (sb % 4u) * 8u, ELEM_BYTES * 8u) << sh;
+                    mask |= lane_mask() << sh;
+                }
+            }
+            if (mask == 0xFFFFFFFFu) {
+                output[w] = value;
+            } else {
+                atomicAnd(&output_atomic[w], ~mask);
+                atomicOr(&output_atomic[w], value);
+            }
         }
     }
 }

@@ -17,6 +17,10 @@ paths (:class:`TiledSpace`, :class:`RowSpace`). :func:`plan_depth_space` turns i
   anywhere with no second dispatch: plain stores for 4- and 8-byte elements; for 1- and 2-byte
   elements whole words plus atomic merges of a row's two shared end words (the plan's choice on
   CPU adapters where the row kernel would need its edge pass; see _choose).
+* ``<op>_staged`` (wgsl/common/rows.wgsl): input rows contiguous, output rows contiguous: a
+  workgroup stages whole input words of a few rows (or of a chunk of one) in workgroup memory with
+  coalesced loads, then writes every output word of them, so that each input and output word is
+  one global access whatever the element size or block size (see _staging).
 * ``<op>_packed`` / ``<op>_strided`` / ``<op>_atomic`` (wgsl/common/permute.wgsl): the strided
   gather for every other layout.
 
@@ -44,7 +48,15 @@ EDGE_WORDS = 9
 #: word-store row kernel on a CPU adapter (see _choose).
 SHORT_ROW_BYTES = 128
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
-PATHS = ("zip", "tiled", "rows", "row_words", "packed", "strided", "atomic")
+PATHS = ("zip", "tiled", "staged", "rows", "row_words", "packed", "strided", "atomic")
+#: A GPU plan whose rows would need the row kernel's edge pass (rows off 16-byte boundaries) takes
+#: the one-pass staged kernel below this many bytes moved (input + output elements). Measured on
+#: the H100 (bench/EXPERIMENTS.md): at 1-6 MiB (odd widths 37-123) staged ran 1.13-1.76x faster
+#: than rows + edges, whose second dispatch is a fixed cost; at 32 MiB (output windows) the row
+#: kernel's faster gather won by 1.02-1.23x.
+STAGED_MAX_BYTES = 8 << 20
+#: staged_body's workgroup memory for input words (common/rows.wgsl)
+STAGE_WORDS = 2048
 
 
 def coalesce(sizes, src_strides, dst_strides):
@@ -266,6 +278,13 @@ def plan_depth_space(
     r_rule = lay.rows.usable()
     reasons["rows"] = r_rule or (None if pout.padded else "the output buffer must be padded to 16 bytes")
     reasons["row_words"] = r_rule
+    runs, _, sw = _stage_shape(lay.rows)
+    if lay.rows.stride_w != sw:
+        reasons["staged"] = r_rule or "the input's w stride must be 1"
+    elif runs * (-(-sw * esize // 4) + 3) > STAGE_WORDS:
+        reasons["staged"] = r_rule or f"block_size {lay.block}: one column of its runs exceeds the staging memory"
+    else:
+        reasons["staged"] = r_rule
     out_packed = lay.output.is_packed
     reasons["packed"] = (
         None if out_packed and pout.padded else "the output must be packed in a buffer padded to 16 bytes"
@@ -279,6 +298,10 @@ def plan_depth_space(
         path, why = want, f"{_name(op, want)} requested"
     else:
         path = _choose(lay, esize, reasons, cpu=caps.is_cpu, rows_aligned=_rows_aligned(lay, pout, esize, 0))
+        if path == "rows" and not caps.is_cpu and reasons["staged"] is None and not split:
+            unaligned = not _rows_aligned(lay, pout, esize, 0)
+            if unaligned and (lay.input.element_count + lay.output.element_count) * esize < STAGED_MAX_BYTES:
+                path = "staged"
         why = _WHY[path] + ("; the order measured on CPU adapters" if caps.is_cpu else "")
     steps = []
     for k, box in enumerate(boxes):
@@ -309,6 +332,9 @@ _WHY = {
     "row_words": "contiguous output rows: 16 bytes of a row per thread from the row's first element, stored word "
     "by word (no alignment needed, no edge pass; 1- and 2-byte elements merge a row's shared end words with "
     "atomics)",
+    "staged": "contiguous input and output rows off 16-byte boundaries, under STAGED_MAX_BYTES: whole input words "
+    "staged in workgroup memory by coalesced loads, every output word built from there in one pass (the row "
+    "kernel's edge pass is a second dispatch)",
     "packed": "packed output: one thread per 16-byte output block through the strided gather",
     "strided": "strided output of 4- or 8-byte elements: the strided gather",
     "atomic": "strided output of 1- or 2-byte elements: the gather merges bytes into words with atomics",
@@ -395,8 +421,8 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
                 windows=windows,
             )
         ]
-    if path in ("rows", "row_words"):
-        return _row_steps(lay, box, esize, src_base, dst_base, windows, suffix, pout, words=path == "row_words")
+    if path in ("rows", "row_words", "staged"):
+        return _row_steps(lay, box, esize, src_base, dst_base, windows, suffix, pout, kind=path)
     # the strided gather over the box's sub-space
     sizes = list(lay.space.sizes)
     for kk, d in enumerate(lay.box_dims):
@@ -460,12 +486,57 @@ def _rows_aligned(lay, pout, esize, dst) -> bool:
     )
 
 
-def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout, words: bool = False) -> list:
+def _stage_shape(r: RowSpace) -> tuple[int, int, int]:
+    """staged_body's (input runs a unit, output segments a unit, input elements a column of a
+    run): DepthToSpace's output row reads b input rows (interleave b); SpaceToDepth's input row
+    feeds b output rows, reading every b-th element for each (interleave 1)."""
+    segs = r.block // r.interleave
+    return r.interleave, segs, segs
+
+
+def _staging(r: RowSpace, esize: int, rows: int) -> dict:
+    """staged_body's uniforms. A unit is a team of 2^unit_shift threads (32 to 256) with
+    STAGE_WORDS / (units a workgroup) words of workgroup memory: the smallest team whose memory
+    holds a whole group's runs; where even 256 threads' memory does not, chunks of columns that fit
+    it, each a multiple of 16 bytes of run."""
+    runs, segs, sw = _stage_shape(r)
+    cols = r.row_len // r.interleave
+
+    def run_words(tw):  # a spare word for a run starting inside one; odd, against bank conflicts
+        n = -(-tw * sw * esize // 4) + 1
+        return n + 1 - n % 2
+
+    shift = 5
+    while shift < 8 and runs * run_words(cols) > STAGE_WORDS >> (8 - shift):
+        shift += 1
+    cap = STAGE_WORDS >> (8 - shift)
+    if runs * run_words(cols) <= cap:
+        tw = cols
+    else:
+        raw = ((cap // runs - 2) * 4) // (sw * esize)
+        tw = raw - raw % max(1, 16 // (sw * esize)) or max(1, raw)
+    chunks = -(-cols // tw) if cols else 1
+    return {
+        "units": (rows // segs) * chunks,
+        "upw": 1 << (8 - shift),
+        "unit_shift": shift,
+        "cols": cols,
+        "tw": tw,
+        "chunks": chunks,
+        "unit_cap": cap,
+        "run_words": run_words(tw),
+        "run_stride": r.stride_j if runs > 1 else 0,
+        "seg_stride": r.chan[1] * r.out_strides[1] if segs > 1 else 0,
+    }
+
+
+def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout, kind: str = "rows") -> list:
     """rows_body over the box's rows, and row_edges_body where some row is not 16-byte aligned;
-    with ``words``, row_words_body alone."""
+    row_words_body or staged_body alone for those paths (``kind``)."""
     r = lay.rows
     nb, cb, hb = box.extents
     rows = nb * cb * hb * r.rows_per_unit
+    words = kind == "row_words"
     row_bytes = r.row_len * esize
     # 1- and 2-byte elements (row_words_shared) walk 4-word chunks from the word holding a row's
     # first byte: a row may start up to 3 bytes into that word and end up to 3 before its last
@@ -478,7 +549,8 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout,
     bpt = max(1, min(8, max_blocks // 32))
     shift = max(0, (-(-max_blocks // bpt) - 1).bit_length())
     tpr = 1 << shift
-    aligned = words or _rows_aligned(lay, pout, esize, box.dst)
+    aligned = kind != "rows" or _rows_aligned(lay, pout, esize, box.dst)
+    staging = _staging(r, esize, rows)
     u = {
         "rows": rows,
         "row_len": r.row_len,
@@ -493,8 +565,28 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout,
         **_named("chan_", r.chan, "ijc"),
         "src_base": src_base % 2**32,
         "dst_base": dst_base % 2**32,
+        **staging,
     }
     consts = {"ELEM_BYTES": esize, "BLOCK": r.block, "ILV": r.interleave}
+    if kind == "staged":
+        runs, segs, sw = _stage_shape(r)
+        name = _name(lay.op, "staged")
+        s = staging
+        return [
+            step(
+                name + suffix,
+                lay.shader,
+                f"{s['units']} units of {s['tw']} columns ({s['chunks']} a group of {rows // segs}), {s['upw']} a "
+                f"workgroup, {runs} input run(s) and {segs} output segment(s) each",
+                -(-s["units"] // s["upw"]) * WORKGROUP,
+                entry_point=name,
+                constants=dict(consts, STAGE_RUNS=runs, STAGE_SEGS=segs, STAGE_SW=sw),
+                uniforms=u,
+                bindings={"input": "input", "output": ("output", "output_atomic")},
+                uniform_var="rw",
+                windows=windows,
+            )
+        ]
     if not words:  # (kernel, the output's variable(s), what a thread's unit is)
         kind, out_var, unit = "rows", "output4", "16-byte block(s)"
     elif shared:  # whole words stored plainly, shared end words merged with atomics
