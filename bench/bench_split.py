@@ -12,7 +12,6 @@ adapter is out of memory: that must be an AllocationError, and a one-liner must 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 
@@ -30,9 +29,7 @@ from dmlwgsl.runtime import AllocationError
 
 def tight_record(dev, limit: int) -> Capabilities:
     """The device's capabilities with max-storage-buffer-binding-size ``limit``."""
-    caps = Capabilities.from_device(dev)
-    lim = dict(caps.limits, **{"max-storage-buffer-binding-size": limit})
-    return dataclasses.replace(caps, limits=tuple(sorted(lim.items())))
+    return Capabilities.from_device(dev).with_binding_limit(limit)
 
 
 def measure(dev, bench, tight, name, compile_fn, desc, ins, out_desc, linear=None) -> tuple:

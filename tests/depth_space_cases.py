@@ -122,3 +122,33 @@ def _load(path):
 
 
 __all__ = ["ALL_TYPES", "OPS", "check_op", "onnx_cases", "strided_desc"]
+
+
+def check_row_cases(device, rng, op_name, dtype, cases, kernel, tight):
+    """Run ``cases`` (DepthToSpace input shape, block size, input layout, output layout, output
+    offset in bytes, split) through ``op_name`` on path ``kernel`` with :func:`check_op`: DCR on the
+    device's record, CRD on ``tight`` where the case says split. SpaceToDepth takes the
+    DepthToSpace outputs as its inputs; offsets are rounded down to the element size. Returns the
+    compiled operators."""
+    ops = []
+    for shape, b, lin, lout, offset, split in cases:
+        if op_name == "space_to_depth":
+            shape = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
+        for order, capabilities in (("DCR", None), ("CRD", tight if split else None)):
+            ops.append(
+                check_op(
+                    device,
+                    op_name,
+                    dtype,
+                    shape,
+                    b,
+                    order,
+                    rng,
+                    lin=lin,
+                    lout=lout,
+                    output_offset=offset - offset % dtype.size_in_bytes,
+                    kernel=kernel,
+                    capabilities=capabilities,
+                )
+            )
+    return ops

@@ -441,9 +441,7 @@ def test_past_the_binding_limit(device, kernel, rng):
     a window of both (a start on the binding alignment, the rest in input_base / output_base);
     bit-exact under run_checked (guard bands around a padded output)."""
     caps = Capabilities.from_device(device)
-    tight = dataclasses.replace(
-        caps, limits=tuple((k, 2048 if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
-    )
+    tight = caps.with_binding_limit(2048)
     x, w, xz, wz = random_case(
         rng, np.int8, np.uint8, n=3, c=4, m=4, hw=(9, 9), start_padding=(1, 1), end_padding=(1, 1)
     )
@@ -466,18 +464,14 @@ def test_past_the_binding_limit(device, kernel, rng):
         assert all(s.windows and s.windows[0][1] % tight.binding_alignment == 0 for s in op.plan.steps)
         run_op(device, op, (x_desc, x_raw), w_in, xz_in, wz_in, out_desc, expected)
         # Not even one item fits: a named error.
-        tiny = dataclasses.replace(
-            caps, limits=tuple((k, 1024 if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
-        )
+        tiny = caps.with_binding_limit(1024)
         with pytest.raises(PlanError, match="kernel: 'dot4' binds the whole filter and a chunk of whole batch"):
             compile_convolution_integer(desc, device=device, kernel="dot4", capabilities=tiny)
 
 
 def tight_capabilities(device, binding_limit: int) -> Capabilities:
     """The device's record with max-storage-buffer-binding-size set to ``binding_limit``."""
-    caps = Capabilities.from_device(device)
-    limits = tuple((k, binding_limit if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
-    return dataclasses.replace(caps, limits=limits)
+    return Capabilities.from_device(device).with_binding_limit(binding_limit)
 
 
 #: Layers whose single batch item does not fit the binding limit given with them: the plan splits

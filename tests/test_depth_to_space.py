@@ -4,7 +4,7 @@ guard bands), batching and GPU-resident chains, the pipeline cache, and every va
 
 import numpy as np
 import pytest
-from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, onnx_cases
+from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, check_row_cases, onnx_cases
 
 import dmlwgsl
 from dmlwgsl import DataType, DepthSpaceOrder, DepthToSpaceDesc, DmlValidationError, TensorDesc
@@ -168,18 +168,11 @@ def test_row_words_kernel(device, rng, op_name, dtype):
     8-byte offset, long rows (several chunks a thread), and the split past a tight binding limit;
     exact under poison and guards. Its automatic choice: CPU adapters, rows off 16-byte boundaries
     (1- and 2-byte elements: rows shorter than SHORT_ROW_BYTES)."""
-    import dataclasses
 
     caps = Capabilities.from_device(device)
-    tight = dataclasses.replace(
-        caps,
-        limits=tuple(
-            sorted(dict(caps.limits, **{"max-storage-buffer-binding-size": 1024 * dtype.size_in_bytes}).items())
-        ),
-    )
+    tight = caps.with_binding_limit(1024 * dtype.size_in_bytes)
     d2s = op_name == "depth_to_space"
     entry = f"{op_name}_row_words" + ("_shared" if dtype.size_in_bytes < 4 else "")
-    splits = 0
     cases = [  # DepthToSpace input shapes; SpaceToDepth takes their DepthToSpace outputs as input
         ((4, 4, 6, 29), 2, "packed", "window", 64, True),
         ((2, 9, 5, 27), 3, "nhwc", "packed", 72, False),
@@ -187,27 +180,9 @@ def test_row_words_kernel(device, rng, op_name, dtype):
         ((2, 64, 3, 3), 8, "packed", "window", 64, False),
         ((1, 4, 2, 301), 2, "packed", "packed", 72, False),  # long rows: several chunks a thread
     ]
-    for shape, b, lin, lout, offset, split in cases:
-        if not d2s:
-            shape = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
-        for order, capabilities in (("DCR", None), ("CRD", tight if split else None)):
-            op = check_op(
-                device,
-                op_name,
-                dtype,
-                shape,
-                b,
-                order,
-                rng,
-                lin=lin,
-                lout=lout,
-                output_offset=offset,
-                kernel="row_words",
-                capabilities=capabilities,
-            )
-            assert {k.split("[")[0] for k in op.plan.kernels} == {entry}
-            splits += op.plan.dispatches > 1
-    assert splits >= 1  # the tight record splits the first case into windowed steps
+    ops = check_row_cases(device, rng, op_name, dtype, cases, "row_words", tight)
+    assert all({k.split("[")[0] for k in op.plan.kernels} == {entry} for op in ops)
+    assert any(op.plan.dispatches > 1 for op in ops)  # the tight record splits the first case into windowed steps
     # chosen unasked on a CPU adapter where the rows are off 16-byte boundaries (rows of 15 and 7
     # elements: off them for 4- and 8-byte elements alike)
     auto_shape, auto_b = ((2, 9, 3, 5), 3) if d2s else ((2, 1, 6, 14), 2)
@@ -228,19 +203,12 @@ def test_staged_kernel(device, rng, op_name, dtype):
     chunk a multiple of 16 bytes of run), odd and prime widths, output windows and odd output
     offsets (end words merged with atomics), broadcast inputs, block sizes 2-8, and the split past a
     tight binding limit; exact under poison and guards. An NHWC input is refused by name."""
-    import dataclasses
 
     from dmlwgsl.plan import PlanError
 
     caps = Capabilities.from_device(device)
-    tight = dataclasses.replace(
-        caps,
-        limits=tuple(
-            sorted(dict(caps.limits, **{"max-storage-buffer-binding-size": 1024 * dtype.size_in_bytes}).items())
-        ),
-    )
+    tight = caps.with_binding_limit(1024 * dtype.size_in_bytes)
     d2s = op_name == "depth_to_space"
-    splits = chunked = 0
     cases = [  # DepthToSpace input shapes; SpaceToDepth takes their DepthToSpace outputs as input
         ((4, 4, 6, 29), 2, "packed", "window", 64, True),
         ((2, 9, 5, 27), 3, "broadcast", "packed", 73, False),
@@ -249,28 +217,10 @@ def test_staged_kernel(device, rng, op_name, dtype):
         ((1, 4, 1, 9001), 2, "packed", "packed", 72, False),  # long rows: chunks of one row
         ((1, 25, 1, 700), 5, "packed", "window", 61, False),
     ]
-    for shape, b, lin, lout, offset, split in cases:
-        if not d2s:
-            shape = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
-        for order, capabilities in (("DCR", None), ("CRD", tight if split else None)):
-            op = check_op(
-                device,
-                op_name,
-                dtype,
-                shape,
-                b,
-                order,
-                rng,
-                lin=lin,
-                lout=lout,
-                output_offset=offset - offset % dtype.size_in_bytes,
-                kernel="staged",
-                capabilities=capabilities,
-            )
-            assert {k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_staged"}
-            splits += op.plan.dispatches > 1
-            chunked += op.plan.steps[0].uniforms_dict["chunks"] > 1
-    assert splits >= 1 and chunked >= 1
+    ops = check_row_cases(device, rng, op_name, dtype, cases, "staged", tight)
+    assert all({k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_staged"} for op in ops)
+    assert any(op.plan.dispatches > 1 for op in ops)
+    assert any(op.plan.steps[0].uniforms_dict["chunks"] > 1 for op in ops)
     with pytest.raises(PlanError, match="w stride must be 1"):
         shape = (2, 9, 5, 27) if d2s else (2, 2, 15, 81)
         check_op(device, op_name, dtype, shape, 3, "DCR", rng, lin="nhwc", kernel="staged")
@@ -451,11 +401,8 @@ def test_validation_shared_buffer(device):
 def test_past_the_binding_limit(device, rng):
     """A tighter binding limit than the device's (a capabilities record): the plan splits the work
     into boxes of (n, c, h) that bind windows of the tensors; results stay exact on every path."""
-    import dataclasses
 
-    caps = Capabilities.from_device(device)
-    limits = dict(caps.limits, **{"max-storage-buffer-binding-size": 4096})
-    tight = dataclasses.replace(caps, limits=tuple(sorted(limits.items())))
+    tight = Capabilities.from_device(device).with_binding_limit(4096)
     for dtype, shape, b, lin, lout, kernel in [
         (DataType.FLOAT32, (4, 8, 4, 32), 2, "packed", "packed", None),
         (DataType.UINT8, (3, 18, 5, 33), 3, "packed", "window", None),

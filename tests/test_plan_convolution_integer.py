@@ -259,8 +259,7 @@ def test_past_the_binding_limit_on_lavapipe():
 
 def tight(caps: Capabilities, binding_limit: int) -> Capabilities:
     """``caps`` with max-storage-buffer-binding-size ``binding_limit``."""
-    limits = tuple((k, binding_limit if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
-    return dataclasses.replace(caps, limits=limits)
+    return caps.with_binding_limit(binding_limit)
 
 
 def check_split(plan, d: ConvolutionIntegerDesc, caps: Capabilities, *, elements: bool = True) -> None:

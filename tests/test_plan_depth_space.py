@@ -2,7 +2,6 @@
 kernels, which grid, which uniforms, which bytes; the split past the binding limit; requests by
 name; and ``dmlwgsl explain``."""
 
-import dataclasses
 import json
 
 import pytest
@@ -28,10 +27,7 @@ def s2d(shape, dtype=F32, b=2, order="DCR", lin="packed", lout="packed"):
 
 
 def tight(profile: str, binding: int) -> Capabilities:
-    caps = Capabilities.profile(profile)
-    return dataclasses.replace(
-        caps, limits=tuple(sorted(dict(caps.limits, **{"max-storage-buffer-binding-size": binding}).items()))
-    )
+    return Capabilities.profile(profile).with_binding_limit(binding)
 
 
 @pytest.mark.parametrize("profile", PROFILES)

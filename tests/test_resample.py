@@ -469,13 +469,10 @@ def test_property_vs_reference(device, c):
 # -- coordinates computed in the shader (long axes) ---------------------------------------------------
 def tight(device, binding_limit):
     """The device's capability record with a tight binding limit for the planner."""
-    import dataclasses
 
     from dmlwgsl.plan import Capabilities
 
-    caps = Capabilities.from_device(device)
-    limits = tuple((k, binding_limit if k == "max-storage-buffer-binding-size" else v) for k, v in caps.limits)
-    return dataclasses.replace(caps, limits=limits)
+    return Capabilities.from_device(device).with_binding_limit(binding_limit)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -89,13 +89,10 @@ def test_fast_path_shapes(device, rng, dtype, b):
 def test_row_kernel_long_and_odd_rows(device, rng, dtype):
     """The row kernel with long rows, odd and prime widths, block sizes 3, 5 and 8, NHWC and
     broadcast inputs, window outputs; and the split past a tight binding limit."""
-    import dataclasses
 
     caps = Capabilities.from_device(device)
     limit = 8192 * dtype.size_in_bytes
-    tight = dataclasses.replace(
-        caps, limits=tuple(sorted(dict(caps.limits, **{"max-storage-buffer-binding-size": limit}).items()))
-    )
+    tight = caps.with_binding_limit(limit)
     cases = [
         ((4, 1, 6, 603), 3, "packed", "packed"),
         ((2, 3, 5, 35), 5, "nhwc", "window"),

@@ -17,6 +17,7 @@ call with other placements gets a plan of its own. ``None`` means offset 0 in pa
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.resources
 import json
@@ -87,6 +88,12 @@ class Capabilities:
     def max_binding_size(self) -> int:
         """Largest storage-buffer binding in bytes."""
         return self.limit("max-storage-buffer-binding-size")
+
+    def with_binding_limit(self, nbytes: int) -> "Capabilities":
+        """This record with max-storage-buffer-binding-size ``nbytes``: plans for a tighter limit
+        than the adapter's (``compile_*(..., capabilities=...)``, the split tests and benchmarks)."""
+        limits = dict(self.limits, **{"max-storage-buffer-binding-size": int(nbytes)})
+        return dataclasses.replace(self, limits=tuple(sorted(limits.items())))
 
     def to_dict(self) -> dict:
         """JSON-ready form (the profile file format)."""
