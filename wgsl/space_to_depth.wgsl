@@ -36,32 +36,6 @@ fn row_at(r: u32) -> RowAt {
 }
 
 @compute @workgroup_size(WG)
-fn space_to_depth_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    rows_body(thread_id(gid, nwg));
-}
-
-@compute @workgroup_size(WG)
-fn space_to_depth_row_words(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    row_words_body(thread_id(gid, nwg));
-}
-
-@compute @workgroup_size(WG)
-fn space_to_depth_row_words_shared(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    row_words_shared_body(thread_id(gid, nwg));
-}
-
-@compute @workgroup_size(WG)
-fn space_to_depth_staged(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {
-    staged_body(lid, workgroup_index(wid, nwg));
-}
-
-@compute @workgroup_size(WG)
-fn space_to_depth_row_edges(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    row_edges_body(thread_id(gid, nwg));
-}
-
-@compute @workgroup_size(WG)
 fn space_to_depth_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let tid = thread_id(gid, nwg);
     if (tid >= tl.threads) { return; }

@@ -336,3 +336,31 @@ fn staged_body(lid: u32, wg: u32) {
         }
     }
 }
+
+// The entry points of the row kernels (the including operator's file defines row_at). The plan
+// names each step <op>_<kernel>; the entry point is <kernel>_entry in every operator's module.
+@compute @workgroup_size(WG)
+fn rows_entry(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    rows_body(thread_id(gid, nwg));
+}
+
+@compute @workgroup_size(WG)
+fn row_words_entry(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    row_words_body(thread_id(gid, nwg));
+}
+
+@compute @workgroup_size(WG)
+fn row_words_shared_entry(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    row_words_shared_body(thread_id(gid, nwg));
+}
+
+@compute @workgroup_size(WG)
+fn staged_entry(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    staged_body(lid, workgroup_index(wid, nwg));
+}
+
+@compute @workgroup_size(WG)
+fn row_edges_entry(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    row_edges_body(thread_id(gid, nwg));
+}
