@@ -295,8 +295,8 @@ fn staged_body(lid: u32, wg: u32) {
     for (var run = 0u; run < STAGE_RUNS; run++) {
         let s = src + run * rw.run_stride;
         let first = s * ELEM_BYTES / 4u;
-        let words = (s + cols * STAGE_SW) * ELEM_BYTES;   // end byte of the run
-        for (var k = lane; (first + k) * 4u < words; k += team) {
+        let end = (s + cols * STAGE_SW) * ELEM_BYTES;   // end byte of the run
+        for (var k = lane; (first + k) * 4u < end; k += team) {
             stage[base + run * rw.run_words + k] = input[first + k];
         }
     }
