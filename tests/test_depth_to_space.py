@@ -104,14 +104,20 @@ def test_every_type_and_layout(device, rng, dtype, order):
 @pytest.mark.parametrize(
     "dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower()
 )
-@pytest.mark.parametrize("b", [2, 3, 4])
+@pytest.mark.parametrize("b", [2, 3, 4, 8])
 def test_fast_path_shapes(device, rng, dtype, b):
-    """Rows of whole 16-byte vectors: the plan's choice (zip for b 2, rows otherwise; tiled on a CPU), the tiled
-    kernel and the row kernel, each requested by name; results stay exact. Tensors placed at
-    16-byte offsets keep the aligned paths; the row kernel also runs at an odd offset."""
+    """Rows of whole 16-byte vectors: the plan's choice, the tiled kernel, the tiled kernel with
+    staged stores and the row kernel, each requested by name; results stay exact. Tensors placed
+    at 16-byte offsets keep the aligned paths; the row kernel also runs at an odd offset."""
     shape = (2, 2 * b * b, 3, 32)
     for order in ("DCR", "CRD"):
-        for kernel, offsets in ((None, (16, 64)), ("tiled", (16, 64)), ("rows", (16, 64)), ("rows", (16, 72))):
+        for kernel, offsets in (
+            (None, (16, 64)),
+            ("tiled", (16, 64)),
+            ("tiled_staged", (16, 64)),
+            ("rows", (16, 64)),
+            ("rows", (16, 72)),
+        ):
             op = check_op(
                 device,
                 "depth_to_space",
@@ -124,10 +130,15 @@ def test_fast_path_shapes(device, rng, dtype, b):
                 input_offset=offsets[0],
                 output_offset=offsets[1],
             )
-            # unasked: zip at block 2; else the row kernel, or on a CPU adapter the tiled one (_choose)
-            auto = "zip" if b == 2 else ("tiled" if Capabilities.from_device(device).is_cpu else "rows")
-            want = f"depth_to_space_{kernel or auto}"
-            assert op.plan.kernels == [want]
+            # unasked (_choose, measured): zip at block 2; a CPU adapter the tiled kernel; a GPU
+            # the staged tiled kernel at blocks 4 and 8 for tiles under 32 bytes a row, else rows
+            if b == 2:
+                auto = "zip"
+            elif Capabilities.from_device(device).is_cpu:
+                auto = "tiled"
+            else:
+                auto = "tiled_staged" if b in (4, 8) and b * dtype.size_in_bytes < 32 else "rows"
+            assert op.plan.kernels == [f"depth_to_space_{kernel or auto}"]
 
 
 @pytest.mark.parametrize(
@@ -471,3 +482,26 @@ def test_tensor_past_the_real_binding_limit(device, rng):
         crop = x[k : k + 1, :, h0 : h0 + 16, w0 : w0 + 16]
         assert_matches(y[k : k + 1, :, 2 * h0 : 2 * h0 + 32, 2 * w0 : 2 * w0 + 32], ref(crop, 2, "CRD"))
     assert_matches(dmlwgsl.space_to_depth(y, 2, "CRD", device=device), x)
+
+
+@pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
+@pytest.mark.parametrize(
+    "dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower()
+)
+def test_tiled_blocks_4_and_8(device, rng, op_name, dtype):
+    """The word-by-word tiles of blocks 4 and 8: DepthToSpace's tiled kernel with staged stores
+    (workgroups of 512 / b threads spanning several rows, a partial last workgroup, long rows of
+    several workgroups) and SpaceToDepth's tiled kernel, with broadcast inputs and the split past a
+    tight binding limit; exact under poison and guards."""
+    caps = Capabilities.from_device(device)
+    tight = caps.with_binding_limit(8192 * dtype.size_in_bytes)
+    kernel = "tiled_staged" if op_name == "depth_to_space" else "tiled"
+    cases = [  # DepthToSpace input shapes; SpaceToDepth takes their DepthToSpace outputs as input
+        ((2, 16, 5, 48), 4, "broadcast", "packed", 64, True),
+        ((3, 64, 3, 32), 8, "packed", "packed", 16, True),
+        ((1, 16, 1, 16 * 70), 4, "packed", "packed", 48, False),  # one row over several workgroups
+        ((1, 128, 7, 16), 8, "broadcast", "packed", 32, False),
+    ]
+    ops = check_row_cases(device, rng, op_name, dtype, cases, kernel, tight)
+    assert all({k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_{kernel}"} for op in ops)
+    assert any(op.plan.dispatches > 1 for op in ops)

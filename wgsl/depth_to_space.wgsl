@@ -34,24 +34,38 @@ fn row_at(r: u32) -> RowAt {
                  rw.dst_base + n * rw.out_stride_n + c * rw.out_stride_c + (h * BLOCK + i) * rw.out_stride_h);
 }
 
+fn tile_vec(t: TileAt, j: u32) -> vec4<u32> {
+    let in_c = t.i * tl.chan_i + j * tl.chan_j + t.c * tl.chan_c;
+    return input4[(tl.src_base + t.n * tl.in_stride_n + in_c * tl.in_stride_c + t.h * tl.in_stride_h + t.w0)
+                  / (16u / ELEM_BYTES)];
+}
+
+// The BLOCK input vectors of a tile: one per input row j (channel in_c(i, j, c)) at row h.
+fn tile_rows(t: TileAt) -> Oct {
+    var o = Oct(Quad(tile_vec(t, 0u), tile_vec(t, 1u), vec4<u32>(0u), vec4<u32>(0u)),
+                Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u)));
+    if (BLOCK >= 3u) { o.lo.c = tile_vec(t, 2u); }
+    if (BLOCK >= 4u) { o.lo.d = tile_vec(t, 3u); }
+    if (BLOCK == 8u) { o.hi = Quad(tile_vec(t, 4u), tile_vec(t, 5u), tile_vec(t, 6u), tile_vec(t, 7u)); }
+    return o;
+}
+
+// The first output vector of a tile (its BLOCK vectors are consecutive in output row h*b + i).
+fn out_vector(t: TileAt) -> u32 {
+    return (tl.dst_base + t.n * tl.out_stride_n + t.c * tl.out_stride_c + (t.h * BLOCK + t.i) * tl.out_stride_h
+            + t.w0 * BLOCK) / (16u / ELEM_BYTES);
+}
+
 @compute @workgroup_size(WG)
 fn depth_to_space_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let tid = thread_id(gid, nwg);
     if (tid >= tl.threads) { return; }
-    let v = 16u / ELEM_BYTES;
     // row space: output rows (n, c, h, i) of C' channels; tl.chan maps (i, j, c) to the input channel
-    let t = tile_at(tid, v);
-    var src = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
-    for (var j = 0u; j < BLOCK; j++) {
-        let in_c = t.i * tl.chan_i + j * tl.chan_j + t.c * tl.chan_c;
-        let e = tl.src_base + t.n * tl.in_stride_n + in_c * tl.in_stride_c + t.h * tl.in_stride_h + t.w0;
-        src = quad_set(src, j, input4[e / v]);
-    }
-    let out = interleave(src);
-    let o = tl.dst_base + t.n * tl.out_stride_n + t.c * tl.out_stride_c + (t.h * BLOCK + t.i) * tl.out_stride_h
-          + t.w0 * BLOCK;
+    let t = tile_at(tid, 16u / ELEM_BYTES);
+    let out = interleave_tile(tile_rows(t));
+    let o = out_vector(t);
     for (var k = 0u; k < BLOCK; k++) {
-        output4[o / v + k] = quad_get(out, k);
+        output4[o + k] = oct_get(out, k);
     }
 }
 
@@ -70,6 +84,28 @@ fn depth_to_space_zip(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     let o = tl.dst_base + t.n * tl.out_stride_n + t.c * tl.out_stride_c + (t.h * 2u + t.i) * tl.out_stride_h
           + t.w0 * 2u;
     output4[o / (2u * h)] = zip2(a, b);
+}
+
+// The tiled kernel with staged stores (tiles.wgsl): the loads and the interleave of
+// depth_to_space_tiled, the BLOCK output vectors of each thread stored by the workgroup in order.
+@compute @workgroup_size(WG)
+fn depth_to_space_tiled_staged(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                               @builtin(local_invocation_index) li: u32) {
+    let tid = thread_id(gid, nwg);
+    let v = 16u / ELEM_BYTES;
+    if (tid < tl.threads) {
+        let t = tile_at(tid, v);
+        stage_tile(li, interleave_tile(tile_rows(t)));
+        tr_base[li] = out_vector(t);
+    }
+    workgroupBarrier();
+    for (var m = 0u; m < BLOCK; m++) {
+        let p = li + m * WG;
+        let k = p / BLOCK;
+        if (tid - li + k < tl.threads) {
+            output4[tr_base[k] + p % BLOCK] = tr_stage[tr_slot(p)];
+        }
+    }
 }
 
 @compute @workgroup_size(WG)

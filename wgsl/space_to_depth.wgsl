@@ -44,17 +44,24 @@ fn space_to_depth_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     let t = tile_at(tid, v);
     let e = tl.src_base + t.n * tl.in_stride_n + t.c * tl.in_stride_c + (t.h * BLOCK + t.i) * tl.in_stride_h
           + t.w0 * BLOCK;
-    var src = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
-    for (var k = 0u; k < BLOCK; k++) {
-        src = quad_set(src, k, input4[e / v + k]);
+    let out = deinterleave_tile(load_run(e / v));
+    store_row(t, 0u, out.lo.a);
+    store_row(t, 1u, out.lo.b);
+    if (BLOCK >= 3u) { store_row(t, 2u, out.lo.c); }
+    if (BLOCK >= 4u) { store_row(t, 3u, out.lo.d); }
+    if (BLOCK == 8u) {
+        store_row(t, 4u, out.hi.a);
+        store_row(t, 5u, out.hi.b);
+        store_row(t, 6u, out.hi.c);
+        store_row(t, 7u, out.hi.d);
     }
-    var out: Quad;
-    if (BLOCK == 2u) { out = deinterleave2(src.a, src.b); } else { out = deinterleave(src); }
-    for (var j = 0u; j < BLOCK; j++) {
-        let out_c = t.i * tl.chan_i + j * tl.chan_j + t.c * tl.chan_c;
-        let o = tl.dst_base + t.n * tl.out_stride_n + out_c * tl.out_stride_c + t.h * tl.out_stride_h + t.w0;
-        output4[o / v] = quad_get(out, j);
-    }
+}
+
+// Vector x of a tile's output row j (channel out_c(i, j, c)), at row h.
+fn store_row(t: TileAt, j: u32, x: vec4<u32>) {
+    let out_c = t.i * tl.chan_i + j * tl.chan_j + t.c * tl.chan_c;
+    output4[(tl.dst_base + t.n * tl.out_stride_n + out_c * tl.out_stride_c + t.h * tl.out_stride_h + t.w0)
+            / (16u / ELEM_BYTES)] = x;
 }
 
 @compute @workgroup_size(WG)

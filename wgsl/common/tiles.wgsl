@@ -85,6 +85,8 @@ fn lane_get(v: vec4<u32>, k: u32) -> vec2<u32> {
 }
 
 fn interleave(src: Quad) -> Quad {
+    if (BLOCK == 2u) { return Quad(zip2(src.a.xy, src.b.xy), zip2(src.a.zw, src.b.zw), vec4<u32>(0u), vec4<u32>(0u)); }
+    if (BLOCK == 4u) { return interleave4(src); }
     let v = 16u / ELEM_BYTES;
     var out = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
     for (var q = 0u; q < v * BLOCK; q++) {
@@ -95,6 +97,7 @@ fn interleave(src: Quad) -> Quad {
 }
 
 fn deinterleave(src: Quad) -> Quad {
+    if (BLOCK == 4u) { return deinterleave4(src); }
     let v = 16u / ELEM_BYTES;
     var out = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
     for (var j = 0u; j < BLOCK; j++) {
@@ -151,4 +154,187 @@ fn deinterleave2(p: vec4<u32>, q: vec4<u32>) -> Quad {
     let u = unzip2(p);
     let w = unzip2(q);
     return Quad(vec4<u32>(u[0], w[0]), vec4<u32>(u[1], w[1]), vec4<u32>(0u), vec4<u32>(0u));
+}
+
+// ---- BLOCK == 4, written out word by word like BLOCK 2. For elements of up to 4 bytes both
+// directions are a 4 x 4 transpose of words plus, inside each 16-byte group, a fixed shuffle of
+// the elements of 4 words (t4_elems for DepthToSpace, its inverse u4_elems for SpaceToDepth).
+
+// The 4 x 4 word matrix (a, b, c, d) transposed: vector m holds word m of a, b, c and d.
+fn words4(a: vec4<u32>, b: vec4<u32>, c: vec4<u32>, d: vec4<u32>) -> Quad {
+    return Quad(vec4<u32>(a.x, b.x, c.x, d.x), vec4<u32>(a.y, b.y, c.y, d.y), vec4<u32>(a.z, b.z, c.z, d.z),
+                vec4<u32>(a.w, b.w, c.w, d.w));
+}
+
+fn pair_lo(p: u32, q: u32) -> u32 { return (p & 0xFFFFu) | (q << 16u); }
+fn pair_hi(p: u32, q: u32) -> u32 { return (p >> 16u) | (q & 0xFFFF0000u); }
+
+// 4 words of one column of 4 rows (w.x = row 0, ...), each holding 4 / ELEM_BYTES elements, to
+// their interleave: row-minor order (element k of row j lands at k * 4 + j).
+fn t4_elems(w: vec4<u32>) -> vec4<u32> {
+    if (ELEM_BYTES == 2u) {
+        return vec4<u32>(pair_lo(w.x, w.y), pair_lo(w.z, w.w), pair_hi(w.x, w.y), pair_hi(w.z, w.w));
+    }
+    if (ELEM_BYTES == 1u) {
+        // swap 16-bit halves between words (0, 2) and (1, 3), then bytes between (0, 1) and (2, 3)
+        let a0 = pair_lo(w.x, w.z);
+        let a2 = pair_hi(w.x, w.z);
+        let a1 = pair_lo(w.y, w.w);
+        let a3 = pair_hi(w.y, w.w);
+        return vec4<u32>((a0 & 0x00FF00FFu) | ((a1 & 0x00FF00FFu) << 8u), ((a0 >> 8u) & 0x00FF00FFu) | (a1 & 0xFF00FF00u),
+                         (a2 & 0x00FF00FFu) | ((a3 & 0x00FF00FFu) << 8u), ((a2 >> 8u) & 0x00FF00FFu) | (a3 & 0xFF00FF00u));
+    }
+    return w;
+}
+
+// The inverse of t4_elems: 16 bytes in interleaved order to 4 words, word j = row j's elements.
+fn u4_elems(w: vec4<u32>) -> vec4<u32> {
+    if (ELEM_BYTES == 2u) {
+        return vec4<u32>(pair_lo(w.x, w.z), pair_hi(w.x, w.z), pair_lo(w.y, w.w), pair_hi(w.y, w.w));
+    }
+    return t4_elems(w);  // the 4 x 4 byte transpose is its own inverse
+}
+
+fn interleave4(s: Quad) -> Quad {
+    if (ELEM_BYTES == 8u) {
+        return Quad(vec4<u32>(s.a.xy, s.b.xy), vec4<u32>(s.c.xy, s.d.xy), vec4<u32>(s.a.zw, s.b.zw),
+                    vec4<u32>(s.c.zw, s.d.zw));
+    }
+    let t = words4(s.a, s.b, s.c, s.d);
+    return Quad(t4_elems(t.a), t4_elems(t.b), t4_elems(t.c), t4_elems(t.d));
+}
+
+fn deinterleave4(s: Quad) -> Quad {
+    if (ELEM_BYTES == 8u) {
+        return Quad(vec4<u32>(s.a.xy, s.c.xy), vec4<u32>(s.a.zw, s.c.zw), vec4<u32>(s.b.xy, s.d.xy),
+                    vec4<u32>(s.b.zw, s.d.zw));
+    }
+    return words4(u4_elems(s.a), u4_elems(s.b), u4_elems(s.c), u4_elems(s.d));
+}
+
+// ---- BLOCK == 8: eight vectors (Oct), rows 0-3 and 4-7 each through the BLOCK 4 shuffle, their
+// results zipped in groups of one column of 4 rows (ELEM_BYTES words).
+
+struct Oct {
+    lo: Quad,
+    hi: Quad,
+}
+
+fn zip_lo(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
+    if (ELEM_BYTES == 1u) { return vec4<u32>(a.x, b.x, a.y, b.y); }
+    if (ELEM_BYTES == 2u) { return vec4<u32>(a.xy, b.xy); }
+    return a;
+}
+
+fn zip_hi(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
+    if (ELEM_BYTES == 1u) { return vec4<u32>(a.z, b.z, a.w, b.w); }
+    if (ELEM_BYTES == 2u) { return vec4<u32>(a.zw, b.zw); }
+    return b;
+}
+
+// The inverse of zip_lo / zip_hi: (p, q) = (zip_lo(a, b), zip_hi(a, b)) back to a (unzip_a) and b.
+fn unzip_a(p: vec4<u32>, q: vec4<u32>) -> vec4<u32> {
+    if (ELEM_BYTES == 1u) { return vec4<u32>(p.x, p.z, q.x, q.z); }
+    if (ELEM_BYTES == 2u) { return vec4<u32>(p.xy, q.xy); }
+    return p;
+}
+
+fn unzip_b(p: vec4<u32>, q: vec4<u32>) -> vec4<u32> {
+    if (ELEM_BYTES == 1u) { return vec4<u32>(p.y, p.w, q.y, q.w); }
+    if (ELEM_BYTES == 2u) { return vec4<u32>(p.zw, q.zw); }
+    return q;
+}
+
+// DepthToSpace: rows 0..7 (one vector each) to 8 output vectors.
+fn interleave8(s: Oct) -> Oct {
+    if (ELEM_BYTES == 8u) {
+        return Oct(Quad(vec4<u32>(s.lo.a.xy, s.lo.b.xy), vec4<u32>(s.lo.c.xy, s.lo.d.xy), vec4<u32>(s.hi.a.xy, s.hi.b.xy),
+                        vec4<u32>(s.hi.c.xy, s.hi.d.xy)),
+                   Quad(vec4<u32>(s.lo.a.zw, s.lo.b.zw), vec4<u32>(s.lo.c.zw, s.lo.d.zw), vec4<u32>(s.hi.a.zw, s.hi.b.zw),
+                        vec4<u32>(s.hi.c.zw, s.hi.d.zw)));
+    }
+    // word m of rows 0-3 (wa) and of rows 4-7 (wb), each shuffled into column-major order
+    let wa = words4(s.lo.a, s.lo.b, s.lo.c, s.lo.d);
+    let wb = words4(s.hi.a, s.hi.b, s.hi.c, s.hi.d);
+    let a0 = t4_elems(wa.a);
+    let b0 = t4_elems(wb.a);
+    let a1 = t4_elems(wa.b);
+    let b1 = t4_elems(wb.b);
+    let a2 = t4_elems(wa.c);
+    let b2 = t4_elems(wb.c);
+    let a3 = t4_elems(wa.d);
+    let b3 = t4_elems(wb.d);
+    return Oct(Quad(zip_lo(a0, b0), zip_hi(a0, b0), zip_lo(a1, b1), zip_hi(a1, b1)),
+               Quad(zip_lo(a2, b2), zip_hi(a2, b2), zip_lo(a3, b3), zip_hi(a3, b3)));
+}
+
+// SpaceToDepth: 8 consecutive input vectors to rows 0..7 (the inverse of interleave8).
+fn deinterleave8(s: Oct) -> Oct {
+    if (ELEM_BYTES == 8u) {
+        return Oct(Quad(vec4<u32>(s.lo.a.xy, s.hi.a.xy), vec4<u32>(s.lo.a.zw, s.hi.a.zw), vec4<u32>(s.lo.b.xy, s.hi.b.xy),
+                        vec4<u32>(s.lo.b.zw, s.hi.b.zw)),
+                   Quad(vec4<u32>(s.lo.c.xy, s.hi.c.xy), vec4<u32>(s.lo.c.zw, s.hi.c.zw), vec4<u32>(s.lo.d.xy, s.hi.d.xy),
+                        vec4<u32>(s.lo.d.zw, s.hi.d.zw)));
+    }
+    let wa = Quad(u4_elems(unzip_a(s.lo.a, s.lo.b)), u4_elems(unzip_a(s.lo.c, s.lo.d)), u4_elems(unzip_a(s.hi.a, s.hi.b)),
+                  u4_elems(unzip_a(s.hi.c, s.hi.d)));
+    let wb = Quad(u4_elems(unzip_b(s.lo.a, s.lo.b)), u4_elems(unzip_b(s.lo.c, s.lo.d)), u4_elems(unzip_b(s.hi.a, s.hi.b)),
+                  u4_elems(unzip_b(s.hi.c, s.hi.d)));
+    return Oct(words4(wa.a, wa.b, wa.c, wa.d), words4(wb.a, wb.b, wb.c, wb.d));
+}
+
+// Input vectors first .. first + BLOCK - 1, written out per block size (no select picks a slot).
+fn load_run(first: u32) -> Oct {
+    var o = Oct(Quad(input4[first], input4[first + 1u], vec4<u32>(0u), vec4<u32>(0u)),
+                Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u)));
+    if (BLOCK >= 3u) { o.lo.c = input4[first + 2u]; }
+    if (BLOCK >= 4u) { o.lo.d = input4[first + 3u]; }
+    if (BLOCK == 8u) { o.hi = Quad(input4[first + 4u], input4[first + 5u], input4[first + 6u], input4[first + 7u]); }
+    return o;
+}
+
+// A tile of BLOCK vectors: BLOCK 2, 3 and 4 in lo, 8 in lo and hi.
+fn oct_get(o: Oct, j: u32) -> vec4<u32> {
+    return select(quad_get(o.lo, j), quad_get(o.hi, j - 4u), j >= 4u);
+}
+
+// The tile's (de)interleave for every block size the tiled kernels take.
+fn interleave_tile(s: Oct) -> Oct {
+    if (BLOCK == 8u) { return interleave8(s); }
+    return Oct(interleave(s.lo), s.hi);
+}
+
+fn deinterleave_tile(s: Oct) -> Oct {
+    if (BLOCK == 8u) { return deinterleave8(s); }
+    if (BLOCK == 2u) { return Oct(deinterleave2(s.lo.a, s.lo.b), s.hi); }
+    return Oct(deinterleave(s.lo), s.hi);
+}
+
+// ---- Staged stores (depth_to_space_tiled_staged): a thread's BLOCK output vectors go through
+// workgroup memory, and the workgroup stores vectors k, k + WG, ... of its run in order, so that
+// each warp store is contiguous (a thread storing its own BLOCK consecutive vectors measured at
+// half the copy speed on the H100, where loads of that shape ran at copy speed).
+
+// Vectors a workgroup stages: WG * BLOCK <= TR_VECTORS (the plan picks WG), each group of 8
+// followed by one spare vector, so that threads writing vectors BLOCK apart hit distinct banks.
+const TR_VECTORS = 512u;
+var<workgroup> tr_stage: array<vec4<u32>, 576>;
+// Per thread of the workgroup: the output vector its tile starts at.
+var<workgroup> tr_base: array<u32, 256>;
+
+fn tr_slot(p: u32) -> u32 { return p + (p >> 3u); }
+
+// The BLOCK vectors of thread li's tile into its slots li * BLOCK + m.
+fn stage_tile(li: u32, out: Oct) {
+    let p = li * BLOCK;
+    tr_stage[tr_slot(p)] = out.lo.a;
+    tr_stage[tr_slot(p + 1u)] = out.lo.b;
+    if (BLOCK >= 3u) { tr_stage[tr_slot(p + 2u)] = out.lo.c; }
+    if (BLOCK >= 4u) { tr_stage[tr_slot(p + 3u)] = out.lo.d; }
+    if (BLOCK == 8u) {
+        tr_stage[tr_slot(p + 4u)] = out.hi.a;
+        tr_stage[tr_slot(p + 5u)] = out.hi.b;
+        tr_stage[tr_slot(p + 6u)] = out.hi.c;
+        tr_stage[tr_slot(p + 7u)] = out.hi.d;
+    }
 }

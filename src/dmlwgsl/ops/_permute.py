@@ -6,8 +6,10 @@ dimensions are the (n, c, h) "boxes" the work may be split into, and the geometr
 paths (:class:`TiledSpace`, :class:`RowSpace`). :func:`plan_depth_space` turns it into a
 :class:`~dmlwgsl.plan.Plan`:
 
-* ``<op>_zip`` / ``<op>_tiled`` (wgsl/common/tiles.wgsl): rows of whole 16-byte vectors on both
-  sides, block 2 (zip, DepthToSpace) or 2..4 (tiled); 16-byte loads and stores.
+* ``<op>_zip`` / ``<op>_tiled`` / ``depth_to_space_tiled_staged`` (wgsl/common/tiles.wgsl): rows
+  of whole 16-byte vectors on both sides, block 2 (zip, DepthToSpace) or 2, 3, 4 and 8 (tiled);
+  16-byte loads and stores; the staged form stores a DepthToSpace tile's output vectors through
+  workgroup memory, so that the stores of a warp are contiguous.
 * ``<op>_rows`` (+ ``<op>_row_edges``; wgsl/common/rows.wgsl): any block size, element size, row
   length, row alignment and input strides, for an output whose w stride is 1: one thread builds
   whole 16-byte blocks of an output row; the few elements outside a row's whole blocks (unaligned
@@ -48,13 +50,20 @@ EDGE_WORDS = 9
 #: word-store row kernel on a CPU adapter (see _choose).
 SHORT_ROW_BYTES = 128
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
-PATHS = ("zip", "tiled", "staged", "rows", "row_words", "packed", "strided", "atomic")
+PATHS = ("zip", "tiled_staged", "tiled", "staged", "rows", "row_words", "packed", "strided", "atomic")
 #: A GPU plan whose rows would need the row kernel's edge pass (rows off 16-byte boundaries) takes
 #: the one-pass staged kernel below this many bytes moved (input + output elements). Measured on
 #: the H100 (bench/EXPERIMENTS.md): at 1-6 MiB (odd widths 37-123) staged ran 1.13-1.76x faster
 #: than rows + edges, whose second dispatch is a fixed cost; at 32 MiB (output windows) the row
 #: kernel's faster gather won by 1.02-1.23x.
 STAGED_MAX_BYTES = 8 << 20
+#: Block sizes of the tiled kernels (common/tiles.wgsl: 2, 4 and 8 written out word by word, 3
+#: through the generic element loop).
+TILED_BLOCKS = (2, 3, 4, 8)
+#: Output vectors a workgroup of depth_to_space_tiled_staged stages (TR_VECTORS in
+#: common/tiles.wgsl), which sets its workgroup size: the largest power of two up to 256 with
+#: workgroup size x block size <= STAGED_TILE_VECTORS.
+STAGED_TILE_VECTORS = 512
 #: staged_body's workgroup memory for input words (common/rows.wgsl)
 STAGE_WORDS = 2048
 
@@ -107,8 +116,8 @@ class TiledSpace:
     def usable(self, esize: int) -> str | None:
         """None when the path's structural conditions hold for this element size, else the rule broken."""
         v = 16 // esize
-        if not 2 <= self.block <= 4:
-            return f"block_size {self.block} is outside 2..4"
+        if self.block not in TILED_BLOCKS:
+            return f"block_size {self.block} is not one of {', '.join(map(str, TILED_BLOCKS))}"
         if self.in_w_stride != 1 or self.out_w_stride != 1:
             return "the w strides of input and output must be 1"
         if self.row_len % v or any(s % v for s in self.in_strides + self.out_strides):
@@ -270,11 +279,16 @@ def plan_depth_space(
     aligned = pin.residual % 16 == 0 and pout.residual % 16 == 0 and pin.padded and pout.padded
     reasons: dict[str, str | None] = {}
     t_rule = lay.tiled.usable(esize)
+    a_rule = None if aligned else "tensors must start 16-byte aligned in padded buffers"
     if not lay.tiled.zip:
         reasons["zip"] = "only DepthToSpace with block_size 2 has the zip kernel"
     else:
-        reasons["zip"] = t_rule or (None if aligned else "tensors must start 16-byte aligned in padded buffers")
-    reasons["tiled"] = t_rule or (None if aligned else "tensors must start 16-byte aligned in padded buffers")
+        reasons["zip"] = t_rule or a_rule
+    reasons["tiled"] = t_rule or a_rule
+    if lay.op != "depth_to_space":
+        reasons["tiled_staged"] = "only DepthToSpace has the tiled kernel with staged stores"
+    else:
+        reasons["tiled_staged"] = t_rule or a_rule
     r_rule = lay.rows.usable()
     reasons["rows"] = r_rule or (None if pout.padded else "the output buffer must be padded to 16 bytes")
     reasons["row_words"] = r_rule
@@ -326,7 +340,10 @@ def _distinct(d: TensorDesc) -> int:
 _WHY = {
     "zip": "block 2 with rows of whole 16-byte vectors: one thread per output vector from two 8-byte loads "
     "(loads and stores of a warp contiguous)",
-    "tiled": "rows of whole 16-byte vectors and block 2..4: 16-byte loads and stores, interleaved in registers",
+    "tiled": "rows of whole 16-byte vectors and block 2, 3, 4 or 8: 16-byte loads and stores, interleaved in "
+    "registers",
+    "tiled_staged": "rows of whole 16-byte vectors and block 2, 3, 4 or 8: the tiled kernel with its output vectors "
+    "staged in workgroup memory and stored by the workgroup in order (every warp load and store contiguous)",
     "rows": "contiguous output rows: whole 16-byte output blocks built per thread (any block size, element size, "
     "row length and input strides); unaligned row ends in a small atomic pass",
     "row_words": "contiguous output rows: 16 bytes of a row per thread from the row's first element, stored word "
@@ -344,27 +361,36 @@ _WHY = {
 def _choose(
     lay: DepthSpaceLayout, esize: int, reasons: Mapping[str, str | None], cpu: bool = False, rows_aligned: bool = True
 ) -> str:
-    """The preferred runnable path: zip; the tiled kernel for block 2 (its (de)interleave of two
-    vectors is written out word by word, measured at copy speed on the H100 for every element
-    size, where the row kernel's per-element gather is not for 1- and 2-byte elements); the row
-    kernel; the tiled kernel for blocks 3 and 4 (slower than the row kernel there); the gather.
-    A CPU adapter (``cpu``) takes the tiled kernel before the row kernel at every block size
-    (lavapipe, blocks 3-4, uint8 to int64: 1.3-2.2x faster), and 8-bit SpaceToDepth the packed
+    """The preferred runnable path. On a GPU (measured on the H100, bench/EXPERIMENTS.md):
+
+    * block 2: zip (DepthToSpace), the tiled kernel (SpaceToDepth), both written out word by word.
+    * SpaceToDepth, blocks 4 and 8: the tiled kernel (its (de)interleave written out word by word;
+      74-91% of copy against the row kernel's 30-78%, whose gather is one global load per element).
+    * DepthToSpace, blocks 4 and 8 with a tile (block x element size) under 32 bytes a row: the
+      tiled kernel with staged stores (58-77% against the row kernel's 28-68%; without staging its
+      strided stores held it to 41-55%); from 32 bytes the row kernel's wide loads win (68-87%).
+    * otherwise (block 3 and the odd blocks) the row kernel, then the tiled kernel, the gather.
+
+    A CPU adapter (``cpu``) takes the tiled kernel before the row kernel at every block size it
+    has (lavapipe, blocks 3-4, uint8 to int64: 1.3-2.2x faster), and 8-bit SpaceToDepth the packed
     gather before the row kernel where the input's rows are contiguous (lavapipe, blocks 2-8:
     1.6-2.9x faster; with an NHWC input the row kernel was faster in 2 of 3 shapes). Where the
     row kernel would need its atomic edge pass (rows not on 16-byte boundaries: odd widths, output
     windows), a CPU adapter takes the word-store row kernel: for 4- and 8-byte elements always
     (lavapipe: 1.9-4.7x faster), for 1- and 2-byte elements on rows under SHORT_ROW_BYTES, where the
     edge pass's per-row cost outweighs the row kernel's whole-block stores (lavapipe: 8-123-byte
-    rows 1.4-8.5x faster; from 255 bytes up it went either way, 0.5-1.3x; EXPERIMENTS.md). GPU
-    plans are unchanged (not measured there)."""
+    rows 1.4-8.5x faster; from 255 bytes up it went either way, 0.5-1.3x; EXPERIMENTS.md)."""
     if cpu:
         s2d_bytes = lay.op == "space_to_depth" and esize == 1 and lay.input.element_strides[-1] == 1
         order = ("zip", "tiled", "packed", "rows") if s2d_bytes else ("zip", "tiled", "rows", "packed")
         if not rows_aligned and (esize >= 4 or lay.rows.row_len * esize < SHORT_ROW_BYTES):
             order = ("row_words",) + order
+    elif lay.block == 2 or (lay.op == "space_to_depth" and lay.block in (4, 8)):
+        order = ("zip", "tiled", "rows", "packed")
+    elif lay.block in (4, 8) and lay.block * esize < 32:
+        order = ("tiled_staged", "rows", "tiled", "packed")
     else:
-        order = ("zip", "tiled", "rows", "packed") if lay.block == 2 else ("zip", "rows", "tiled", "packed")
+        order = ("rows", "tiled", "packed")
     for path in order:
         if reasons[path] is None:
             return path
@@ -390,7 +416,7 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
     nb, cb, hb = box.extents
     consts = {"ELEM_BYTES": esize}
     op = lay.op
-    if path in ("zip", "tiled"):
+    if path in ("zip", "tiled", "tiled_staged"):
         t = lay.tiled
         # columns a thread covers: one 8-byte half vector per input row (zip), a 16-byte vector (tiled)
         chunks = t.row_len // ((8 if path == "zip" else 16) // esize)
@@ -414,6 +440,7 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
                 _WHY[path],
                 threads,
                 entry_point=name,
+                workgroup_size=_staged_tile_workgroup(t.block) if path == "tiled_staged" else WORKGROUP,
                 constants=dict(consts, BLOCK=t.block),
                 uniforms=u,
                 bindings={"input": "input2" if path == "zip" else "input4", "output": "output4"},
@@ -465,6 +492,13 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
             windows=windows,
         )
     ]
+
+
+def _staged_tile_workgroup(block: int) -> int:
+    wg = WORKGROUP
+    while wg * block > STAGED_TILE_VECTORS:
+        wg //= 2
+    return wg
 
 
 def _innermost_first(values, fill: int) -> list[int]:
