@@ -340,8 +340,7 @@ def _distinct(d: TensorDesc) -> int:
 _WHY = {
     "zip": "block 2 with rows of whole 16-byte vectors: one thread per output vector from two 8-byte loads "
     "(loads and stores of a warp contiguous)",
-    "tiled": "rows of whole 16-byte vectors and block 2, 3, 4 or 8: 16-byte loads and stores, interleaved in "
-    "registers",
+    "tiled": "rows of whole 16-byte vectors and block 2, 3, 4 or 8: 16-byte loads and stores, interleaved in registers",
     "tiled_staged": "rows of whole 16-byte vectors and block 2, 3, 4 or 8: the tiled kernel with its output vectors "
     "staged in workgroup memory and stored by the workgroup in order (every warp load and store contiguous)",
     "rows": "contiguous output rows: whole 16-byte output blocks built per thread (any block size, element size, "
