@@ -8,10 +8,12 @@
 // that stay contiguous, and passes them as uniforms. The shader is then a pure strided gather:
 // no per-element division, one pipeline per (element size, output layout).
 // Fast path (depth_to_space_tiled), for rows that are contiguous and 16-byte aligned on both
-// sides and BLOCK <= 4: one thread loads one 16-byte vector from each of the b input channels
+// sides and BLOCK 2, 3, 4 or 8: one thread loads one 16-byte vector from each of the b input channels
 // (i*b + j)*C' + c (DCR) or c*b*b + i*b + j (CRD), j = 0..b-1, at row h, and stores their b-way
 // interleave as b vectors of output row h*b + i. With BLOCK 2 (depth_to_space_zip) a thread
-// builds one output vector from an 8-byte load of each of the two channels instead.
+// builds one output vector from an 8-byte load of each of the two channels instead; with
+// depth_to_space_tiled_staged the b output vectors go through workgroup memory and the workgroup
+// stores them in order (the GPU's path at blocks 4 and 8).
 // General fast path (depth_to_space_rows, + depth_to_space_row_edges for unaligned rows), for any
 // block size, element size, row length and alignment and any input strides, with an output whose
 // w stride is 1: output row (n, c, h*b + i) interleaves the b input rows of channels

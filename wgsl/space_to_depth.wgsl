@@ -8,7 +8,7 @@
 // index, and the shader runs the shared strided gather (common/permute.wgsl, which also documents
 // bindings and uniforms).
 // Fast path (space_to_depth_tiled), for rows that are contiguous and 16-byte aligned on both
-// sides and BLOCK <= 4: one thread loads b consecutive 16-byte vectors of input row h*b + i, and
+// sides and BLOCK 2, 3, 4 or 8: one thread loads b consecutive 16-byte vectors of input row h*b + i, and
 // stores their b-way deinterleave, vector j going to output channel (i*b + j)*C + c (DCR) or
 // c*b*b + i*b + j (CRD) at row h.
 // General fast path (space_to_depth_rows, + space_to_depth_row_edges for unaligned rows), for any

@@ -11,7 +11,7 @@
 
 #include "common/permute.wgsl"
 
-override BLOCK: u32 = 2u;   // block size (the tiled path takes 2, 3 or 4; the row kernels any)
+override BLOCK: u32 = 2u;   // block size (the tiled paths take 2, 3, 4 or 8; the row kernels any)
 
 struct Tiled {
     in_stride_n: u32,    // input strides in elements (the w stride is 1)

@@ -185,8 +185,8 @@ def plan_depth_to_space(
 ) -> Plan:
     """The execution plan of a validated description on an adapter with capabilities ``caps``
     (no device needed). ``kernel`` requests a path by name (``depth_to_space_rows``, ``_zip``,
-    ``_tiled``, ``_staged``, ``_row_words``, ``_packed``, ``_strided``, ``_atomic``; an impossible request raises
-    PlanError);
+    ``_tiled``, ``_tiled_staged``, ``_staged``, ``_row_words``, ``_packed``, ``_strided``, ``_atomic``;
+    an impossible request raises PlanError);
     ``placements`` says how the tensors lie in their buffers (default: aligned, padded)."""
     return plan_depth_space(desc.layout(), caps, kernel=kernel, placements=placements)
 
