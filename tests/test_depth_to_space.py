@@ -131,13 +131,13 @@ def test_fast_path_shapes(device, rng, dtype, b):
                 output_offset=offsets[1],
             )
             # unasked (_choose, measured): zip at block 2; a CPU adapter the tiled kernel; a GPU
-            # the staged tiled kernel at blocks 4 and 8 for tiles under 32 bytes a row, else rows
+            # the staged tiled kernel for tiles of at most 16 bytes a row, else rows
             if b == 2:
                 auto = "zip"
             elif Capabilities.from_device(device).is_cpu:
                 auto = "tiled"
             else:
-                auto = "tiled_staged" if b in (4, 8) and b * dtype.size_in_bytes < 32 else "rows"
+                auto = "tiled_staged" if b * dtype.size_in_bytes <= 16 else "rows"
             assert op.plan.kernels == [f"depth_to_space_{kernel or auto}"]
 
 
@@ -488,8 +488,8 @@ def test_tensor_past_the_real_binding_limit(device, rng):
 @pytest.mark.parametrize(
     "dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower()
 )
-def test_tiled_blocks_4_and_8(device, rng, op_name, dtype):
-    """The word-by-word tiles of blocks 4 and 8: DepthToSpace's tiled kernel with staged stores
+def test_tiled_blocks_3_4_and_8(device, rng, op_name, dtype):
+    """The word-by-word tiles of blocks 3, 4 and 8: DepthToSpace's tiled kernel with staged stores
     (workgroups of 512 / b threads spanning several rows, a partial last workgroup, long rows of
     several workgroups) and SpaceToDepth's tiled kernel, with broadcast inputs and the split past a
     tight binding limit; exact under poison and guards."""
@@ -501,6 +501,8 @@ def test_tiled_blocks_4_and_8(device, rng, op_name, dtype):
         ((3, 64, 3, 32), 8, "packed", "packed", 16, True),
         ((1, 16, 1, 16 * 70), 4, "packed", "packed", 48, False),  # one row over several workgroups
         ((1, 128, 7, 16), 8, "broadcast", "packed", 32, False),
+        ((2, 27, 5, 32), 3, "packed", "packed", 80, True),
+        ((1, 9, 2, 16 * 45), 3, "broadcast", "packed", 16, False),
     ]
     ops = check_row_cases(device, rng, op_name, dtype, cases, kernel, tight)
     assert all({k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_{kernel}"} for op in ops)

@@ -51,23 +51,18 @@ def test_block2_aligned_rows_take_the_zip_kernel(profile):
 @pytest.mark.parametrize("b", [3, 4, 8])
 def test_larger_blocks_take_their_measured_kernel(profile, b):
     """Blocks 3, 4 and 8 on rows of whole 16-byte vectors: a CPU adapter takes the tiled kernel; a
-    GPU the tiled kernel with staged stores at blocks 4 and 8 (8-bit tiles of 4 and 8 bytes a row),
-    with one workgroup of 512 / b threads staging 512 output vectors; the row kernel at block 3."""
+    GPU the tiled kernel with staged stores (8-bit tiles of 3, 4 and 8 bytes a row), with one
+    workgroup of 512 / b threads (rounded down to a power of two) staging their output vectors."""
     caps = Capabilities.profile(profile)
     plan = plan_depth_to_space(d2s((2, 64 * b * b // 4 * 4, 16, 16), U8, b, "CRD"), caps)
     if caps.is_cpu:  # a CPU adapter takes the tiled kernel first (see _choose)
         assert plan.kernels == ["depth_to_space_tiled"]
         return
     s = plan.steps[0]
-    if b in (4, 8):
-        assert plan.kernels == ["depth_to_space_tiled_staged"]
-        assert s.workgroup_size == {4: 128, 8: 64}[b] and s.constants_dict["WG"] == s.workgroup_size
-        # one thread a 16-byte vector of each of the b input rows of a tile
-        assert s.invocations == 2 * (64 * b * b // 4 * 4 // (b * b)) * 16 * b * (16 // 16)
-        return
-    assert plan.kernels == ["depth_to_space_rows"]  # 16*b bytes a row: whole blocks, no edge pass
-    assert s.constants_dict["ILV"] == b and s.constants_dict["BLOCK"] == b
-    assert s.uniforms_dict["row_len"] == 16 * b and s.uniforms_dict["stride_j"] == 16 * 16  # CRD: j is a channel
+    assert plan.kernels == ["depth_to_space_tiled_staged"]
+    assert s.workgroup_size == {3: 128, 4: 128, 8: 64}[b] and s.constants_dict["WG"] == s.workgroup_size
+    # one thread a 16-byte vector of each of the b input rows of a tile
+    assert s.invocations == 2 * (64 * b * b // 4 * 4 // (b * b)) * 16 * b * (16 // 16)
 
 
 @pytest.mark.parametrize(
@@ -77,14 +72,15 @@ def test_larger_blocks_take_their_measured_kernel(profile, b):
         (DataType.INT64, 4, "rows", "tiled"),  # 32 bytes: the row kernel's 8-byte loads
         (DataType.FLOAT16, 8, "tiled_staged", "tiled"),
         (DataType.FLOAT32, 8, "rows", "tiled"),
-        (DataType.UINT8, 3, "rows", "rows"),
+        (DataType.UINT8, 3, "tiled_staged", "tiled"),
+        (DataType.INT64, 3, "rows", "tiled"),  # 24 bytes
         (DataType.UINT8, 5, "rows", "rows"),
     ],
 )
 def test_gpu_kernel_follows_block_and_element_size(dtype, b, d2s_kernel, s2d_kernel):
     """On the H100 the plan's DepthToSpace kernel for aligned rows depends on the tile's bytes a
-    row (block x element size, staged under 32) and SpaceToDepth takes the tiled kernel at blocks
-    2, 4 and 8 (measured, see _choose); a block outside them takes the row kernel."""
+    row (block x element size, staged up to 16) and SpaceToDepth takes the tiled kernel at blocks
+    2, 3, 4 and 8 (measured, see _choose); a block outside them takes the row kernel."""
     caps = Capabilities.profile("h100")
     assert plan_depth_to_space(d2s((2, 4 * b * b, 8, 64), dtype, b), caps).kernels == [f"depth_to_space_{d2s_kernel}"]
     desc = s2d((2, 4, 8 * b, 64 * b), dtype, b, "CRD")
@@ -216,7 +212,7 @@ def test_cpu_adapters_take_their_measured_paths():
     lav, h100 = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     d = d2s((8, 144, 16, 16), DataType.FLOAT16, 3, "CRD")
     assert plan_depth_to_space(d, lav).kernels == ["depth_to_space_tiled"]
-    assert plan_depth_to_space(d, h100).kernels == ["depth_to_space_rows"]
+    assert plan_depth_to_space(d, h100).kernels == ["depth_to_space_tiled_staged"]
     s = SpaceToDepthDesc(TensorDesc(U8, (16, 4, 128, 128)), TensorDesc(U8, (16, 256, 16, 16)), 8, "CRD")
     assert plan_space_to_depth(s, lav).kernels == ["space_to_depth_tiled"]
     assert plan_space_to_depth(s, h100).kernels == ["space_to_depth_tiled"]

@@ -61,7 +61,7 @@ def test_every_type_and_layout(device, rng, dtype, order):
 )
 @pytest.mark.parametrize("b", [2, 3, 4, 8])
 def test_fast_path_shapes(device, rng, dtype, b):
-    """Rows of whole 16-byte vectors: the plan's choice (tiled for b 2, 4 and 8, rows for 3 on a GPU), the
+    """Rows of whole 16-byte vectors: the plan's choice (the tiled kernel at every block it has), the
     tiled kernel and the row kernel at an odd output offset, each requested by name; exact."""
     shape = (2, 2, 3 * b, 32 * b)
     for order in ("DCR", "CRD"):
@@ -78,8 +78,8 @@ def test_fast_path_shapes(device, rng, dtype, b):
                 input_offset=offsets[0],
                 output_offset=offsets[1],
             )
-            # measured (plan_depth_space's _choose): the H100 takes the row kernel at block 3, a CPU the tiled one
-            default = "tiled" if b != 3 or Capabilities.from_device(device).is_cpu else "rows"
+            # measured (plan_depth_space's _choose): GPU and CPU adapters alike take the tiled kernel
+            default = "tiled"
             assert op.plan.kernels[0] == f"space_to_depth_{kernel or default}"
 
 

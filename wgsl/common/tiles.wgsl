@@ -86,6 +86,7 @@ fn lane_get(v: vec4<u32>, k: u32) -> vec2<u32> {
 
 fn interleave(src: Quad) -> Quad {
     if (BLOCK == 2u) { return Quad(zip2(src.a.xy, src.b.xy), zip2(src.a.zw, src.b.zw), vec4<u32>(0u), vec4<u32>(0u)); }
+    if (BLOCK == 3u) { return interleave3(src); }
     if (BLOCK == 4u) { return interleave4(src); }
     let v = 16u / ELEM_BYTES;
     var out = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
@@ -97,6 +98,7 @@ fn interleave(src: Quad) -> Quad {
 }
 
 fn deinterleave(src: Quad) -> Quad {
+    if (BLOCK == 3u) { return deinterleave3(src); }
     if (BLOCK == 4u) { return deinterleave4(src); }
     let v = 16u / ELEM_BYTES;
     var out = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
@@ -210,6 +212,65 @@ fn deinterleave4(s: Quad) -> Quad {
                     vec4<u32>(s.b.zw, s.d.zw));
     }
     return words4(u4_elems(s.a), u4_elems(s.b), u4_elems(s.c), u4_elems(s.d));
+}
+
+// ---- BLOCK == 3, written out word by word: every output word names its elements with constant
+// indices (tri_word(s, 5u) and the like), so each element is a fixed shift and mask.
+
+// Element k (raw bits, zero-extended) of a vector of elements of up to 4 bytes.
+fn elem_bits(v: vec4<u32>, k: u32) -> u32 {
+    let pw = 4u / ELEM_BYTES;
+    return extractBits(v[k / pw], (k % pw) * ELEM_BYTES * 8u, ELEM_BYTES * 8u);
+}
+
+// The elements e0.. of one output word packed (4 / ELEM_BYTES of them).
+fn pack_word(e0: u32, e1: u32, e2: u32, e3: u32) -> u32 {
+    if (ELEM_BYTES == 1u) { return e0 | (e1 << 8u) | (e2 << 16u) | (e3 << 24u); }
+    if (ELEM_BYTES == 2u) { return e0 | (e1 << 16u); }
+    return e0;
+}
+
+// DepthToSpace: element q of the interleave of rows s.a, s.b, s.c is row q % 3, column q / 3.
+fn tri_el(s: Quad, q: u32) -> u32 {
+    let r = q % 3u;
+    return elem_bits(select(select(s.a, s.b, r == 1u), s.c, r == 2u), q / 3u);
+}
+
+fn tri_word(s: Quad, k: u32) -> u32 {
+    let q = k * (4u / ELEM_BYTES);
+    return pack_word(tri_el(s, q), tri_el(s, q + 1u), tri_el(s, q + 2u), tri_el(s, q + 3u));
+}
+
+fn interleave3(s: Quad) -> Quad {
+    if (ELEM_BYTES == 8u) {
+        return Quad(vec4<u32>(s.a.xy, s.b.xy), vec4<u32>(s.c.xy, s.a.zw), vec4<u32>(s.b.zw, s.c.zw), vec4<u32>(0u));
+    }
+    return Quad(vec4<u32>(tri_word(s, 0u), tri_word(s, 1u), tri_word(s, 2u), tri_word(s, 3u)),
+                vec4<u32>(tri_word(s, 4u), tri_word(s, 5u), tri_word(s, 6u), tri_word(s, 7u)),
+                vec4<u32>(tri_word(s, 8u), tri_word(s, 9u), tri_word(s, 10u), tri_word(s, 11u)), vec4<u32>(0u));
+}
+
+// SpaceToDepth: element f of the run of vectors s.a, s.b, s.c (vector f / V, element f % V).
+fn run_el(s: Quad, f: u32) -> u32 {
+    let v = 16u / ELEM_BYTES;
+    let r = f / v;
+    return elem_bits(select(select(s.a, s.b, r == 1u), s.c, r == 2u), f % v);
+}
+
+// Word k of output row j: its elements t hold run element 3 t + j.
+fn run_word(s: Quad, j: u32, k: u32) -> u32 {
+    let f = 3u * k * (4u / ELEM_BYTES) + j;
+    return pack_word(run_el(s, f), run_el(s, f + 3u), run_el(s, f + 6u), run_el(s, f + 9u));
+}
+
+fn deinterleave3(s: Quad) -> Quad {
+    if (ELEM_BYTES == 8u) {
+        return Quad(vec4<u32>(s.a.xy, s.b.zw), vec4<u32>(s.a.zw, s.c.xy), vec4<u32>(s.b.xy, s.c.zw), vec4<u32>(0u));
+    }
+    return Quad(vec4<u32>(run_word(s, 0u, 0u), run_word(s, 0u, 1u), run_word(s, 0u, 2u), run_word(s, 0u, 3u)),
+                vec4<u32>(run_word(s, 1u, 0u), run_word(s, 1u, 1u), run_word(s, 1u, 2u), run_word(s, 1u, 3u)),
+                vec4<u32>(run_word(s, 2u, 0u), run_word(s, 2u, 1u), run_word(s, 2u, 2u), run_word(s, 2u, 3u)),
+                vec4<u32>(0u));
 }
 
 // ---- BLOCK == 8: eight vectors (Oct), rows 0-3 and 4-7 each through the BLOCK 4 shuffle, their

@@ -57,8 +57,7 @@ PATHS = ("zip", "tiled_staged", "tiled", "staged", "rows", "row_words", "packed"
 #: than rows + edges, whose second dispatch is a fixed cost; at 32 MiB (output windows) the row
 #: kernel's faster gather won by 1.02-1.23x.
 STAGED_MAX_BYTES = 8 << 20
-#: Block sizes of the tiled kernels (common/tiles.wgsl: 2, 4 and 8 written out word by word, 3
-#: through the generic element loop).
+#: Block sizes of the tiled kernels (common/tiles.wgsl writes each one out word by word).
 TILED_BLOCKS = (2, 3, 4, 8)
 #: Output vectors a workgroup of depth_to_space_tiled_staged stages (TR_VECTORS in
 #: common/tiles.wgsl), which sets its workgroup size: the largest power of two up to 256 with
@@ -363,12 +362,14 @@ def _choose(
     """The preferred runnable path. On a GPU (measured on the H100, bench/EXPERIMENTS.md):
 
     * block 2: zip (DepthToSpace), the tiled kernel (SpaceToDepth), both written out word by word.
-    * SpaceToDepth, blocks 4 and 8: the tiled kernel (its (de)interleave written out word by word;
-      74-91% of copy against the row kernel's 30-78%, whose gather is one global load per element).
-    * DepthToSpace, blocks 4 and 8 with a tile (block x element size) under 32 bytes a row: the
-      tiled kernel with staged stores (58-77% against the row kernel's 28-68%; without staging its
-      strided stores held it to 41-55%); from 32 bytes the row kernel's wide loads win (68-87%).
-    * otherwise (block 3 and the odd blocks) the row kernel, then the tiled kernel, the gather.
+    * SpaceToDepth, blocks 3, 4 and 8: the tiled kernel (its deinterleave written out word by
+      word; 73-100% of copy against the row kernel's 30-90%, whose gather is one global load per
+      element).
+    * DepthToSpace, blocks 3, 4 and 8 with a tile row (block x element size) of at most 16 bytes:
+      the tiled kernel with staged stores (58-77% against the row kernel's 23-68%; without staging
+      its strided stores held it to 41-58%); past 16 bytes the row kernel's wide loads win (b3 and
+      b4 int64 85-93% against 76-77%, b8 float32 68-76% against 63-65%).
+    * otherwise (the other blocks) the row kernel, then the tiled kernel, the gather.
 
     A CPU adapter (``cpu``) takes the tiled kernel before the row kernel at every block size it
     has (lavapipe, blocks 3-4, uint8 to int64: 1.3-2.2x faster), and 8-bit SpaceToDepth the packed
@@ -384,9 +385,9 @@ def _choose(
         order = ("zip", "tiled", "packed", "rows") if s2d_bytes else ("zip", "tiled", "rows", "packed")
         if not rows_aligned and (esize >= 4 or lay.rows.row_len * esize < SHORT_ROW_BYTES):
             order = ("row_words",) + order
-    elif lay.block == 2 or (lay.op == "space_to_depth" and lay.block in (4, 8)):
+    elif lay.block == 2 or (lay.op == "space_to_depth" and lay.block in TILED_BLOCKS):
         order = ("zip", "tiled", "rows", "packed")
-    elif lay.block in (4, 8) and lay.block * esize < 32:
+    elif lay.block in TILED_BLOCKS and lay.block * esize <= 16:
         order = ("tiled_staged", "rows", "tiled", "packed")
     else:
         order = ("rows", "tiled", "packed")
