@@ -507,3 +507,33 @@ def test_tiled_blocks_3_4_and_8(device, rng, op_name, dtype):
     ops = check_row_cases(device, rng, op_name, dtype, cases, kernel, tight)
     assert all({k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_{kernel}"} for op in ops)
     assert any(op.plan.dispatches > 1 for op in ops)
+
+
+@pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
+@pytest.mark.parametrize(
+    "dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower()
+)
+def test_transpose_kernel(device, rng, op_name, dtype):
+    """The tile transpose for NHWC inputs: 16-byte vectors on both sides where runs and rows are
+    16-byte aligned, words otherwise (a padded output, channel counts off whole vectors), partial
+    tiles along rows and channels, blocks 2-4, and the split past a tight binding limit; exact
+    under poison and guards. An output whose rows do not start on words is refused by name."""
+    from dmlwgsl.plan import PlanError
+
+    caps = Capabilities.from_device(device)
+    tight = caps.with_binding_limit(4096 * dtype.size_in_bytes)
+    cases = [  # DepthToSpace input shapes; SpaceToDepth takes their DepthToSpace outputs as input
+        ((2, 64, 3, 16), 2, "nhwc", "packed", 64, True),
+        ((1, 9 * 40, 2, 12), 3, "nhwc", "packed", 16, False),  # 40 channels: two tiles of 32
+        ((2, 16 * 3, 3, 8), 4, "nhwc", "packed", 48, False),  # 3 channels: words
+        ((1, 4 * 16, 4, 72), 2, "nhwc", "packed", 32, False),  # rows over several tiles
+    ]
+    ops = check_row_cases(device, rng, op_name, dtype, cases, "transpose", tight)
+    assert all({k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_transpose"} for op in ops)
+    assert any(op.plan.dispatches > 1 for op in ops)
+    vec = {op.plan.steps[0].constants_dict["TP_VEC"] for op in ops}
+    assert vec == {0, 1}
+    if dtype.size_in_bytes < 4:  # output rows of 2-byte elements 2 bytes into a word
+        shape = (2, 16, 3, 5) if op_name == "depth_to_space" else (2, 4, 6, 10)
+        with pytest.raises(PlanError, match="4-byte boundaries"):
+            check_op(device, op_name, dtype, shape, 2, "DCR", rng, lin="nhwc", lout="padded", kernel="transpose")

@@ -253,3 +253,27 @@ def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
     assert plan_depth_to_space(d2s((1, 9, 3, 41), DataType.UINT8, 3), gpu, kernel="row_words").kernels == [
         "depth_to_space_row_words_shared"
     ]
+
+
+def test_nhwc_inputs_take_the_transpose_on_a_gpu():
+    """An input whose channels are its fastest dimension: the H100 takes the tile transpose (16-byte
+    vectors where runs and rows are whole vectors, TP_K the channels rounded up to a power of two,
+    a tile of 2048 staged words), SpaceToDepth DCR with its (j, c) runs merged into one channel run;
+    lavapipe keeps the row kernel (measured, see _choose)."""
+    h100, lav = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
+    d = d2s((16, 64, 64, 64), F32, 2, "DCR", lin="nhwc")
+    plan = plan_depth_to_space(d, h100)
+    assert plan.kernels == ["depth_to_space_transpose"]
+    s = plan.steps[0]
+    assert s.constants_dict == {"ELEM_BYTES": 4, "TP_DIV": 2, "TP_K": 16, "TP_VEC": 1, "WG": 256}
+    u = s.uniforms_dict
+    # planes (n, h, i), rows of W*b = 128 elements (one tile of 2048 / 16), 16 channels (one tile)
+    assert (u["plane_h"], u["plane_i"], u["plane_j"], u["tiles_r"], u["tiles_k"]) == (64, 2, 1, 1, 1)
+    assert u["workgroups"] == 16 * 64 * 2 and s.invocations == u["workgroups"] * 256
+    assert (u["in_r0"], u["in_r1"], u["in_k"], u["out_k"]) == (16, 64, 1, 128 * 128)  # DCR: j is 16 channels on
+    assert plan_depth_to_space(d, lav).kernels == ["depth_to_space_rows"]
+    s2 = plan_space_to_depth(s2d((16, 16, 128, 128), DataType.FLOAT16, 2, "DCR", lin="nhwc"), h100).steps[0]
+    assert s2.name == "space_to_depth_transpose" and s2.constants_dict["TP_K"] == 32  # (j, c): 32 channels
+    assert (s2.uniforms_dict["plane_j"], s2.uniforms_dict["k_len"]) == (1, 32)
+    s3 = plan_space_to_depth(s2d((16, 16, 128, 128), DataType.FLOAT16, 2, "CRD", lin="nhwc"), h100).steps[0]
+    assert (s3.uniforms_dict["plane_j"], s3.uniforms_dict["k_len"]) == (2, 16)  # CRD: j stays a plane

@@ -22,6 +22,7 @@
 
 #include "common/tiles.wgsl"
 #include "common/rows.wgsl"
+#include "common/transpose.wgsl"
 
 // Output row r, rows ordered (n, c, h, i): its first input element (j = 0, w = 0) and output element.
 fn row_at(r: u32) -> RowAt {

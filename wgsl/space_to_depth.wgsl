@@ -18,6 +18,7 @@
 
 #include "common/tiles.wgsl"
 #include "common/rows.wgsl"
+#include "common/transpose.wgsl"
 
 // Output row r, rows ordered (n, c, h, i, j) (the b*b rows one input block feeds are neighbours):
 // its first input element (w = 0) and output element.

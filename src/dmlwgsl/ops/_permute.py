@@ -50,7 +50,7 @@ EDGE_WORDS = 9
 #: word-store row kernel on a CPU adapter (see _choose).
 SHORT_ROW_BYTES = 128
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
-PATHS = ("zip", "tiled_staged", "tiled", "staged", "rows", "row_words", "packed", "strided", "atomic")
+PATHS = ("zip", "tiled_staged", "tiled", "transpose", "staged", "rows", "row_words", "packed", "strided", "atomic")
 #: A GPU plan whose rows would need the row kernel's edge pass (rows off 16-byte boundaries) takes
 #: the one-pass staged kernel below this many bytes moved (input + output elements). Measured on
 #: the H100 (bench/EXPERIMENTS.md): at 1-6 MiB (odd widths 37-123) staged ran 1.13-1.76x faster
@@ -59,6 +59,9 @@ PATHS = ("zip", "tiled_staged", "tiled", "staged", "rows", "row_words", "packed"
 STAGED_MAX_BYTES = 8 << 20
 #: Block sizes of the tiled kernels (common/tiles.wgsl writes each one out word by word).
 TILED_BLOCKS = (2, 3, 4, 8)
+#: Threads of a transpose workgroup (common/transpose.wgsl): its tile of 2048 staged words takes
+#: 4-8 elements a thread (128 threads measured slower on the H100: 52.6% of copy against 62.5%).
+TRANSPOSE_WORKGROUP = 256
 #: Output vectors a workgroup of depth_to_space_tiled_staged stages (TR_VECTORS in
 #: common/tiles.wgsl), which sets its workgroup size: the largest power of two up to 256 with
 #: workgroup size x block size <= STAGED_TILE_VECTORS.
@@ -298,6 +301,7 @@ def plan_depth_space(
         reasons["staged"] = r_rule or f"block_size {lay.block}: one column of its runs exceeds the staging memory"
     else:
         reasons["staged"] = r_rule
+    reasons["transpose"] = r_rule or _transpose_rule(lay, pout, esize)
     out_packed = lay.output.is_packed
     reasons["packed"] = (
         None if out_packed and pout.padded else "the output must be packed in a buffer padded to 16 bytes"
@@ -350,6 +354,8 @@ _WHY = {
     "staged": "contiguous input and output rows off 16-byte boundaries, under STAGED_MAX_BYTES: whole input words "
     "staged in workgroup memory by coalesced loads, every output word built from there in one pass (the row "
     "kernel's edge pass is a second dispatch)",
+    "transpose": "channels the input's fastest dimension (NHWC) and output rows on word boundaries: tiles of "
+    "channels x row words loaded along the channels, staged in workgroup memory and stored along the rows",
     "packed": "packed output: one thread per 16-byte output block through the strided gather",
     "strided": "strided output of 4- or 8-byte elements: the strided gather",
     "atomic": "strided output of 1- or 2-byte elements: the gather merges bytes into words with atomics",
@@ -370,9 +376,14 @@ def _choose(
       its strided stores held it to 41-58%); past 16 bytes the row kernel's wide loads win (b3 and
       b4 int64 85-93% against 76-77%, b8 float32 68-76% against 63-65%).
     * otherwise (the other blocks) the row kernel, then the tiled kernel, the gather.
+    * an input whose channels are its fastest dimension (NHWC) takes the tile transpose first
+      (f32 54.8-63.1% of copy, f16 30.8-39.8%, against the row kernel's 25.6-32.5% and 15.7-23.0%,
+      whose gather reads the input with its w stride).
 
-    A CPU adapter (``cpu``) takes the tiled kernel before the row kernel at every block size it
-    has (lavapipe, blocks 3-4, uint8 to int64: 1.3-2.2x faster), and 8-bit SpaceToDepth the packed
+    A CPU adapter (``cpu``) keeps the row kernel for NHWC inputs (lavapipe, the quick grid's small
+    planes of 4-16 channels: the transpose's tiles ran at 0.2-1.3% of copy), takes the tiled
+    kernel before the row kernel at every block size it has (lavapipe, blocks 3-4, uint8 to
+    int64: 1.3-2.2x faster), and 8-bit SpaceToDepth the packed
     gather before the row kernel where the input's rows are contiguous (lavapipe, blocks 2-8:
     1.6-2.9x faster; with an NHWC input the row kernel was faster in 2 of 3 shapes). Where the
     row kernel would need its atomic edge pass (rows not on 16-byte boundaries: odd widths, output
@@ -391,6 +402,8 @@ def _choose(
         order = ("tiled_staged", "rows", "tiled", "packed")
     else:
         order = ("rows", "tiled", "packed")
+    if not cpu and _channels_fastest(lay):
+        order = ("transpose",) + order
     for path in order:
         if reasons[path] is None:
             return path
@@ -448,6 +461,9 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
                 windows=windows,
             )
         ]
+    if path == "transpose":
+        aligned = pin.residual % 16 == 0 and pout.residual % 16 == 0 and pin.padded and pout.padded
+        return [_transpose_step(lay, box, esize, src_base, dst_base, windows, suffix, aligned)]
     if path in ("rows", "row_words", "staged"):
         return _row_steps(lay, box, esize, src_base, dst_base, windows, suffix, pout, kind=path)
     # the strided gather over the box's sub-space
@@ -492,6 +508,92 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
             windows=windows,
         )
     ]
+
+
+def _channels_fastest(lay: DepthSpaceLayout) -> bool:
+    """The input's channels are its fastest dimension (stride 1) and its rows are not (NHWC), with
+    more than one channel to a run (DepthToSpace's output channels, SpaceToDepth's input ones)."""
+    r = lay.rows
+    d2s = lay.op == "depth_to_space"
+    k_stride = r.chan[2] * r.in_strides[1] if d2s else r.in_strides[1]
+    k_len = lay.output.sizes[1] if d2s else lay.input.sizes[1]
+    return k_stride == 1 and r.stride_w > 1 and k_len > 1
+
+
+def _transpose_rule(lay: DepthSpaceLayout, pout: Placement, esize: int) -> str | None:
+    """None when every output row of the transpose kernel starts and ends on a word boundary
+    (no two threads write one word), else the rule broken."""
+    if esize >= 4:
+        return None
+    pw = 4 // esize
+    r = lay.rows
+    strides = [t for t, n in zip(r.out_strides[:3], lay.output.sizes[:3]) if n > 1]
+    if pout.residual % 4 or r.row_len % pw or any(t % pw for t in strides):
+        return "output rows must start and end on 4-byte boundaries"
+    return None
+
+
+def _transpose_step(lay: DepthSpaceLayout, box: _Box, esize: int, src_base, dst_base, windows, suffix, aligned):
+    """transpose_entry over the box (common/transpose.wgsl): planes (n, h, i, j), rows r, channels
+    k; 16-byte vectors on both sides where every run and row allows (``aligned``: the tensors'
+    placements)."""
+    r, b = lay.rows, lay.block
+    nb, cb, hb = box.extents
+    in_n, in_c, in_h, in_w = r.in_strides
+    out_n, out_c, out_h, _ = r.out_strides
+    chan_i, chan_j, chan_c = r.chan
+    if lay.op == "depth_to_space":  # planes (n, h, i), r = w*b + j, k = c'
+        plane = (hb, b, 1)
+        ins, outs = (in_n, in_h, chan_i * in_c, 0), (out_n, b * out_h, out_h, 0)
+        in_r0, in_k, out_k = r.stride_j, chan_c * in_c, out_c
+    else:  # planes (n, h, i, j), r = w, k = c
+        plane = (hb, b, b)
+        ins, outs = (in_n, b * in_h, in_h, in_w), (out_n, out_h, chan_i * out_c, chan_j * out_c)
+        in_r0, in_k, out_k = 0, in_c, chan_c * out_c
+        if in_w == cb * in_c and chan_j == cb * chan_c:
+            # NHWC with DCR and every channel in the box: (j, c) is one run of b*C channels in the
+            # input and of b*C output channels: one plane a (n, h, i), b times the channels
+            plane, cb = (hb, b, 1), b * cb
+    v = 16 // esize
+    strides = (*ins, *outs, in_r0 if r.interleave > 1 else 0, r.stride_w, out_k, src_base, dst_base)
+    vec = aligned and in_k == 1 and cb % v == 0 and r.row_len % v == 0 and all(x % v == 0 for x in strides)
+    # TP_K: the channels rounded up to a power of two (2 to 32; at least a vector's with TP_VEC);
+    # the tile stages 2048 words
+    tile_k = min(32, max(2, v if vec else 2, 1 << (cb - 1).bit_length()))
+    tile_r = 2048 // tile_k // max(1, esize // 4)
+    tiles_r, tiles_k = -(-r.row_len // tile_r), -(-cb // tile_k)
+    workgroups = nb * math.prod(plane) * tiles_r * tiles_k
+    u = {
+        "workgroups": workgroups,
+        "tiles_r": tiles_r,
+        "tiles_k": tiles_k,
+        **_named("plane_", plane, "hij"),
+        **_named("in_", ins, "nhij"),
+        **_named("out_", outs, "nhij"),
+        "r_len": r.row_len,
+        "in_r0": in_r0,
+        "in_r1": r.stride_w,
+        "k_len": cb,
+        "in_k": in_k,
+        "out_k": out_k,
+        "src_base": src_base % 2**32,
+        "dst_base": dst_base % 2**32,
+    }
+    name = _name(lay.op, "transpose")
+    return step(
+        name + suffix,
+        lay.shader,
+        f"{workgroups} tiles of {tile_k} channels x {tile_r} row elements"
+        + (", 16-byte vectors on both sides" if vec else ", words"),
+        workgroups * TRANSPOSE_WORKGROUP,
+        entry_point="transpose_entry",
+        workgroup_size=TRANSPOSE_WORKGROUP,
+        constants={"ELEM_BYTES": esize, "TP_DIV": r.interleave, "TP_K": tile_k, "TP_VEC": int(vec)},
+        uniforms=u,
+        bindings={"input": ("input", "input4"), "output": ("output", "output4")},
+        uniform_var="tp",
+        windows=windows,
+    )
 
 
 def _staged_tile_workgroup(block: int) -> int:

@@ -1,0 +1,238 @@
+// Tile transpose shared by DepthToSpace and SpaceToDepth, for inputs whose channels are their
+// fastest dimension (NHWC) and outputs with contiguous rows: the row kernel would gather each
+// output row with the input's w stride (one scattered load per element), where this kernel
+// loads runs of channels and stores runs of a row.
+//
+// The host writes both operators as planes p = (n, h, i, j) of a 2-D move:
+//     output[dst(p) + r + k * out_k] = input[src(p) + (r % TP_DIV) * in_r0 + (r / TP_DIV) * in_r1 + k * in_k]
+// with r along an output row (DepthToSpace: q = w*b + j, TP_DIV = b; SpaceToDepth: w, TP_DIV = 1)
+// and k along the channels (DepthToSpace c', SpaceToDepth c). A workgroup moves one tile of
+// TP_K channels x tile_r row elements of one plane (TP_K x tile_r x words an element = 2048
+// staged words; 256 threads, 4 to 8 elements each): it loads the tile with threads along k (runs of channels), stages it in
+// workgroup memory one word per element (two for 8-byte elements), and stores whole output words
+// with threads along r. Every output row starts and ends on a word boundary (the plan's
+// condition), so no two threads write one word. With TP_VEC (runs of channels and output rows on
+// 16-byte boundaries, the plan's condition) both sides move whole 16-byte vectors.
+// Bindings: common/permute.wgsl's input and output (u32 words) and output4, common/tiles.wgsl's
+// input4, 9 uniforms (Transpose).
+
+#include "common/permute.wgsl"
+#include "common/tiles.wgsl"
+
+override TP_DIV: u32 = 1u;   // r's interleave: output row element r reads input column r / TP_DIV, lane r % TP_DIV
+override TP_K: u32 = 32u;    // channels a tile: a power of two from 2 to 32, the plan's fit to the channels
+override TP_VEC: bool = false;  // 16-byte loads along k and stores along r
+// Staged words: TP_K rows of 2048 / TP_K words, each row a spare word longer (odd pitch against
+// bank conflicts), or 4 words longer with TP_VEC (rows stay 16-byte aligned for vector reads).
+var<workgroup> tp_stage: array<vec4<u32>, 544>;
+
+struct Transpose {
+    workgroups: u32,    // tiles in all: planes x tiles_r x tiles_k
+    tiles_r: u32,       // tiles along a row and along the channels
+    tiles_k: u32,
+    plane_h: u32,       // plane sizes (h, i, j); n = planes / (h * i * j)
+    plane_i: u32,
+    plane_j: u32,
+    in_n: u32,          // plane strides of the input and the output, in elements
+    in_h: u32,
+    in_i: u32,
+    in_j: u32,
+    out_n: u32,
+    out_h: u32,
+    out_i: u32,
+    out_j: u32,
+    r_len: u32,         // elements of an output row
+    in_r0: u32,         // input strides of r % TP_DIV and r / TP_DIV
+    in_r1: u32,
+    k_len: u32,         // channels
+    in_k: u32,          // channel strides of the input and the output
+    out_k: u32,
+    src_base: u32,      // element offset of the input in its binding
+    dst_base: u32,      // element offset of the output in its binding
+}
+
+@group(0) @binding(9) var<uniform> tp: Transpose;
+
+// One tile: its plane's first input and output elements, first row element and first channel,
+// and the staging geometry.
+struct Tp {
+    src0: u32,
+    dst0: u32,
+    r0: u32,
+    k0: u32,
+}
+
+const TP_WORDS = 2048u;  // staged words a tile (without the spare words)
+
+fn tp_wpe() -> u32 { return max(ELEM_BYTES / 4u, 1u); }  // words an element
+fn tp_pw() -> u32 { return max(4u / ELEM_BYTES, 1u); }   // elements a word
+fn tp_tr() -> u32 { return TP_WORDS / TP_K / tp_wpe(); } // tile elements along r
+fn tp_pitch() -> u32 { return tp_tr() * tp_wpe() + select(1u, 4u, TP_VEC); }
+
+fn stage_get(w: u32) -> u32 { return tp_stage[w >> 2u][w & 3u]; }
+fn stage_set(w: u32, v: u32) { tp_stage[w >> 2u][w & 3u] = v; }
+
+fn tp_src(at: Tp, r: u32, k: u32) -> u32 {
+    return at.src0 + (r % TP_DIV) * tp.in_r0 + (r / TP_DIV) * tp.in_r1 + k * tp.in_k;
+}
+
+// Element (r0 + lr, k) of the tile, zero outside the plane (and past the tile: lr >= its rows).
+fn tp_load(at: Tp, lr: u32, k: u32) -> vec2<u32> {
+    let r = at.r0 + lr;
+    if (k >= tp.k_len || r >= tp.r_len || lr >= tp_tr()) { return vec2<u32>(0u); }
+    return fetch(tp_src(at, r, k));
+}
+
+// Element (lr, lk) of the tile into its staged word(s) (nothing past the tile's rows).
+fn tp_put(lk: u32, lr: u32, v: vec2<u32>) {
+    if (lr >= tp_tr()) { return; }
+    let w = lk * tp_pitch() + lr * tp_wpe();
+    stage_set(w, v.x);
+    if (ELEM_BYTES == 8u) { stage_set(w + 1u, v.y); }
+}
+
+// Word path: threads along k (a run of TP_K channels), rows lr0 + s * WG / TP_K, in rounds of 8
+// written out so that all of a round's loads are in flight at once.
+fn tp_load_words(at: Tp, l: u32) {
+    let lk = l % TP_K;
+    let k = at.k0 + lk;
+    let d = WG / TP_K;
+    let tr = tp_tr();
+    for (var lr = l / TP_K; lr < tr; lr += 8u * d) {
+        let v0 = tp_load(at, lr, k);
+        let v1 = tp_load(at, lr + d, k);
+        let v2 = tp_load(at, lr + 2u * d, k);
+        let v3 = tp_load(at, lr + 3u * d, k);
+        let v4 = tp_load(at, lr + 4u * d, k);
+        let v5 = tp_load(at, lr + 5u * d, k);
+        let v6 = tp_load(at, lr + 6u * d, k);
+        let v7 = tp_load(at, lr + 7u * d, k);
+        tp_put(lk, lr, v0);
+        tp_put(lk, lr + d, v1);
+        tp_put(lk, lr + 2u * d, v2);
+        tp_put(lk, lr + 3u * d, v3);
+        tp_put(lk, lr + 4u * d, v4);
+        tp_put(lk, lr + 5u * d, v5);
+        tp_put(lk, lr + 6u * d, v6);
+        tp_put(lk, lr + 7u * d, v7);
+    }
+}
+
+// Word path: output word ow of channel k0 + kk's row, threads along the words.
+fn tp_store_words(at: Tp, l: u32) {
+    let pw = tp_pw();
+    let wpe = tp_wpe();
+    let ow_row = tp_tr() * wpe / pw;
+    let bits = min(ELEM_BYTES, 4u) * 8u;
+    for (var idx = l; idx < TP_K * ow_row; idx += WG) {
+        let kk = idx / ow_row;
+        let ow = idx % ow_row;
+        let k = at.k0 + kk;
+        let r = at.r0 + ow * pw / wpe;   // the word's first element
+        if (k < tp.k_len && r < tp.r_len) {
+            var word = 0u;
+            for (var u = 0u; u < pw; u++) {
+                word |= stage_get(kk * tp_pitch() + ow * pw + u) << (u * bits);
+            }
+            // word ow of the tile: element r (its half ow % 2 for 8-byte elements)
+            output[(at.dst0 + r + k * tp.out_k) * ELEM_BYTES / 4u + ow % wpe] = word;
+        }
+    }
+}
+
+// Vector of the tile's input run: row lr, channels k .. k + V - 1 (16 bytes; zero outside).
+fn tp_load_vec(at: Tp, lr: u32, k: u32) -> vec4<u32> {
+    let r = at.r0 + lr;
+    if (k >= tp.k_len || r >= tp.r_len) { return vec4<u32>(0u); }
+    return input4[tp_src(at, r, k) / (16u / ELEM_BYTES)];
+}
+
+// The V elements of vector x (channels kv * V ..) into their staged words, one row each.
+fn tp_put_vec(kv: u32, lr: u32, x: vec4<u32>) {
+    let v = 16u / ELEM_BYTES;
+    if (ELEM_BYTES >= 4u) {
+        for (var u = 0u; u < v; u++) {
+            let w = (kv * v + u) * tp_pitch() + lr * tp_wpe();
+            stage_set(w, x[u * tp_wpe()]);
+            if (ELEM_BYTES == 8u) { stage_set(w + 1u, x[2u * u + 1u]); }
+        }
+    } else {
+        let bits = ELEM_BYTES * 8u;
+        for (var u = 0u; u < v; u++) {
+            stage_set((kv * v + u) * tp_pitch() + lr, extractBits(x[u / tp_pw()], (u % tp_pw()) * bits, bits));
+        }
+    }
+}
+
+// Vector path: vectors idx = l, l + WG, ... (TP_K / V vectors a tile row), in rounds of 4
+// loaded before any is staged.
+fn tp_load_vecs(at: Tp, l: u32) {
+    let v = 16u / ELEM_BYTES;
+    let kvs = TP_K / v;
+    let n = TP_WORDS * 4u / 16u / tp_pw();   // vectors a tile
+    for (var i0 = l; i0 < n; i0 += 4u * WG) {
+        let x0 = tp_load_vec(at, i0 / kvs, at.k0 + (i0 % kvs) * v);
+        var x1 = vec4<u32>(0u);
+        var x2 = vec4<u32>(0u);
+        var x3 = vec4<u32>(0u);
+        let i1 = i0 + WG;
+        let i2 = i0 + 2u * WG;
+        let i3 = i0 + 3u * WG;
+        if (i1 < n) { x1 = tp_load_vec(at, i1 / kvs, at.k0 + (i1 % kvs) * v); }
+        if (i2 < n) { x2 = tp_load_vec(at, i2 / kvs, at.k0 + (i2 % kvs) * v); }
+        if (i3 < n) { x3 = tp_load_vec(at, i3 / kvs, at.k0 + (i3 % kvs) * v); }
+        tp_put_vec(i0 % kvs, i0 / kvs, x0);
+        if (i1 < n) { tp_put_vec(i1 % kvs, i1 / kvs, x1); }
+        if (i2 < n) { tp_put_vec(i2 % kvs, i2 / kvs, x2); }
+        if (i3 < n) { tp_put_vec(i3 % kvs, i3 / kvs, x3); }
+    }
+}
+
+// Vector path: output vector ov of channel k0 + kk's row, threads along the vectors; its
+// elements are consecutive staged words (read as vectors: rows stay 16-byte aligned).
+fn tp_store_vecs(at: Tp, l: u32) {
+    let v = 16u / ELEM_BYTES;
+    let ovs = tp_tr() / v;   // output vectors a tile row
+    for (var idx = l; idx < TP_K * ovs; idx += WG) {
+        let kk = idx / ovs;
+        let ov = idx % ovs;
+        let k = at.k0 + kk;
+        let r = at.r0 + ov * v;
+        if (k < tp.k_len && r < tp.r_len) {
+            let q = (kk * tp_pitch() + ov * v * tp_wpe()) / 4u;   // the vector's first staged vector
+            var x = tp_stage[q];
+            if (ELEM_BYTES == 2u) {
+                let y = tp_stage[q + 1u];
+                x = vec4<u32>(x.x | (x.y << 16u), x.z | (x.w << 16u), y.x | (y.y << 16u), y.z | (y.w << 16u));
+            } else if (ELEM_BYTES == 1u) {
+                x = vec4<u32>(pack4(tp_stage[q]), pack4(tp_stage[q + 1u]), pack4(tp_stage[q + 2u]), pack4(tp_stage[q + 3u]));
+            }
+            output4[(at.dst0 + r + k * tp.out_k) / v] = x;
+        }
+    }
+}
+
+fn pack4(b: vec4<u32>) -> u32 { return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u); }
+
+@compute @workgroup_size(WG)
+fn transpose_entry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                   @builtin(local_invocation_index) l: u32) {
+    let wg = workgroup_index(wid, nwg);
+    if (wg >= tp.workgroups) { return; }   // uniform across the workgroup: no barrier is skipped unevenly
+    var t = wg;
+    let kt = t % tp.tiles_k;
+    t = t / tp.tiles_k;
+    let rt = t % tp.tiles_r;
+    t = t / tp.tiles_r;
+    let j = t % tp.plane_j;
+    t = t / tp.plane_j;
+    let i = t % tp.plane_i;
+    t = t / tp.plane_i;
+    let h = t % tp.plane_h;
+    let n = t / tp.plane_h;
+    let at = Tp(tp.src_base + n * tp.in_n + h * tp.in_h + i * tp.in_i + j * tp.in_j,
+                tp.dst_base + n * tp.out_n + h * tp.out_h + i * tp.out_i + j * tp.out_j, rt * tp_tr(), kt * TP_K);
+    if (TP_VEC) { tp_load_vecs(at, l); } else { tp_load_words(at, l); }
+    workgroupBarrier();
+    if (TP_VEC) { tp_store_vecs(at, l); } else { tp_store_words(at, l); }
+}
