@@ -129,7 +129,7 @@ def test_placements_choose_the_path():
         ("resample_rows", desc(U8, (2, 8, 4, 16), (2, 8, 8, 32)), "resample_rows stores float32 or float16"),
         ("resample_rows_byte", desc(F16, (2, 8, 4, 16), (2, 8, 8, 32)), "int8 / uint8 linear only"),
         ("resample_rows", desc(F32, (2, 8, 4, 4), (4, 8, 8, 8)), "batch or channel axis is interpolated"),
-        ("resample_rows", desc(F32, (2, 8, 4, 3), (2, 8, 8, 6)), "not whole groups of 4"),
+        ("resample_rows", desc(F16, (2, 8, 4, 3), (2, 8, 8, 7)), "not whole groups of 8"),
         ("resample_rows_half", desc(F32, (2, 8, 4, 4), (2, 8, 8, 8)), "float16 linear only"),
         ("resample_rows_pat", desc(F16, (2, 8, 4, 5), (2, 8, 8, 10)), "no common pattern"),
         ("resample_strided", desc(F16, (4,), (8,)), "writes whole 32-bit elements"),
@@ -287,14 +287,19 @@ def test_past_the_binding_limit_the_plan_splits():
 
 def test_cpu_adapters_walk_rows_for_8bit_nearest():
     """int8 / uint8 nearest takes the row walk on a CPU adapter at every scale (16 outputs a
-    thread); the H100 keeps resample_packed; a row that is not whole 16-element groups cannot walk."""
+    thread); the H100 keeps resample_packed; a row of whole words that is not whole 16-element
+    groups walks with its last group stored word by word (RAGGED); one that is not whole words
+    cannot walk."""
     cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     for dt in (DataType.UINT8, DataType.INT8):
         for out in ((2, 8, 96, 128), (2, 8, 24, 32)):  # x2 up, x0.5 down
             d = desc(dt, (2, 8, 48, 64), out, mode="nearest")
             assert plan_resample(d, cpu).kernels == ["resample_rows"]
             assert plan_resample(d, gpu).kernels == ["resample_packed"]
-        odd = desc(dt, (2, 8, 48, 64), (2, 8, 96, 120), mode="nearest")
+        ragged = plan_resample(desc(dt, (2, 8, 48, 64), (2, 8, 96, 120), mode="nearest"), cpu)
+        assert ragged.kernels == ["resample_rows"] and ragged.steps[0].constants_dict["RAGGED"] == 1
+        assert ragged.steps[0].uniforms_dict["row_blocks"] == 8  # 120 = 7 whole groups of 16 and 8 more
+        odd = desc(dt, (2, 8, 48, 64), (2, 8, 96, 122), mode="nearest")
         assert plan_resample(odd, cpu).kernels == ["resample_packed"]
         with pytest.raises(PlanError, match="not whole groups of 16 elements"):
             plan_resample(odd, cpu, kernel="resample_rows")

@@ -350,6 +350,55 @@ def test_row_walk(device, rng, dt, mode, kernel):
         assert any(":resample_packed|" in k for k in op.cache_keys), op.cache_keys
 
 
+@pytest.mark.parametrize(
+    "mode,dt,kernel,in_sizes,out_sizes",
+    [
+        ("nearest", F32, "resample_rows", (2, 3, 7, 9), (2, 3, 14, 18)),
+        ("linear", F32, "resample_rows", (2, 3, 7, 9), (2, 3, 13, 23)),
+        ("linear", F32, "resample_rows", (1, 2, 9, 255), (1, 2, 18, 510)),
+        ("nearest", F16, "resample_rows", (2, 2, 5, 9), (2, 2, 10, 18)),
+        ("linear", F16, "resample_rows", (2, 2, 5, 9), (2, 2, 10, 22)),
+        ("linear", F16, "resample_rows_half", (2, 2, 5, 9), (2, 2, 11, 18)),
+        ("nearest", U8, "resample_rows", (2, 2, 5, 10), (2, 2, 10, 20)),
+    ],
+)
+def test_row_walk_ragged_rows(device, rng, mode, dt, kernel, in_sizes, out_sizes):
+    """Output rows of whole words that are not whole groups of a thread's outputs (RAGGED): a
+    row's last thread stores only its words inside the row; the plan takes the row walk unasked
+    where it would for whole groups. Strided inputs, bands of 3 rows; exact (nearest) or within the
+    linear tolerance, under poison and guards. Rows that are not whole words stay on resample_packed."""
+    r = len(in_sizes)
+    scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
+    out_desc = TensorDesc(dt, out_sizes)
+    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
+    for pattern in ("packed", "padded", "broadcast"):
+        in_desc = strided_desc(dt, in_sizes, pattern)
+        desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
+        op = compile_resample(desc, device=device, kernel=kernel, band_rows=3)
+        assert op.plan.kernels == [kernel] and op.plan.steps[0].constants_dict.get("RAGGED") == 1
+        x = values(dt, in_sizes, rng)
+        expected = ref.resample(
+            read_tensor(tensor_bytes(in_desc, x), in_desc), out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r
+        ).astype(dt.numpy_dtype)
+        run_checked(
+            device,
+            lambda ins, out: op(ins["input"], out),
+            {"input": (in_desc, tensor_bytes(in_desc, x))},
+            out_desc,
+            expected,
+            **tol,
+        )
+    if dt != U8:
+        desc = Resample1Desc(TensorDesc(dt, in_sizes), out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
+        auto = compile_resample(desc, device=device)
+        assert auto.plan.kernels[0].startswith("resample_rows")
+    if dt.size_in_bytes < 4:  # a row of an odd number of 16-bit (or 8-bit) outputs is not whole words
+        odd = (*out_sizes[:3], out_sizes[3] - 1)
+        desc = Resample1Desc(TensorDesc(dt, in_sizes), TensorDesc(dt, odd), mode, scales, (0.5,) * r, (-0.5,) * r)
+        with pytest.raises(PlanError, match="not whole groups"):
+            compile_resample(desc, device=device, kernel=kernel)
+
+
 @pytest.mark.parametrize("v", [4, 6, 8, 12, 16])
 def test_row_walk_pattern(device, rng, v):
     """resample_rows_pat (float16 linear, every thread's W taps at the same places of its input

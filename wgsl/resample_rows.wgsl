@@ -2,7 +2,7 @@
 // Params as resample.wgsl (included; its header has the index math); tested against its
 // resample_packed.
 // resample_rows: packed float32/float16 output (and int8/uint8 nearest) whose rows are whole
-// 16-byte blocks, batch and channel not interpolated, whole tables (axis_mode 0): one thread owns
+// 16-byte blocks (or, with RAGGED, whole words), batch and channel not interpolated, whole tables (axis_mode 0): one thread owns
 // one block column and walks a band of rows (see below). resample_rows_half: its float16 linear form, 4 outputs per thread;
 // resample_rows_byte: its int8 / uint8 linear form, 4 outputs (a word) per thread.
 // Bindings: as resample.wgsl; resample_rows writes output4, resample_rows_half output2 (8-byte
@@ -11,6 +11,9 @@
 #include "resample.wgsl"
 
 override HALF: u32 = 0u;    // resample_rows with float16: 1 = 4 outputs (8 bytes, output2) per thread, not 8
+// Rows of a whole number of words but not of a thread's outputs: a row's last thread stores only
+// its words inside the row (as u32 words through `output`; row starts counted in elements).
+override RAGGED: bool = false;
 
 @group(0) @binding(7) var<storage, read_write> output2: array<vec2<u32>>;
 
@@ -34,10 +37,12 @@ struct Quad4 {
 }
 
 fn w_quad(e: u32) -> Quad4 {
-    let t0 = table4[e];
-    let t1 = table4[e + 1u];
-    let t2 = table4[e + 2u];
-    let t3 = table4[e + 3u];
+    // RAGGED: entries past the row's last column repeat it (their outputs are not stored)
+    let last = select(0xFFFFFFFFu, p.table_start.w + p.out_sizes.w - 1u, RAGGED);
+    let t0 = table4[min(e, last)];
+    let t1 = table4[min(e + 1u, last)];
+    let t2 = table4[min(e + 2u, last)];
+    let t3 = table4[min(e + 3u, last)];
     return Quad4(vec4<u32>(t0.x, t1.x, t2.x, t3.x), vec4<u32>(t0.y, t1.y, t2.y, t3.y),
                  bitcast<vec4<f32>>(vec4<u32>(t0.z, t1.z, t2.z, t3.z)),
                  bitcast<vec4<f32>>(vec4<u32>(t0.w, t1.w, t2.w, t3.w)));
@@ -139,11 +144,39 @@ fn rows_place(tid: u32, v: u32) -> Place {
     let n = r / p.out_sizes.y;
     let oh0 = band * p.band_rows;
     let ow = g * v;
-    let dst = (p.output_base + ((n * p.out_sizes.y + c) * p.out_sizes.z + oh0) * p.out_sizes.w + ow) / v;
+    let e = p.output_base + ((n * p.out_sizes.y + c) * p.out_sizes.z + oh0) * p.out_sizes.w + ow;
     // n and c as the tables index them: a plan split past the binding limit runs whole (n, c)
     // planes a part, from p.origin (0 otherwise)
     let oh1 = min(oh0 + p.band_rows, p.out_sizes.z);
-    return Place(oh0, oh1, dst, p.out_sizes.w / v, n + p.origin.x, c + p.origin.y, ow);
+    if (RAGGED) { return Place(oh0, oh1, e, p.out_sizes.w, n + p.origin.x, c + p.origin.y, ow); }
+    return Place(oh0, oh1, e / v, p.out_sizes.w / v, n + p.origin.x, c + p.origin.y, ow);
+}
+
+// RAGGED: the first `words` (2 or 4) words of x, for the outputs from element dst (column ow)
+// on, each stored where it lies inside the row (rows are whole words: a word is all in or all
+// out); a group wholly inside its row is stored as 16- or 8-byte vectors where it is aligned to them.
+fn store_words(dst: u32, ow: u32, x: vec4<u32>, words: u32) {
+    let pw = 4u / elem_bytes();
+    let w0 = dst / pw;
+    if (ow + words * pw <= p.out_sizes.w) {
+        if (words == 4u && w0 % 4u == 0u) {
+            output4[w0 / 4u] = x;
+            return;
+        }
+        if (w0 % 2u == 0u) {
+            output2[w0 / 2u] = x.xy;
+            if (words == 4u) { output2[w0 / 2u + 1u] = x.zw; }
+            return;
+        }
+    }
+    for (var k = 0u; k < words; k++) {
+        if (ow + k * pw < p.out_sizes.w) { output[w0 + k] = x[k]; }
+    }
+}
+
+// One thread's 16 bytes of outputs at dst (a block index, or an element with RAGGED).
+fn store_block(pl: Place, dst: u32, x: vec4<u32>) {
+    if (RAGGED) { store_words(dst, pl.ow, x, 4u); } else { output4[dst] = x; }
 }
 
 fn empty_walk() -> Walk {
@@ -176,7 +209,7 @@ fn resample_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
                 blk = n_block(row, ia, ib, ic, id);
                 last = row;
             }
-            output4[dst] = blk;
+            store_block(pl, dst, blk);
             dst += pl.step;
         }
         return;
@@ -190,10 +223,10 @@ fn resample_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
         let v = linear_row(&w, oh, base, qa, qb);
         if (DTYPE == 0u) {
-            output4[dst] = bitcast<vec4<u32>>(v.lo);
+            store_block(pl, dst, bitcast<vec4<u32>>(v.lo));
         } else {
-            output4[dst] = vec4<u32>(pack2x16float(v.lo.xy), pack2x16float(v.lo.zw), pack2x16float(v.hi.xy),
-                                     pack2x16float(v.hi.zw));
+            store_block(pl, dst, vec4<u32>(pack2x16float(v.lo.xy), pack2x16float(v.lo.zw), pack2x16float(v.hi.xy),
+                                           pack2x16float(v.hi.zw)));
         }
         dst += pl.step;
     }
@@ -212,7 +245,8 @@ fn resample_rows_half(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     var w = empty_walk();
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
         let v = linear_row(&w, oh, base, qa, qa);
-        output2[dst] = vec2<u32>(pack2x16float(v.lo.xy), pack2x16float(v.lo.zw));
+        let x = vec2<u32>(pack2x16float(v.lo.xy), pack2x16float(v.lo.zw));
+        if (RAGGED) { store_words(dst, pl.ow, vec4<u32>(x, 0u, 0u), 2u); } else { output2[dst] = x; }
         dst += pl.step;
     }
 }

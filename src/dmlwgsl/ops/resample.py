@@ -494,16 +494,17 @@ def _padded(desc) -> dict:
 MIN_ROW_THREADS = 1 << 16
 
 
-def _rows_shape(pd, v: int, band: int, *, fill: bool = False) -> tuple[int, int, int, int] | None:
+def _rows_shape(pd, v: int, band: int, *, fill: bool = False, ragged: bool = False):
     """(threads, block columns per row, bands per (n, c), rows per band) of a row walk with ``v``
-    outputs per thread, or None where the output rows are not whole groups of ``v``. Rows per
+    outputs per thread, or None where the output rows are not whole groups of ``v`` (``ragged``:
+    a row's last group may be partial, its thread storing the words inside the row). Rows per
     band: long enough that the input rows a band shares (upsampling along H) are interpolated
     along W once (and the W taps read once), short enough for many threads (``fill``: shortened
     to keep MIN_ROW_THREADS threads)."""
     n, c, h, w = pd["out_sizes"]
-    if w % v:
+    if w % v and not ragged:
         return None
-    blocks, band = w // v, min(h, band)
+    blocks, band = -(-w // v), min(h, band)
     if fill:  # shorter bands where the default ones leave the GPU short of threads
         band = max(1, min(band, n * c * blocks * h // MIN_ROW_THREADS))
     bands = -(-h // band)
@@ -635,12 +636,17 @@ def plan_resample(
     # geometry of the row walks (a CPU adapter runs a few threads at a time: its bands stay long)
     shapes = {}
     fill = band_rows is None and not caps.is_cpu
+    # rows of whole words but not whole groups: resample_rows and resample_rows_half store the
+    # last group of a row word by word (RAGGED)
+    ragged_ok = (pd["out_sizes"][3] * esize) % 4 == 0
+    ragged = {}
     for name, v in (("resample_rows", 16 // esize), ("resample_rows_half", 4), ("resample_rows_byte", 4)):
         if why_not[name] is None:
             band = band_rows or (CPU_BAND if caps.is_cpu else ROW_BANDS.get((int(mode), esize), DEFAULT_BAND))
-            shapes[name] = _rows_shape(pd, v, band, fill=fill)
+            ragged[name] = pd["out_sizes"][3] % v != 0 and ragged_ok and name != "resample_rows_byte"
+            shapes[name] = _rows_shape(pd, v, band, fill=fill, ragged=ragged[name])
             if shapes[name] is None:
-                why_not[name] = f"the output rows are not whole groups of {v} elements"
+                why_not[name] = f"the output rows are not whole groups of {v} elements (nor of words)"
     if pat is not None:
         band = band_rows or (CPU_BAND if caps.is_cpu else PATTERN_TUNING.get(pat[0], (None,))[0] or ROW_BANDS[(1, 2)])
         shapes["resample_rows_pat"] = _rows_shape(pd, pat[0], band, fill=fill)
@@ -750,6 +756,10 @@ def plan_resample(
             for t, dt_ in (("TAP0", d0), ("TAP1", d1)):
                 constants.update({f"{t}_{q}": (dt_ >> (16 * i)) & 0xFFFF for i, q in enumerate("ABCD")})
             uniforms.update(pat_row_words=pd["in_sizes"][3] // 2, pat_step=pstep, pat_k0=k0)
+    if name in ("resample_rows", "resample_rows_half"):
+        out_var = ("output", "output2", "output4")  # their entry points name all three (RAGGED stores)
+    if ragged.get(name):  # (absent otherwise: the cache keys of whole-group rows stay as they were)
+        constants["RAGGED"] = 1
     used = 1
     for a in axes:
         used *= a.used
