@@ -537,3 +537,33 @@ def test_transpose_kernel(device, rng, op_name, dtype):
         shape = (2, 16, 3, 5) if op_name == "depth_to_space" else (2, 4, 6, 10)
         with pytest.raises(PlanError, match="4-byte boundaries"):
             check_op(device, op_name, dtype, shape, 2, "DCR", rng, lin="nhwc", lout="padded", kernel="transpose")
+
+
+@pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
+@pytest.mark.parametrize("dtype", [DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower())
+def test_tiled_ragged_output_rows(device, rng, op_name, dtype):
+    """Output rows on 4-byte but not 16-byte boundaries (windows, odd offsets): the tiled paths
+    store each vector as 16-, 8- or 4-byte pieces by its alignment (OUT_RAGGED), exact under
+    poison and guards, at blocks 2, 3, 4 and 8; 8-bit rows off 4-byte boundaries are refused."""
+    from dmlwgsl.plan import PlanError
+
+    kernels = ("zip", "tiled", "tiled_staged") if op_name == "depth_to_space" else ("tiled",)
+    offsets = (68, 72) if dtype.size_in_bytes < 8 else (72, 80)
+    ragged = 0
+    for b in (2, 3, 4, 8):
+        shape = (2, b * b * 2, 3, 32)
+        if op_name == "space_to_depth":
+            shape = (2, 2, 3 * b, 32 * b)
+        for kernel in kernels:
+            if kernel == "zip" and b != 2:
+                continue
+            for off in offsets:
+                op = check_op(
+                    device, op_name, dtype, shape, b, "DCR", rng, kernel=kernel, lout="window", output_offset=off
+                )
+                # (int64 windows stay on 16-byte rows: the call's offset of 72 or 80 bytes makes them ragged)
+                ragged += any("OUT_RAGGED=1" in k for k in op.cache_keys)
+    assert ragged > 0
+    with pytest.raises(PlanError, match="16-byte"):
+        shape = (2, 8, 3, 32) if op_name == "depth_to_space" else (2, 2, 6, 64)
+        check_op(device, op_name, DataType.UINT8, shape, 2, "DCR", rng, kernel="tiled", lout="window", output_offset=66)

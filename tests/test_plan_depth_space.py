@@ -122,19 +122,26 @@ def test_placements_change_the_path():
     caps = Capabilities.profile("gl")
     desc = d2s((1, 16, 4, 8), F32, 2)
     assert plan_depth_to_space(desc, caps).kernels == ["depth_to_space_zip"]
-    # an output 8 bytes into its binding: the zip kernel declines; the row kernel takes the offset,
-    # on a CPU adapter the word-store row kernel (no edge pass), on a GPU the one-pass staged kernel
-    # (a small tensor: under STAGED_MAX_BYTES)
+    # an output 8 bytes into its binding: on a CPU adapter the word-store row kernel (no edge
+    # pass); on a GPU the tiled kernel with staged stores, each vector stored in aligned pieces
     plan = plan_depth_to_space(desc, caps, placements={"output": Placement(8)})
     assert plan.kernels == ["depth_to_space_row_words"]
     assert plan.steps[0].uniforms_dict["dst_base"] == 2
     assert "no edge pass" in plan.why and "CPU" in plan.why
     gpu = plan_depth_to_space(desc, Capabilities.profile("h100"), placements={"output": Placement(8)})
+    assert gpu.kernels == ["depth_to_space_tiled_staged"]
+    assert gpu.steps[0].uniforms_dict["dst_base"] == 2 and gpu.steps[0].constants_dict["OUT_RAGGED"] == 1
+    # an output 2 bytes into its binding: rows off 4-byte boundaries, the row kernel (staged)
+    gpu = plan_depth_to_space(
+        d2s((1, 16, 4, 8), DataType.FLOAT16, 2),
+        h100 := Capabilities.profile("h100"),
+        placements={"output": Placement(2)},
+    )
     assert gpu.kernels == ["depth_to_space_staged"]
-    assert gpu.steps[0].uniforms_dict["dst_base"] == 2
-    # an output buffer not padded to 16 bytes: no vec4 stores, the strided gather
+    # an output buffer not padded to 16 bytes: vectors stored in pieces never pass a row's end
     plan = plan_depth_to_space(desc, caps, placements={"output": Placement(0, False)})
-    assert plan.kernels == ["depth_to_space_strided"]
+    assert plan.kernels == ["depth_to_space_zip"] and plan.steps[0].constants_dict["OUT_RAGGED"] == 1
+    assert plan_depth_to_space(desc, h100).steps[0].constants_dict.get("OUT_RAGGED") is None
     with pytest.raises(PlanError, match="depth_to_space_zip cannot run this description: tensors must start 16-byte"):
         plan_depth_to_space(desc, caps, kernel="zip", placements={"input": Placement(4)})
 

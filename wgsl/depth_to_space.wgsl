@@ -53,10 +53,10 @@ fn tile_rows(t: TileAt) -> Oct {
     return o;
 }
 
-// The first output vector of a tile (its BLOCK vectors are consecutive in output row h*b + i).
-fn out_vector(t: TileAt) -> u32 {
-    return (tl.dst_base + t.n * tl.out_stride_n + t.c * tl.out_stride_c + (t.h * BLOCK + t.i) * tl.out_stride_h
-            + t.w0 * BLOCK) / (16u / ELEM_BYTES);
+// The first output element of a tile (its BLOCK vectors are consecutive in output row h*b + i).
+fn out_first(t: TileAt) -> u32 {
+    return tl.dst_base + t.n * tl.out_stride_n + t.c * tl.out_stride_c + (t.h * BLOCK + t.i) * tl.out_stride_h
+           + t.w0 * BLOCK;
 }
 
 @compute @workgroup_size(WG)
@@ -66,9 +66,9 @@ fn depth_to_space_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     // row space: output rows (n, c, h, i) of C' channels; tl.chan maps (i, j, c) to the input channel
     let t = tile_at(tid, 16u / ELEM_BYTES);
     let out = interleave_tile(tile_rows(t));
-    let o = out_vector(t);
+    let o = out_first(t);
     for (var k = 0u; k < BLOCK; k++) {
-        output4[o + k] = oct_get(out, k);
+        store_out(o + k * (16u / ELEM_BYTES), oct_get(out, k));
     }
 }
 
@@ -86,7 +86,7 @@ fn depth_to_space_zip(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     let b = input2[(e + tl.chan_j * tl.in_stride_c) / h];
     let o = tl.dst_base + t.n * tl.out_stride_n + t.c * tl.out_stride_c + (t.h * 2u + t.i) * tl.out_stride_h
           + t.w0 * 2u;
-    output4[o / (2u * h)] = zip2(a, b);
+    store_out(o, zip2(a, b));
 }
 
 // The tiled kernel with staged stores (tiles.wgsl): the loads and the interleave of
@@ -99,14 +99,14 @@ fn depth_to_space_tiled_staged(@builtin(global_invocation_id) gid: vec3<u32>, @b
     if (tid < tl.threads) {
         let t = tile_at(tid, v);
         stage_tile(li, interleave_tile(tile_rows(t)));
-        tr_base[li] = out_vector(t);
+        tr_base[li] = out_first(t);
     }
     workgroupBarrier();
     for (var m = 0u; m < BLOCK; m++) {
         let p = li + m * WG;
         let k = p / BLOCK;
         if (tid - li + k < tl.threads) {
-            output4[tr_base[k] + p % BLOCK] = tr_stage[tr_slot(p)];
+            store_out(tr_base[k] + (p % BLOCK) * (16u / ELEM_BYTES), tr_stage[tr_slot(p)]);
         }
     }
 }

@@ -61,8 +61,7 @@ fn space_to_depth_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
 // Vector x of a tile's output row j (channel out_c(i, j, c)), at row h.
 fn store_row(t: TileAt, j: u32, x: vec4<u32>) {
     let out_c = t.i * tl.chan_i + j * tl.chan_j + t.c * tl.chan_c;
-    output4[(tl.dst_base + t.n * tl.out_stride_n + out_c * tl.out_stride_c + t.h * tl.out_stride_h + t.w0)
-            / (16u / ELEM_BYTES)] = x;
+    store_out(tl.dst_base + t.n * tl.out_stride_n + out_c * tl.out_stride_c + t.h * tl.out_stride_h + t.w0, x);
 }
 
 @compute @workgroup_size(WG)

@@ -34,6 +34,32 @@ struct Tiled {
 @group(0) @binding(5) var<storage, read> input4: array<vec4<u32>>;
 @group(0) @binding(6) var<uniform> tl: Tiled;
 @group(0) @binding(7) var<storage, read> input2: array<vec2<u32>>;
+@group(0) @binding(10) var<storage, read_write> output2: array<vec2<u32>>;
+
+// Output rows that start on 4-byte boundaries only (windows of a larger buffer): each 16-byte
+// vector (wholly inside its row) is stored as one 16-byte, two 8-byte or four 4-byte pieces by
+// its alignment; otherwise every row starts on a 16-byte boundary.
+override OUT_RAGGED: bool = false;
+
+// Vector x of the output at element e.
+fn store_out(e: u32, x: vec4<u32>) {
+    if (!OUT_RAGGED) {
+        output4[e / (16u / ELEM_BYTES)] = x;
+        return;
+    }
+    let w = e * ELEM_BYTES / 4u;
+    if (w % 4u == 0u) {
+        output4[w / 4u] = x;
+    } else if (w % 2u == 0u) {
+        output2[w / 2u] = x.xy;
+        output2[w / 2u + 1u] = x.zw;
+    } else {
+        output[w] = x.x;
+        output[w + 1u] = x.y;
+        output[w + 2u] = x.z;
+        output[w + 3u] = x.w;
+    }
+}
 
 // Up to four 16-byte vectors, chosen with select() so that nothing lands in an indexed private
 // array (which drivers may keep in local memory when they do not unroll).
@@ -380,7 +406,7 @@ fn deinterleave_tile(s: Oct) -> Oct {
 // followed by one spare vector, so that threads writing vectors BLOCK apart hit distinct banks.
 const TR_VECTORS = 512u;
 var<workgroup> tr_stage: array<vec4<u32>, 576>;
-// Per thread of the workgroup: the output vector its tile starts at.
+// Per thread of the workgroup: the output element its tile starts at.
 var<workgroup> tr_base: array<u32, 256>;
 
 fn tr_slot(p: u32) -> u32 { return p + (p >> 3u); }

@@ -115,14 +115,19 @@ class TiledSpace:
     out_w_stride: int
     zip: bool = False  # DepthToSpace with block 2: one thread per output vector (depth_to_space_zip)
 
-    def usable(self, esize: int) -> str | None:
-        """None when the path's structural conditions hold for this element size, else the rule broken."""
+    def usable(self, esize: int, ragged_out: bool = False) -> str | None:
+        """None when the path's structural conditions hold for this element size, else the rule
+        broken. ``ragged_out``: output rows need only start on 4-byte boundaries (OUT_RAGGED)."""
         v = 16 // esize
         if self.block not in TILED_BLOCKS:
             return f"block_size {self.block} is not one of {', '.join(map(str, TILED_BLOCKS))}"
         if self.in_w_stride != 1 or self.out_w_stride != 1:
             return "the w strides of input and output must be 1"
-        if self.row_len % v or any(s % v for s in self.in_strides + self.out_strides):
+        if self.row_len % v or any(s % v for s in self.in_strides):
+            return "rows and strides must be whole 16-byte vectors"
+        if any(s % (max(1, 4 // esize) if ragged_out else v) for s in self.out_strides):
+            if ragged_out:
+                return "output rows must start on 4-byte boundaries"
             return "rows and strides must be whole 16-byte vectors"
         return None
 
@@ -282,6 +287,15 @@ def plan_depth_space(
     reasons: dict[str, str | None] = {}
     t_rule = lay.tiled.usable(esize)
     a_rule = None if aligned else "tensors must start 16-byte aligned in padded buffers"
+    out_ragged = False
+    if t_rule or a_rule:
+        # output rows on 4-byte boundaries only (a window of a larger buffer): the tiled paths
+        # store each vector in pieces by its alignment (OUT_RAGGED)
+        in_ok = pin.residual % 16 == 0 and pin.padded
+        r_rule = lay.tiled.usable(esize, ragged_out=True)
+        if r_rule is None and in_ok and pout.residual % 4 == 0:
+            t_rule = a_rule = None
+            out_ragged = True
     if not lay.tiled.zip:
         reasons["zip"] = "only DepthToSpace with block_size 2 has the zip kernel"
     else:
@@ -314,7 +328,9 @@ def plan_depth_space(
             raise PlanError(f"kernel: {_name(op, want)} cannot run this description: {reasons[want]}")
         path, why = want, f"{_name(op, want)} requested"
     else:
-        path = _choose(lay, esize, reasons, cpu=caps.is_cpu, rows_aligned=_rows_aligned(lay, pout, esize, 0))
+        path = _choose(
+            lay, esize, reasons, cpu=caps.is_cpu, rows_aligned=_rows_aligned(lay, pout, esize, 0), out_ragged=out_ragged
+        )
         if path == "rows" and not caps.is_cpu and reasons["staged"] is None and not split:
             unaligned = not _rows_aligned(lay, pout, esize, 0)
             if unaligned and (lay.input.element_count + lay.output.element_count) * esize < STAGED_MAX_BYTES:
@@ -363,7 +379,12 @@ _WHY = {
 
 
 def _choose(
-    lay: DepthSpaceLayout, esize: int, reasons: Mapping[str, str | None], cpu: bool = False, rows_aligned: bool = True
+    lay: DepthSpaceLayout,
+    esize: int,
+    reasons: Mapping[str, str | None],
+    cpu: bool = False,
+    rows_aligned: bool = True,
+    out_ragged: bool = False,
 ) -> str:
     """The preferred runnable path. On a GPU (measured on the H100, bench/EXPERIMENTS.md):
 
@@ -376,6 +397,10 @@ def _choose(
       its strided stores held it to 41-58%); past 16 bytes the row kernel's wide loads win (b3 and
       b4 int64 85-93% against 76-77%, b8 float32 68-76% against 63-65%).
     * otherwise (the other blocks) the row kernel, then the tiled kernel, the gather.
+    * output rows on 4-byte but not 16-byte boundaries (windows of a larger buffer): the tiled
+      paths store each vector in aligned pieces (OUT_RAGGED), DepthToSpace with staged stores
+      first at every block it has (b2 f32 / f16 74.1 / 70.2% against zip's 66.7 / 59.7%; the row
+      kernel + edge pass ran 48.8 / 31.8%).
     * an input whose channels are its fastest dimension (NHWC) takes the tile transpose first
       (f32 54.8-63.1% of copy, f16 30.8-39.8%, against the row kernel's 25.6-32.5% and 15.7-23.0%,
       whose gather reads the input with its w stride).
@@ -402,6 +427,8 @@ def _choose(
         order = ("tiled_staged", "rows", "tiled", "packed")
     else:
         order = ("rows", "tiled", "packed")
+    if not cpu and out_ragged and lay.op == "depth_to_space" and lay.block in TILED_BLOCKS:
+        order = ("tiled_staged",) + order
     if not cpu and _channels_fastest(lay):
         order = ("transpose",) + order
     for path in order:
@@ -431,6 +458,8 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
     op = lay.op
     if path in ("zip", "tiled", "tiled_staged"):
         t = lay.tiled
+        v = 16 // esize
+        ragged = pout.residual % 16 or not pout.padded or any(s % v for s in t.out_strides)
         # columns a thread covers: one 8-byte half vector per input row (zip), a 16-byte vector (tiled)
         chunks = t.row_len // ((8 if path == "zip" else 16) // esize)
         threads = nb * cb * hb * t.block * chunks
@@ -454,9 +483,9 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
                 threads,
                 entry_point=name,
                 workgroup_size=_staged_tile_workgroup(t.block) if path == "tiled_staged" else WORKGROUP,
-                constants=dict(consts, BLOCK=t.block),
+                constants=dict(consts, BLOCK=t.block, **({"OUT_RAGGED": 1} if ragged else {})),
                 uniforms=u,
-                bindings={"input": "input2" if path == "zip" else "input4", "output": "output4"},
+                bindings={"input": "input2" if path == "zip" else "input4", "output": ("output4", "output2", "output")},
                 uniform_var="tl",
                 windows=windows,
             )
