@@ -38,8 +38,9 @@ U8, I8 = DataType.UINT8, DataType.INT8
 
 
 def need_kernel(device, kernel):
-    """Skip dot4 where the adapter does not compile it (portable and direct always run)."""
-    if "dot4" in kernel and not dot4_available(device):
+    """Skip dot4 (and the depthwise kernel, built on it) where the adapter does not compile it
+    (portable and direct always run)."""
+    if ("dot4" in kernel or kernel == "depthwise") and not dot4_available(device):
         pytest.skip(f"{device.name} does not compile dot4I8Packed")
 
 
@@ -971,3 +972,40 @@ def test_repeat_calls_take_the_shortcut(device, rng):
     with unittest.mock.patch.object(op, "_check_args", side_effect=AssertionError("checked again")):
         op(gx, gw, go)
     np.testing.assert_array_equal(go.numpy(), reference(x, w, None, None, **params))
+
+
+@pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
+def test_depthwise_kernel(device, mix, rng):
+    """The depthwise kernel (C/G = 1): every sign mix and zero-point form; its fast rows (3x3
+    stride 1 and 2, kernel widths 1 and 4, a channel multiplier of 2) with the edge taps reading
+    the zero point, partial quads, 16-byte stores where rows are whole quads (DW_VEC), and
+    layers that never take the fast rows (5x5,
+    dilation 2 along W, a 1-D k3 with stride 3, an input whose rows are not contiguous); exact."""
+    zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
+    cases = [
+        dict(c=5, m=5, hw=(9, 13), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)),
+        dict(c=3, m=3, hw=(7, 16), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)),  # 16-byte stores
+        dict(c=4, m=8, hw=(11, 21), k=(3, 3), strides=(2, 2), start_padding=(1, 1), end_padding=(1, 1)),
+        dict(c=3, m=3, hw=(6, 19), k=(2, 4), start_padding=(0, 2), end_padding=(1, 1)),
+        dict(c=3, m=6, hw=(5, 10), k=(1, 1), strides=(1, 2)),
+        dict(c=2, m=2, hw=(12, 17), k=(5, 5), start_padding=(2, 2), end_padding=(2, 2)),
+        dict(c=2, m=2, hw=(7, 20), k=(3, 3), dilations=(1, 2), start_padding=(1, 2), end_padding=(1, 2)),
+    ]
+    for i, case in enumerate(cases):
+        p = dict(case)
+        params = {k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding") if k in p}
+        params["group_count"] = p["c"]
+        zp, wzp = zps[i % len(zps)]
+        x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
+        check(device, "depthwise", x, w, xz, wz, **params)
+    # 1-D, stride 3 (the tap-at-a-time path for every row)
+    p1 = dict(strides=(3,), dilations=(1,), start_padding=(1,), end_padding=(0,), group_count=4)
+    x, w, xz, wz = random_case(rng, *mix, c=4, m=4, hw=(40,), k=(3,), **p1)
+    check(device, "depthwise", x, w, xz, wz, **p1)
+    # an input whose rows are not contiguous (W stride 2): no fast rows
+    x, w, xz, wz = random_case(rng, *mix, c=3, m=3, hw=(6, 9), group_count=3, start_padding=(1, 1))
+    wide = np.zeros((*x.shape[:3], 2 * x.shape[3]), x.dtype)
+    wide[..., ::2] = x
+    desc = TensorDesc(DataType.from_numpy(x.dtype), x.shape, (x.shape[1] * x.shape[2] * 18, x.shape[2] * 18, 18, 2))
+    x_in = (desc, tensor_bytes(desc, x))
+    check(device, "depthwise", x, w, xz, wz, x_in=x_in, group_count=3, start_padding=(1, 1))

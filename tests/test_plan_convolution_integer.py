@@ -99,6 +99,15 @@ def test_few_channels_a_group_run_the_direct_kernel(profile, name, kw):
         caps = no_dot4(caps)
     d = layer(**kw)
     plan = plan_convolution_integer(d, caps)
+    if "depthwise" in name and not caps.is_cpu:
+        # a GPU with the packed dot product: the depthwise kernel, four outputs of a row a thread
+        (s,) = plan.steps
+        d4 = d.as_4d()
+        n, m, oh, ow = d4.output.sizes
+        assert plan.kernels == ["convolution_integer_depthwise"] and s.invocations == n * m * oh * -(-ow // 4)
+        assert s.uniforms_dict["dw_threads"] == s.invocations
+        assert s.constants_dict["DW_FAST"] == 1 and s.constants_dict["DW_VEC"] == int(ow % 4 == 0)
+        return
     # 8 channels a group: four a word on the packed dot product
     words = name == "grouped"
     assert plan.kernels == ["convolution_integer_direct" + ("_dot4" if words else "")] and plan.workspace == ()
@@ -179,7 +188,9 @@ def test_layers_past_the_direct_staging_fall_back_to_portable():
     assert plan.kernels == ["convolution_integer_portable"] and "4608 taps" in plan.why
     with pytest.raises(PlanError, match=r"kernel: 'direct' cannot run this layer: a filter row of C/G\*KH\*KW = 4608"):
         plan_convolution_integer(big, caps, kernel="direct")
-    with pytest.raises(PlanError, match="kernel: must be one of portable, direct, direct_dot4, dot4, dot4_im2col"):
+    with pytest.raises(
+        PlanError, match="kernel: must be one of portable, depthwise, direct, direct_dot4, dot4, dot4_im2col"
+    ):
         plan_convolution_integer(big, caps, kernel="winograd")
 
 
@@ -203,7 +214,7 @@ def test_explain_cli(capsys):
     argv += ["--pads", "1,1,1,1", "--zero-points", "channel", "--profile", "h100", "--json"]
     assert cli_main(argv) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["kernels"] == ["convolution_integer_direct"] and d["dispatches"] == 1
+    assert d["kernels"] == ["convolution_integer_depthwise"] and d["dispatches"] == 1
     assert d["ops"] == 2 * 8 * 256 * 56 * 56 * 9
     assert d["bytes_moved"] == 8 * 256 * 56 * 56 + 256 * 9 + 256 + 1 + 4 * 8 * 256 * 56 * 56
     assert d["steps"][0]["uniforms"]["group_count"] == 256
@@ -234,8 +245,8 @@ def test_past_the_binding_limit_on_lavapipe():
     out_item = 64 * 256 * 256 * 4
     assert s1.windows == (("input", per * 64 * 256 * 256, 2 * 64 * 256 * 256), ("output", per * out_item, 2 * out_item))
     assert s0.windows[1] == ("output", 0, per * out_item)
-    total = plan_convolution_integer(d, Capabilities.profile("h100")).steps[0].uniforms_dict["workgroups"]
-    assert s0.uniforms_dict["workgroups"] * 9 == total * per
+    total = plan_convolution_integer(d, Capabilities.profile("h100"), kernel="direct").steps[0].uniforms_dict
+    assert s0.uniforms_dict["workgroups"] * 9 == total["workgroups"] * per
     check_split(plan, d, caps, elements=False)
     # A dense layer keeps the GEMM: chunks of whole batch items (5 x 16 MiB of output fit 128 MiB),
     # each packed and multiplied on windows of the input and output, one packed workspace.
@@ -391,12 +402,13 @@ def test_one_item_past_the_real_binding_limit(profile):
 def test_cpu_adapters_take_the_portable_kernel_where_direct_tiles_idle():
     """On a CPU adapter a direct kernel whose tile gives under half its threads work yields to the
     portable kernel (lavapipe runs idle invocations through the staging loops and barriers too);
-    a GPU profile keeps the direct kernels, and larger planes keep them on the CPU too."""
+    a GPU profile keeps the direct kernels (the depthwise kernel for C/G = 1), and larger planes
+    keep them on the CPU too."""
     cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     for desc, cpu_kernel, gpu_kernel in [
-        (layer(1, 128, 128, (8, 8), 3, groups=128), "portable", "direct"),  # depthwise 8x8: 16 of 256 threads busy
+        (layer(1, 128, 128, (8, 8), 3, groups=128), "portable", "depthwise"),  # depthwise 8x8: 16 of 256 busy
         (layer(1, 128, 128, (7, 7), 3, groups=64), "portable", "direct"),  # G=64, 7x7
-        (layer(1, 128, 128, (56, 56), 3, groups=128), "direct", "direct"),  # depthwise 56x56: whole tiles
+        (layer(1, 128, 128, (56, 56), 3, groups=128), "direct", "depthwise"),  # depthwise 56x56: whole tiles
         (layer(1, 256, 256, (14, 14), 3, groups=32), "direct_dot4", "direct_dot4"),  # 8 channels a group: busy
     ]:
         got = plan_convolution_integer(desc, cpu)

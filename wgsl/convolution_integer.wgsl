@@ -66,6 +66,8 @@ struct Conv {
     tiles_h: u32, tiles_w: u32,
     channel_block: u32,           // output channels a workgroup computes
     channel_blocks: u32,          // blocks of a group's output channels
+    // depthwise (convolution_integer_depthwise.wgsl)
+    dw_threads: u32,              // N*M*OH*ceil(OW/4): a thread four neighbouring outputs of a row
 }
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;

@@ -63,7 +63,7 @@ __all__ = [
 
 OP = "convolution_integer"
 INTEGER_TYPES = frozenset({DataType.INT8, DataType.UINT8})
-KERNELS = ("portable", "direct", "direct_dot4", "dot4", "dot4_im2col")
+KERNELS = ("portable", "depthwise", "direct", "direct_dot4", "dot4", "dot4_im2col")
 DOT4_FEATURE = "packed_4x8_integer_dot_product"  # the WGSL language feature the dot4 path needs
 _WG = 256
 _KC = 16  # k words per step of the dot4 kernel (KC in the WGSL)
@@ -509,6 +509,38 @@ def _plan_portable(d, caps, placements, why_choice):
     return (s,), why_choice, (), (("kernel", "portable"),)
 
 
+def _plan_depthwise(d, caps, placements, why_choice):
+    """The depthwise kernel (C/G = 1): a thread four neighbouring outputs of a row; its fast rows
+    (DW_FAST) where the input's rows are contiguous, the kernel is at most 4 wide, W is not dilated
+    and its stride is 1 or 2."""
+    n, m, oh, ow = d.output.sizes
+    kw = d.filter.sizes[3]
+    threads = n * m * oh * -(-ow // 4)
+    u = _common_uniforms(d, placements)
+    u["dw_threads"] = threads
+    fast = d.input.element_strides[3] == 1 and kw <= 4 and d.dilations[1] == 1 and d.strides[1] in (1, 2)
+    out_res = placement_of(placements, "output").residual
+    vec = (
+        ow % 4 == 0
+        and out_res % 16 == 0
+        and d.output.element_strides[3] == 1
+        and all(t % 4 == 0 for t, s_ in zip(d.output.element_strides[:3], d.output.sizes[:3]) if s_ > 1)
+    )
+    consts = {**_structure(d), "DW_FAST": int(fast), "DW_SW": d.strides[1] if fast else 1, "DW_VEC": int(vec)}
+    s = step(
+        "convolution_integer_depthwise",
+        "convolution_integer_depthwise.wgsl",
+        "one thread four neighbouring outputs of a row"
+        + (", each interior row of taps one packed 4x8 dot product" if fast else ", a tap at a time"),
+        threads,
+        constants=consts,
+        uniforms=u,
+        bindings={**_TENSOR_VARS, "output": ("output", "output4")},
+        uniform_var="cv",
+    )
+    return (s,), why_choice, (), (("kernel", "depthwise"),)
+
+
 def _plan_direct(d, caps, placements, why_choice, shape, words=False):
     (th, tw, cb, blocks, xs, ws), why_tile = shape
     n = d.input.sizes[0]
@@ -809,6 +841,12 @@ def plan_convolution_integer(
                 f"C/G = {cg} and M/G = {mg} (>= 16): a dense layer, run as an implicit GEMM on the packed 4x8 dot "
                 f"product ({caps.name} has {DOT4_FEATURE})"
             )
+        elif has_dot4 and cg == 1 and not caps.is_cpu and not past_limit:
+            kernel = "depthwise"
+            why = gemm_off + (
+                f"C/G = 1 (depthwise), M/G = {mg}: the depthwise kernel, four outputs of a row a thread, a row of "
+                f"taps one packed 4x8 dot product ({caps.name} has {DOT4_FEATURE})"
+            )
         elif has_dot4 and cg >= 4 and direct4[0] is not None:
             kernel = "direct_dot4"
             why = gemm_off + (
@@ -842,7 +880,14 @@ def plan_convolution_integer(
                 kernel = "portable"
     else:
         why = f"kernel {kernel!r} requested"
-        if "dot4" in kernel and not has_dot4:
+        if kernel == "depthwise" and cg != 1:
+            raise PlanError(f"kernel: 'depthwise' needs one input channel per group (C/G = 1); got C/G = {cg}")
+        if kernel == "depthwise" and past_limit:
+            raise PlanError(
+                f"kernel: 'depthwise' binds whole tensors; past {caps.name}'s max-storage-buffer-binding-size "
+                f"({limit}) use 'direct' or 'portable', which split into smaller windows"
+            )
+        if ("dot4" in kernel or kernel == "depthwise") and not has_dot4:
             raise PlanError(
                 f"kernel: {kernel!r} needs the WGSL language feature {DOT4_FEATURE}, which {caps.name} "
                 f"({caps.backend}) lacks; use 'direct' or 'portable'"
@@ -864,6 +909,8 @@ def plan_convolution_integer(
             steps, why, workspace, details = _split_dot4(d, caps, placements, why, tuning, im, gemm_chunk)
         else:
             steps, why, workspace, details = _plan_dot4(d, caps, placements, why, tuning, im)
+    elif kernel == "depthwise":
+        steps, why, workspace, details = _plan_depthwise(d, caps, placements, why)
     elif kernel == "direct":
         steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct)
     elif kernel == "direct_dot4":
