@@ -1009,3 +1009,8 @@ def test_depthwise_kernel(device, mix, rng):
     desc = TensorDesc(DataType.from_numpy(x.dtype), x.shape, (x.shape[1] * x.shape[2] * 18, x.shape[2] * 18, 18, 2))
     x_in = (desc, tensor_bytes(desc, x))
     check(device, "depthwise", x, w, xz, wz, x_in=x_in, group_count=3, start_padding=(1, 1))
+    # a filter whose rows are not contiguous (W stride 2): its taps read a byte at a time
+    w_desc = TensorDesc(DataType.from_numpy(w.dtype), w.shape, (18, 18, 6, 2))
+    check(
+        device, "depthwise", x, w, xz, wz, w_in=(w_desc, tensor_bytes(w_desc, w)), group_count=3, start_padding=(1, 1)
+    )

@@ -100,11 +100,11 @@ def test_few_channels_a_group_run_the_direct_kernel(profile, name, kw):
     d = layer(**kw)
     plan = plan_convolution_integer(d, caps)
     if "depthwise" in name and not caps.is_cpu:
-        # a GPU with the packed dot product: the depthwise kernel, four outputs of a row a thread
+        # a GPU with the packed dot product: the depthwise kernel, eight outputs of a row a thread
         (s,) = plan.steps
         d4 = d.as_4d()
         n, m, oh, ow = d4.output.sizes
-        assert plan.kernels == ["convolution_integer_depthwise"] and s.invocations == n * m * oh * -(-ow // 4)
+        assert plan.kernels == ["convolution_integer_depthwise"] and s.invocations == n * m * oh * -(-ow // 8)
         assert s.uniforms_dict["dw_threads"] == s.invocations
         assert s.constants_dict["DW_FAST"] == 1 and s.constants_dict["DW_VEC"] == int(ow % 4 == 0)
         return

@@ -1,6 +1,6 @@
 // ConvolutionInteger (DML_OPERATOR_CONVOLUTION_INTEGER), depthwise kernel: one input channel per
-// group (C/G = 1, any M/G), no workgroup memory. A thread owns four neighbouring outputs
-// (n, m, oh, ow0 .. ow0 + 3), ow0 = 4 * q, with g = m / (M/G):
+// group (C/G = 1, any M/G), no workgroup memory. A thread owns eight neighbouring outputs
+// (n, m, oh, ow0 .. ow0 + 7), ow0 = 8 * q, with g = m / (M/G):
 //   out[n, m, oh, ow] = sum_{kh, kw} (x[n, g, oh*sh + kh*dh - ph, ow*sw + kw*dw - pw] - xzp) * (w[m, 0, kh, kw] - wzp[m])
 // Taps outside the input add nothing (padding holds the input zero point).
 // Fast rows (DW_FAST: contiguous input rows, kernel width <= 4, dilation 1 along W, stride DW_SW
@@ -17,7 +17,7 @@
 
 override DW_FAST: bool = false;  // the fast rows' structural conditions hold
 override DW_SW: u32 = 1u;        // the stride along W (1 or 2) where DW_FAST
-// Output rows contiguous, of whole quads, each quad on a 16-byte boundary: one 16-byte store a thread.
+// Output rows contiguous, of whole quads, each quad on a 16-byte boundary: 16-byte stores.
 override DW_VEC: bool = false;
 
 @group(0) @binding(9) var<storage, read_write> output4: array<vec4<i32>>;
@@ -68,19 +68,31 @@ fn sum_w(w: u32) -> i32 {
     return i32(dot4U8Packed(w, ONES4));
 }
 
+// The taps of a fast row for one output: x the input bytes from its first tap column on.
+fn row_sum(x: u32, w: u32, kmask: u32, wz: i32) -> i32 {
+    var a = dot_xw(x, w, kmask);
+    if (WZP != 0u) { a -= wz * sum_x(x, kmask); }   // the filter's zero point times the input sum
+    return a;
+}
+
+fn row_sums(x: vec4<u32>, w: u32, kmask: u32, wz: i32) -> vec4<i32> {
+    return vec4<i32>(row_sum(x.x, w, kmask, wz), row_sum(x.y, w, kmask, wz), row_sum(x.z, w, kmask, wz),
+                     row_sum(x.w, w, kmask, wz));
+}
+
 @compute @workgroup_size(WG)
 fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
                                  @builtin(num_workgroups) nwg: vec3<u32>) {
     let tid = thread_id(gid, nwg);
-    let quads = (cv.out_width + 3u) / 4u;
     if (tid >= cv.dw_threads) { return; }
-    let q = tid % quads;
-    var rest = tid / quads;
+    let octs = (cv.out_width + 7u) / 8u;
+    let q = tid % octs;
+    var rest = tid / octs;
     let oh = rest % cv.out_height;
     rest = rest / cv.out_height;
     let m = rest % cv.out_channels;
     let n = rest / cv.out_channels;
-    let ow0 = 4u * q;
+    let ow0 = 8u * q;
     let g = m / cv.group_out_channels;
     let H = i32(cv.in_height);
     let W = i32(cv.in_width);
@@ -91,83 +103,92 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
     let w_m = m * cv.filter_stride_m;
     let ih0 = i32(oh * cv.stride_h) - i32(cv.pad_top);
     let iw0 = i32(ow0 * cv.stride_w) - i32(cv.pad_left);   // first tap column of output ow0
-    let nout = min(4u, cv.out_width - ow0);
-    // a quad with taps outside its rows (an edge of the input): those taps read the zero point
-    let edge = iw0 < 0 || iw0 + i32(3u * DW_SW + KW) > W;
+    let nout = min(8u, cv.out_width - ow0);
+    // an eight with taps outside its rows (an edge of the input): those taps read the zero point
+    let edge = iw0 < 0 || iw0 + i32(7u * DW_SW + KW) > W;
     let kmask = 0xFFFFFFFFu >> (32u - 8u * min(KW, 4u));   // the tap lanes of a fast row's words
     let zrep = (u32(xz) & 0xFFu) * ONES4;
-    var a0 = 0i;
-    var a1 = 0i;
-    var a2 = 0i;
-    var a3 = 0i;
+    var lo = vec4<i32>(0);   // outputs ow0 .. ow0 + 3
+    var hi = vec4<i32>(0);   // outputs ow0 + 4 .. ow0 + 7
     for (var kh = 0u; kh < cv.kernel_h; kh++) {
         let ih = ih0 + i32(kh * cv.dilation_h);
         if (ih < 0 || ih >= H) { continue; }
         let x_row = x_n + u32(ih) * cv.in_stride_h;
         let w_row = w_m + kh * cv.filter_stride_h;
         if (DW_FAST) {
-            // the filter row as one word (lanes past KW zero), and the row's bytes from column
-            // iw0 on as words (words before the buffer read as 0: their lanes are outside the row)
+            // the filter row as one word (lanes past KW zero)
             var w = 0u;
-            for (var kw = 0u; kw < KW; kw++) {
-                w |= filter_byte(w_row + kw * cv.filter_stride_w) << (8u * kw);
+            if (cv.filter_stride_w == 1u) {
+                // the row's KW contiguous bytes: two words, funnel-shifted to byte 0
+                let fa = cv.filter_base + w_row;
+                let fi = fa >> 2u;
+                w = funnel(filter_weights[fi], filter_weights[fi + 1u], (fa & 3u) * 8u) & kmask;
+            } else {
+                for (var kw = 0u; kw < KW; kw++) {
+                    w |= filter_byte(w_row + kw * cv.filter_stride_w) << (8u * kw);
+                }
             }
+            // the row's bytes from column iw0 on as words (words before the buffer read as 0:
+            // their lanes are outside the row), aligned to that column
             let a = i32(cv.input_base + x_row) + iw0;
             let sh = u32(a & 3) * 8u;
             let i = a >> 2u;
             let v0 = word_at(i);
             let v1 = word_at(i + 1);
             let v2 = word_at(i + 2);
+            let v3 = word_at(i + 3);
             let u0 = funnel(v0, v1, sh);
             let u1 = funnel(v1, v2, sh);
-            var x0 = u0;
-            var x1 = funnel(u0, u1, 8u);
-            var x2 = funnel(u0, u1, 16u);
-            var x3 = funnel(u0, u1, 24u);
+            let u2 = funnel(v2, v3, sh);
+            // output o's taps start at byte o * DW_SW
+            var xl = vec4<u32>(u0, funnel(u0, u1, 8u), funnel(u0, u1, 16u), funnel(u0, u1, 24u));
+            var xh = vec4<u32>(u1, funnel(u1, u2, 8u), funnel(u1, u2, 16u), funnel(u1, u2, 24u));
             if (DW_SW == 2u) {
-                let u2 = funnel(v2, word_at(i + 3), sh);
-                x1 = funnel(u0, u1, 16u);
-                x2 = u1;
-                x3 = funnel(u1, u2, 16u);
+                let u3 = funnel(v3, word_at(i + 4), sh);
+                let u4 = funnel(word_at(i + 4), word_at(i + 5), sh);
+                xl = vec4<u32>(u0, funnel(u0, u1, 16u), u1, funnel(u1, u2, 16u));
+                xh = vec4<u32>(u2, funnel(u2, u3, 16u), u3, funnel(u3, u4, 16u));
             }
             if (edge) {
-                x0 = in_row(x0, iw0, W, zrep);
-                x1 = in_row(x1, iw0 + i32(DW_SW), W, zrep);
-                x2 = in_row(x2, iw0 + i32(2u * DW_SW), W, zrep);
-                x3 = in_row(x3, iw0 + i32(3u * DW_SW), W, zrep);
+                let c = iw0 + i32(DW_SW) * vec4<i32>(0, 1, 2, 3);
+                xl = vec4<u32>(in_row(xl.x, c.x, W, zrep), in_row(xl.y, c.y, W, zrep), in_row(xl.z, c.z, W, zrep),
+                               in_row(xl.w, c.w, W, zrep));
+                let d = c + vec4<i32>(4 * i32(DW_SW));
+                xh = vec4<u32>(in_row(xh.x, d.x, W, zrep), in_row(xh.y, d.y, W, zrep), in_row(xh.z, d.z, W, zrep),
+                               in_row(xh.w, d.w, W, zrep));
             }
-            let fix = -xz * sum_w(w) + i32(KW) * xz * wz;
-            a0 += dot_xw(x0, w, kmask) - wz * sum_x(x0, kmask) + fix;
-            a1 += dot_xw(x1, w, kmask) - wz * sum_x(x1, kmask) + fix;
-            a2 += dot_xw(x2, w, kmask) - wz * sum_x(x2, kmask) + fix;
-            a3 += dot_xw(x3, w, kmask) - wz * sum_x(x3, kmask) + fix;
+            let fix = vec4<i32>(-xz * sum_w(w) + i32(KW) * xz * wz);
+            lo += row_sums(xl, w, kmask, wz) + fix;
+            hi += row_sums(xh, w, kmask, wz) + fix;
             continue;
         }
+        // a tap at a time (the layers the fast rows do not take)
+        let cs = i32(cv.stride_w);
         for (var kw = 0u; kw < KW; kw++) {
             let wv = widen(filter_byte(w_row + kw * cv.filter_stride_w), W_SIGNED) - wz;
             let c0 = iw0 + i32(kw * cv.dilation_w);
-            let cs = i32(cv.stride_w);
-            if (c0 >= 0 && c0 < W) {
-                a0 += (widen(input_byte(x_row + u32(c0) * cv.in_stride_w), X_SIGNED) - xz) * wv;
+            var t = vec4<i32>(0);
+            var u = vec4<i32>(0);
+            for (var o = 0u; o < 4u; o++) {
+                let c = c0 + i32(o) * cs;
+                if (o < nout && c >= 0 && c < W) {
+                    t[o] = (widen(input_byte(x_row + u32(c) * cv.in_stride_w), X_SIGNED) - xz) * wv;
+                }
+                let d = c + 4 * cs;
+                if (o + 4u < nout && d >= 0 && d < W) {
+                    u[o] = (widen(input_byte(x_row + u32(d) * cv.in_stride_w), X_SIGNED) - xz) * wv;
+                }
             }
-            if (nout > 1u && c0 + cs >= 0 && c0 + cs < W) {
-                a1 += (widen(input_byte(x_row + u32(c0 + cs) * cv.in_stride_w), X_SIGNED) - xz) * wv;
-            }
-            if (nout > 2u && c0 + 2 * cs >= 0 && c0 + 2 * cs < W) {
-                a2 += (widen(input_byte(x_row + u32(c0 + 2 * cs) * cv.in_stride_w), X_SIGNED) - xz) * wv;
-            }
-            if (nout > 3u && c0 + 3 * cs >= 0 && c0 + 3 * cs < W) {
-                a3 += (widen(input_byte(x_row + u32(c0 + 3 * cs) * cv.in_stride_w), X_SIGNED) - xz) * wv;
-            }
+            lo += t;
+            hi += u;
         }
     }
     let o = output_index(n, m, oh, ow0);
     if (DW_VEC && !ACCUMULATE) {
-        output4[o / 4u] = vec4<i32>(a0, a1, a2, a3);
+        output4[o / 4u] = lo;
+        if (nout > 4u) { output4[o / 4u + 1u] = hi; }
         return;
     }
-    store_output(o, a0);
-    if (nout > 1u) { store_output(o + cv.out_stride_w, a1); }
-    if (nout > 2u) { store_output(o + 2u * cv.out_stride_w, a2); }
-    if (nout > 3u) { store_output(o + 3u * cv.out_stride_w, a3); }
+    for (var k = 0u; k < min(nout, 4u); k++) { store_output(o + k * cv.out_stride_w, lo[k]); }
+    for (var k = 4u; k < nout; k++) { store_output(o + k * cv.out_stride_w, hi[k - 4u]); }
 }

@@ -510,12 +510,12 @@ def _plan_portable(d, caps, placements, why_choice):
 
 
 def _plan_depthwise(d, caps, placements, why_choice):
-    """The depthwise kernel (C/G = 1): a thread four neighbouring outputs of a row; its fast rows
+    """The depthwise kernel (C/G = 1): a thread eight neighbouring outputs of a row; its fast rows
     (DW_FAST) where the input's rows are contiguous, the kernel is at most 4 wide, W is not dilated
     and its stride is 1 or 2."""
     n, m, oh, ow = d.output.sizes
     kw = d.filter.sizes[3]
-    threads = n * m * oh * -(-ow // 4)
+    threads = n * m * oh * -(-ow // 8)
     u = _common_uniforms(d, placements)
     u["dw_threads"] = threads
     fast = d.input.element_strides[3] == 1 and kw <= 4 and d.dilations[1] == 1 and d.strides[1] in (1, 2)
@@ -530,7 +530,7 @@ def _plan_depthwise(d, caps, placements, why_choice):
     s = step(
         "convolution_integer_depthwise",
         "convolution_integer_depthwise.wgsl",
-        "one thread four neighbouring outputs of a row"
+        "one thread eight neighbouring outputs of a row"
         + (", each interior row of taps one packed 4x8 dot product" if fast else ", a tap at a time"),
         threads,
         constants=consts,
@@ -844,7 +844,7 @@ def plan_convolution_integer(
         elif has_dot4 and cg == 1 and not caps.is_cpu and not past_limit:
             kernel = "depthwise"
             why = gemm_off + (
-                f"C/G = 1 (depthwise), M/G = {mg}: the depthwise kernel, four outputs of a row a thread, a row of "
+                f"C/G = 1 (depthwise), M/G = {mg}: the depthwise kernel, eight outputs of a row a thread, a row of "
                 f"taps one packed 4x8 dot product ({caps.name} has {DOT4_FEATURE})"
             )
         elif has_dot4 and cg >= 4 and direct4[0] is not None:
