@@ -122,11 +122,14 @@ def test_placements_change_the_path():
     caps = Capabilities.profile("gl")
     desc = d2s((1, 16, 4, 8), F32, 2)
     assert plan_depth_to_space(desc, caps).kernels == ["depth_to_space_zip"]
-    # an output 8 bytes into its binding: on a CPU adapter the word-store row kernel (no edge
-    # pass); on a GPU the tiled kernel with staged stores, each vector stored in aligned pieces
+    # an output 8 bytes into its binding: each vector stored in aligned pieces, on a CPU adapter by
+    # the zip kernel, on a GPU by the tiled kernel with staged stores; rows off 4-byte boundaries
+    # (2 bytes in) on a CPU adapter: the word-store row kernel (no edge pass)
     plan = plan_depth_to_space(desc, caps, placements={"output": Placement(8)})
-    assert plan.kernels == ["depth_to_space_row_words"]
+    assert plan.kernels == ["depth_to_space_zip"] and plan.steps[0].constants_dict["OUT_RAGGED"] == 1
     assert plan.steps[0].uniforms_dict["dst_base"] == 2
+    plan = plan_depth_to_space(d2s((1, 16, 4, 8), DataType.FLOAT16, 2), caps, placements={"output": Placement(2)})
+    assert plan.kernels == ["depth_to_space_row_words_shared"]
     assert "no edge pass" in plan.why and "CPU" in plan.why
     gpu = plan_depth_to_space(desc, Capabilities.profile("h100"), placements={"output": Placement(8)})
     assert gpu.kernels == ["depth_to_space_tiled_staged"]

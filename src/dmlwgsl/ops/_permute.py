@@ -412,15 +412,18 @@ def _choose(
     gather before the row kernel where the input's rows are contiguous (lavapipe, blocks 2-8:
     1.6-2.9x faster; with an NHWC input the row kernel was faster in 2 of 3 shapes). Where the
     row kernel would need its atomic edge pass (rows not on 16-byte boundaries: odd widths, output
-    windows), a CPU adapter takes the word-store row kernel: for 4- and 8-byte elements always
-    (lavapipe: 1.9-4.7x faster), for 1- and 2-byte elements on rows under SHORT_ROW_BYTES, where the
+    windows) and the tiled paths cannot run, a CPU adapter takes the word-store row kernel: for 4-
+    and 8-byte elements always (lavapipe: 1.9-4.7x faster), for 1- and 2-byte elements on rows
+    under SHORT_ROW_BYTES, where the
     edge pass's per-row cost outweighs the row kernel's whole-block stores (lavapipe: 8-123-byte
     rows 1.4-8.5x faster; from 255 bytes up it went either way, 0.5-1.3x; EXPERIMENTS.md)."""
     if cpu:
         s2d_bytes = lay.op == "space_to_depth" and esize == 1 and lay.input.element_strides[-1] == 1
         order = ("zip", "tiled", "packed", "rows") if s2d_bytes else ("zip", "tiled", "rows", "packed")
         if not rows_aligned and (esize >= 4 or lay.rows.row_len * esize < SHORT_ROW_BYTES):
-            order = ("row_words",) + order
+            # after the tiled paths where they run (rows of whole vectors stored in aligned pieces:
+            # lavapipe window rows 29-67% of copy against the word-store row kernel's 10-39%)
+            order = ("zip", "tiled", "row_words") + order[2:]
     elif lay.block == 2 or (lay.op == "space_to_depth" and lay.block in TILED_BLOCKS):
         order = ("zip", "tiled", "rows", "packed")
     elif lay.block in TILED_BLOCKS and lay.block * esize <= 16:
