@@ -567,3 +567,26 @@ def test_tiled_ragged_output_rows(device, rng, op_name, dtype):
     with pytest.raises(PlanError, match="16-byte"):
         shape = (2, 8, 3, 32) if op_name == "depth_to_space" else (2, 2, 6, 64)
         check_op(device, op_name, DataType.UINT8, shape, 2, "DCR", rng, kernel="tiled", lout="window", output_offset=66)
+
+
+@pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
+@pytest.mark.parametrize("dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32], ids=lambda d: d.name.lower())
+def test_tiled_half_rows(device, rng, op_name, dtype):
+    """CPU adapters: the tiled kernel on rows of whole 8-byte halves that are not whole 16-byte
+    vectors (TILE_HALF; SpaceToDepth's output rows are the DepthToSpace input rows here), at blocks
+    2, 3, 4 and 8, with broadcast inputs, several halves a row, and the split past a tight binding
+    limit; exact under poison and guards."""
+    caps = Capabilities.from_device(device)
+    if not caps.is_cpu:
+        pytest.skip("TILE_HALF is a CPU adapter's path (measured on lavapipe only)")
+    tight = caps.with_binding_limit(512)
+    w = 8 // dtype.size_in_bytes  # elements of an 8-byte half: DepthToSpace input rows of 1 and 3 halves
+    cases = [  # DepthToSpace input shapes; SpaceToDepth takes their DepthToSpace outputs as input
+        ((2, 16, 3, w), 2, "packed", "packed", 64, True),
+        ((1, 9, 4, 3 * w), 3, "broadcast", "packed", 16, False),
+        ((2, 16, 2, w), 4, "packed", "packed", 48, False),
+        ((1, 64, 3, 3 * w), 8, "packed", "packed", 32, False),
+    ]
+    ops = check_row_cases(device, rng, op_name, dtype, cases, "tiled", tight)
+    assert all(op.plan.steps[0].constants_dict.get("TILE_HALF") == 1 for op in ops)
+    assert any(op.plan.dispatches > 1 for op in ops)

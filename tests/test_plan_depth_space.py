@@ -216,9 +216,8 @@ def test_explain_command_prints_the_plan(capsys):
 
 def test_cpu_adapters_take_their_measured_paths():
     """On lavapipe (a CPU adapter) the tiled kernel comes before the row kernel at blocks 3, 4 and 8
-    (8-bit SpaceToDepth at block 8 too: 0.34 ms against the packed gather's 2.48 ms), and 8-bit
-    SpaceToDepth takes the word-store row kernel where its rows are short and off 16-byte
-    boundaries; the H100 keeps its order."""
+    (8-bit SpaceToDepth at block 8 too: 0.34 ms against the packed gather's 2.48 ms), on rows of
+    whole 8-byte halves too (TILE_HALF); the H100 keeps its order."""
     lav, h100 = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     d = d2s((8, 144, 16, 16), DataType.FLOAT16, 3, "CRD")
     assert plan_depth_to_space(d, lav).kernels == ["depth_to_space_tiled"]
@@ -227,7 +226,10 @@ def test_cpu_adapters_take_their_measured_paths():
     assert plan_space_to_depth(s, lav).kernels == ["space_to_depth_tiled"]
     assert plan_space_to_depth(s, h100).kernels == ["space_to_depth_tiled"]
     s = SpaceToDepthDesc(TensorDesc(U8, (16, 4, 64, 64)), TensorDesc(U8, (16, 256, 8, 8)), 8, "CRD")
-    assert plan_space_to_depth(s, lav).kernels == ["space_to_depth_row_words_shared"]
+    # 8-byte output rows: on lavapipe the tiled kernel a half a row a thread (TILE_HALF)
+    plan = plan_space_to_depth(s, lav)
+    assert plan.kernels == ["space_to_depth_tiled"] and plan.steps[0].constants_dict["TILE_HALF"] == 1
+    assert plan.steps[0].uniforms_dict["chunks"] == 1  # one 8-byte half of each 8-byte output row
     assert plan_space_to_depth(s, h100).kernels[0] == "space_to_depth_staged"  # 8-byte rows, 512 KiB
 
 

@@ -39,8 +39,7 @@ fn row_at(r: u32) -> RowAt {
 
 fn tile_vec(t: TileAt, j: u32) -> vec4<u32> {
     let in_c = t.i * tl.chan_i + j * tl.chan_j + t.c * tl.chan_c;
-    return input4[(tl.src_base + t.n * tl.in_stride_n + in_c * tl.in_stride_c + t.h * tl.in_stride_h + t.w0)
-                  / (16u / ELEM_BYTES)];
+    return load_in(tl.src_base + t.n * tl.in_stride_n + in_c * tl.in_stride_c + t.h * tl.in_stride_h + t.w0);
 }
 
 // The BLOCK input vectors of a tile: one per input row j (channel in_c(i, j, c)) at row h.
@@ -64,11 +63,15 @@ fn depth_to_space_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     let tid = thread_id(gid, nwg);
     if (tid >= tl.threads) { return; }
     // row space: output rows (n, c, h, i) of C' channels; tl.chan maps (i, j, c) to the input channel
-    let t = tile_at(tid, 16u / ELEM_BYTES);
+    let t = tile_at(tid, tile_v());
     let out = interleave_tile(tile_rows(t));
     let o = out_first(t);
     for (var k = 0u; k < BLOCK; k++) {
-        store_out(o + k * (16u / ELEM_BYTES), oct_get(out, k));
+        if (TILE_HALF) {
+            output2[(o + k * tile_v()) / tile_v()] = tile_half(out, k);
+        } else {
+            store_out(o + k * (16u / ELEM_BYTES), oct_get(out, k));
+        }
     }
 }
 

@@ -40,7 +40,7 @@ fn row_at(r: u32) -> RowAt {
 fn space_to_depth_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let tid = thread_id(gid, nwg);
     if (tid >= tl.threads) { return; }
-    let v = 16u / ELEM_BYTES;
+    let v = tile_v();
     // row space: input rows (n, c, h, i) of C channels; tl.chan maps (i, j, c) to the output channel
     let t = tile_at(tid, v);
     let e = tl.src_base + t.n * tl.in_stride_n + t.c * tl.in_stride_c + (t.h * BLOCK + t.i) * tl.in_stride_h
@@ -61,7 +61,12 @@ fn space_to_depth_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
 // Vector x of a tile's output row j (channel out_c(i, j, c)), at row h.
 fn store_row(t: TileAt, j: u32, x: vec4<u32>) {
     let out_c = t.i * tl.chan_i + j * tl.chan_j + t.c * tl.chan_c;
-    store_out(tl.dst_base + t.n * tl.out_stride_n + out_c * tl.out_stride_c + t.h * tl.out_stride_h + t.w0, x);
+    let e = tl.dst_base + t.n * tl.out_stride_n + out_c * tl.out_stride_c + t.h * tl.out_stride_h + t.w0;
+    if (TILE_HALF) {
+        output2[e / tile_v()] = x.xy;   // (the deinterleave of halves fills each row's low half)
+    } else {
+        store_out(e, x);
+    }
 }
 
 @compute @workgroup_size(WG)

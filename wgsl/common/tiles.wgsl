@@ -41,6 +41,26 @@ struct Tiled {
 // its alignment; otherwise every row starts on a 16-byte boundary.
 override OUT_RAGGED: bool = false;
 
+// Rows of whole 8-byte halves but not of 16-byte vectors (the tiled kernels on CPU adapters): a
+// thread's tile is BLOCK halves, each loaded into the low half of its vector (the high half 0), so
+// that the same (de)interleave leaves the result in the first BLOCK halves of the output vectors.
+override TILE_HALF: bool = false;
+
+// Elements a thread takes of each row of its tile: a 16-byte vector's, or with TILE_HALF a half's.
+fn tile_v() -> u32 { return select(16u, 8u, TILE_HALF) / ELEM_BYTES; }
+
+// The tile's input at element e: a 16-byte vector, or with TILE_HALF an 8-byte half (high half 0).
+fn load_in(e: u32) -> vec4<u32> {
+    if (TILE_HALF) { return vec4<u32>(input2[e / (8u / ELEM_BYTES)], 0u, 0u); }
+    return input4[e / (16u / ELEM_BYTES)];
+}
+
+// Half k of an (de)interleaved tile: vector k / 2's low (k even) or high half.
+fn tile_half(o: Oct, k: u32) -> vec2<u32> {
+    let x = oct_get(o, k / 2u);
+    return select(x.xy, x.zw, (k & 1u) == 1u);
+}
+
 // Vector x of the output at element e.
 fn store_out(e: u32, x: vec4<u32>) {
     if (!OUT_RAGGED) {
@@ -372,11 +392,26 @@ fn deinterleave8(s: Oct) -> Oct {
 
 // Input vectors first .. first + BLOCK - 1, written out per block size (no select picks a slot).
 fn load_run(first: u32) -> Oct {
+    if (TILE_HALF) { return load_run_halves(first); }
     var o = Oct(Quad(input4[first], input4[first + 1u], vec4<u32>(0u), vec4<u32>(0u)),
                 Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u)));
     if (BLOCK >= 3u) { o.lo.c = input4[first + 2u]; }
     if (BLOCK >= 4u) { o.lo.d = input4[first + 3u]; }
     if (BLOCK == 8u) { o.hi = Quad(input4[first + 4u], input4[first + 5u], input4[first + 6u], input4[first + 7u]); }
+    return o;
+}
+
+// TILE_HALF: input halves first .. first + BLOCK - 1 (half indices), two a vector.
+fn load_run_halves(first: u32) -> Oct {
+    let z = vec2<u32>(0u);
+    var o = Oct(Quad(vec4<u32>(input2[first], input2[first + 1u]), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u)),
+                Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u)));
+    if (BLOCK == 3u) { o.lo.b = vec4<u32>(input2[first + 2u], z); }
+    if (BLOCK >= 4u) { o.lo.b = vec4<u32>(input2[first + 2u], input2[first + 3u]); }
+    if (BLOCK == 8u) {
+        o.lo.c = vec4<u32>(input2[first + 4u], input2[first + 5u]);
+        o.lo.d = vec4<u32>(input2[first + 6u], input2[first + 7u]);
+    }
     return o;
 }
 

@@ -115,10 +115,11 @@ class TiledSpace:
     out_w_stride: int
     zip: bool = False  # DepthToSpace with block 2: one thread per output vector (depth_to_space_zip)
 
-    def usable(self, esize: int, ragged_out: bool = False) -> str | None:
+    def usable(self, esize: int, ragged_out: bool = False, half: bool = False) -> str | None:
         """None when the path's structural conditions hold for this element size, else the rule
-        broken. ``ragged_out``: output rows need only start on 4-byte boundaries (OUT_RAGGED)."""
-        v = 16 // esize
+        broken. ``ragged_out``: output rows need only start on 4-byte boundaries (OUT_RAGGED);
+        ``half``: rows and strides need only be whole 8-byte halves (TILE_HALF)."""
+        v = (8 if half else 16) // esize
         if self.block not in TILED_BLOCKS:
             return f"block_size {self.block} is not one of {', '.join(map(str, TILED_BLOCKS))}"
         if self.in_w_stride != 1 or self.out_w_stride != 1:
@@ -296,11 +297,17 @@ def plan_depth_space(
         if r_rule is None and in_ok and pout.residual % 4 == 0:
             t_rule = a_rule = None
             out_ragged = True
+    half = False
+    if (t_rule or a_rule) and caps.is_cpu and esize < 8:
+        # rows of whole 8-byte halves: the tiled kernel a half a row a thread (TILE_HALF; measured
+        # on lavapipe only, so CPU plans only; 8-byte elements gain nothing, a half holding one)
+        h_rule = lay.tiled.usable(esize, half=True)
+        half = h_rule is None and pin.residual % 8 == 0 and pout.residual % 8 == 0
     if not lay.tiled.zip:
         reasons["zip"] = "only DepthToSpace with block_size 2 has the zip kernel"
     else:
         reasons["zip"] = t_rule or a_rule
-    reasons["tiled"] = t_rule or a_rule
+    reasons["tiled"] = None if half else (t_rule or a_rule)
     if lay.op != "depth_to_space":
         reasons["tiled_staged"] = "only DepthToSpace has the tiled kernel with staged stores"
     else:
@@ -462,9 +469,16 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
     if path in ("zip", "tiled", "tiled_staged"):
         t = lay.tiled
         v = 16 // esize
-        ragged = pout.residual % 16 or not pout.padded or any(s % v for s in t.out_strides)
+        full = (
+            t.usable(esize, ragged_out=True) is None
+            and pin.residual % 16 == 0
+            and pin.padded
+            and pout.residual % 4 == 0
+        )
+        half = path == "tiled" and not full  # rows of whole 8-byte halves only (TILE_HALF)
+        ragged = not half and (pout.residual % 16 or not pout.padded or any(s % v for s in t.out_strides))
         # columns a thread covers: one 8-byte half vector per input row (zip), a 16-byte vector (tiled)
-        chunks = t.row_len // ((8 if path == "zip" else 16) // esize)
+        chunks = t.row_len // ((8 if path == "zip" or half else 16) // esize)
         threads = nb * cb * hb * t.block * chunks
         u = {
             **_named("in_stride_", t.in_strides, "nch"),
@@ -486,9 +500,14 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
                 threads,
                 entry_point=name,
                 workgroup_size=_staged_tile_workgroup(t.block) if path == "tiled_staged" else WORKGROUP,
-                constants=dict(consts, BLOCK=t.block, **({"OUT_RAGGED": 1} if ragged else {})),
+                constants=dict(
+                    consts, BLOCK=t.block, **({"OUT_RAGGED": 1} if ragged else {}), **({"TILE_HALF": 1} if half else {})
+                ),
                 uniforms=u,
-                bindings={"input": "input2" if path == "zip" else "input4", "output": ("output4", "output2", "output")},
+                bindings={
+                    "input": "input2" if path == "zip" else ("input2", "input4"),
+                    "output": ("output4", "output2", "output"),
+                },
                 uniform_var="tl",
                 windows=windows,
             )
