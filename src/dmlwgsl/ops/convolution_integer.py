@@ -12,6 +12,11 @@ choice and why):
 
 * ``portable`` (wgsl/convolution_integer.wgsl): one thread per output, core WGSL only; the
   reference every fast path is tested against;
+* ``depthwise`` (wgsl/convolution_integer_depthwise.wgsl): one input channel per group (C/G = 1)
+  on adapters with the packed dot product: eight neighbouring outputs of a row a thread, no
+  workgroup memory; rows of at most 4 taps (contiguous input rows, W stride 1 or 2, no W
+  dilation) as one packed 4x8 dot product an output, taps outside the input reading the zero
+  point; other layers a tap at a time (binds whole tensors: not past the binding limit);
 * ``direct`` (wgsl/convolution_integer_direct.wgsl): few channels per group (depthwise, small
   groups, small-channel stems without the packed dot product): the input window of a tile of
   outputs and a block of filters staged once in workgroup memory as i32 values, then four output
@@ -769,12 +774,14 @@ def plan_convolution_integer(
 ) -> Plan:
     """The execution plan of ``desc`` on an adapter with capabilities ``caps`` (no device needed).
 
-    ``kernel`` requests a path ("portable", "direct", "dot4"; None or "auto": choose); an
-    impossible request raises :class:`PlanError` naming the rule. Where no path is requested:
-    dot4 for dense layers (C/G and M/G >= 16) on adapters with the WGSL feature
-    packed_4x8_integer_dot_product, else direct where its tile fits the staging memory, else
-    portable. ``placements`` give the tensors' residual byte offsets (uniforms). The dot4 tuning
-    options (``pixels_per_thread`` 4-8, ``threads`` 128/256/512, ``tile_channels`` 64/128, and
+    ``kernel`` requests a path (one of KERNELS: "portable", "depthwise", "direct", "direct_dot4",
+    "dot4", "dot4_im2col"; None or "auto": choose); an impossible request raises
+    :class:`PlanError` naming the rule. Where no path is requested: dot4 for dense layers (C/G
+    and M/G >= 16) on adapters with the WGSL feature packed_4x8_integer_dot_product (im2col where
+    it saves k steps), the depthwise kernel for C/G = 1 there, else direct where its tile fits
+    the staging memory, else portable. ``placements`` give the tensors' residual byte offsets
+    (uniforms). The dot4 tuning options (``pixels_per_thread`` 4-8, ``threads`` 128/256/512,
+    ``tile_channels`` 64/128, and
     ``split_k`` or ``steps_per_workgroup``) override the cost model's choice (benchmarks, tests).
     """
     desc.validate()
@@ -1397,8 +1404,9 @@ def compile_convolution_integer(
     capabilities: Capabilities | None = None,
 ) -> ConvolutionIntegerOperator:
     """Validate ``desc`` and build the operator once; call the result with GPU tensors (see
-    :class:`ConvolutionIntegerOperator`). ``kernel``: "portable", "direct", "dot4" or None / "auto"
-    (the plan chooses; see :func:`plan_convolution_integer`); an impossible request raises
+    :class:`ConvolutionIntegerOperator`). ``kernel``: one of KERNELS ("portable", "depthwise",
+    "direct", "direct_dot4", "dot4", "dot4_im2col") or None / "auto" (the plan chooses; see
+    :func:`plan_convolution_integer`); an impossible request raises
     :class:`PlanError`. ``capabilities`` replaces the device's record for planning (tighter only)."""
     desc.validate()
     dev = device or default_device()
