@@ -343,6 +343,10 @@ def plan_depth_space(
             if unaligned and (lay.input.element_count + lay.output.element_count) * esize < STAGED_MAX_BYTES:
                 path = "staged"
         why = _WHY[path] + ("; the order measured on CPU adapters" if caps.is_cpu else "")
+    if path == "tiled" and half:
+        why += "; the rows are whole 8-byte halves, not 16-byte vectors: a half of each row a thread (TILE_HALF)"
+    elif out_ragged and path in ("zip", "tiled", "tiled_staged"):
+        why += "; output rows off 16-byte boundaries: each vector stored in aligned pieces (OUT_RAGGED)"
     steps = []
     for k, box in enumerate(boxes):
         steps.extend(_steps(lay, path, box, pin, pout, caps, esize, split, k))
