@@ -34,11 +34,14 @@ def pytest_sessionstart(session):
     missing = [b for b in required if b not in BACKENDS]
     if missing:
         raise pytest.UsageError(f"required wgpu backends missing: {missing}; found {BACKENDS}")
+    # Every backend's session device up front, before any GPU work: wgpu-native aborted the
+    # process when a device was requested while another device's poll thread was polling (seen
+    # with an OpenGL device live, under xdist, about 1 run in 10 of tests/test_runtime.py).
+    for backend in BACKENDS:
+        _create(backend)
 
 
-def get_device(backend: str) -> Device:
-    """One Device per backend for the whole session. An adapter that is listed but gives no
-    device (GL on a headless NVIDIA host) skips its tests, unless CI requires that backend."""
+def _create(backend: str) -> None:
     if backend not in _devices:
         try:
             _devices[backend] = Device(backend=backend)
@@ -46,6 +49,20 @@ def get_device(backend: str) -> Device:
             if backend in os.environ.get("DMLWGSL_REQUIRE_BACKENDS", "").split(","):
                 raise
             _devices[backend] = e
+
+
+def other_session_device(device: Device) -> Device | None:
+    """Another backend's session device (created before any GPU work), or None."""
+    for d in _devices.values():
+        if isinstance(d, Device) and d is not device:
+            return d
+    return None
+
+
+def get_device(backend: str) -> Device:
+    """One Device per backend for the whole session. An adapter that is listed but gives no
+    device (GL on a headless NVIDIA host) skips its tests, unless CI requires that backend."""
+    _create(backend)
     if isinstance(_devices[backend], Exception):
         pytest.skip(f"{backend}: {_devices[backend]}")
     return _devices[backend]
