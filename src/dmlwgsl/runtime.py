@@ -276,6 +276,27 @@ _TRACKED: dict[type, type] = {}
 #: thread tests run together: 2 runs in 6), so releases wait for submissions and the reverse.
 _WGPU_LOCK = threading.RLock()
 
+#: Held by every device's wgpu-py poll thread around each of its polls, and around creating a
+#: device: a device requested while another device's poll thread polled aborted the process in
+#: wgpu-native (lavapipe and llvmpipe, Mesa 25.0.7, under pytest-xdist: in three cold-cache CI runs
+#: in a row, in the first device-creating test after shader compilation).
+_POLL_LOCK = threading.RLock()
+
+
+def _lock_polls(raw) -> None:
+    """Make wgpu-py's poll thread of device ``raw`` hold _POLL_LOCK around each poll (a no-op
+    where the wgpu-py version keeps its poll thread elsewhere)."""
+    poller = getattr(raw, "_poller", None)
+    poll = getattr(poller, "_poll_func", None)
+    if poll is None:
+        return
+
+    def locked(block, poll=poll):
+        with _POLL_LOCK:
+            poll(block)
+
+    poller._poll_func = locked
+
 
 def _tracked_class(cls: type) -> type:
     sub = _TRACKED.get(cls)
@@ -517,7 +538,9 @@ class Device:
             if k in lim
         }
         try:
-            raw = self.adapter.request_device_sync(required_features=feats, required_limits=limits, label="dmlwgsl")
+            with _POLL_LOCK:
+                raw = self.adapter.request_device_sync(required_features=feats, required_limits=limits, label="dmlwgsl")
+                _lock_polls(raw)
         except Exception as e:
             name = f"{self.adapter.info.get('device', '?')} ({self.adapter.info.get('backend_type', '?')})"
             raise NoAdapterError(
