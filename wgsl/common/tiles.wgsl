@@ -94,10 +94,6 @@ fn quad_get(q: Quad, j: u32) -> vec4<u32> {
     return select(select(q.a, q.b, j == 1u), select(q.c, q.d, j == 3u), j >= 2u);
 }
 
-fn quad_set(q: Quad, j: u32, v: vec4<u32>) -> Quad {
-    return Quad(select(q.a, v, j == 0u), select(q.b, v, j == 1u), select(q.c, v, j == 2u), select(q.d, v, j == 3u));
-}
-
 // Row coordinates of a tiled thread: (n, c, h, i, first column of the chunk).
 struct TileAt {
     n: u32,
@@ -120,43 +116,6 @@ fn tile_at(tid: u32, chunk: u32) -> TileAt {
     t.c = r % tl.channels;
     t.n = r / tl.channels;
     return t;
-}
-
-// Element k (raw bits, zero-extended) of a 16-byte vector.
-fn lane_get(v: vec4<u32>, k: u32) -> vec2<u32> {
-    if (ELEM_BYTES == 8u) { return vec2<u32>(v[2u * k], v[2u * k + 1u]); }
-    if (ELEM_BYTES == 4u) { return vec2<u32>(v[k], 0u); }
-    if (ELEM_BYTES == 2u) { return vec2<u32>((v[k >> 1u] >> ((k & 1u) * 16u)) & 0xFFFFu, 0u); }
-    return vec2<u32>((v[k >> 2u] >> ((k & 3u) * 8u)) & 0xFFu, 0u);
-}
-
-fn interleave(src: Quad) -> Quad {
-    if (BLOCK == 2u) { return Quad(zip2(src.a.xy, src.b.xy), zip2(src.a.zw, src.b.zw), vec4<u32>(0u), vec4<u32>(0u)); }
-    if (BLOCK == 3u) { return interleave3(src); }
-    if (BLOCK == 4u) { return interleave4(src); }
-    let v = 16u / ELEM_BYTES;
-    var out = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
-    for (var q = 0u; q < v * BLOCK; q++) {
-        let o = q / v;
-        out = quad_set(out, o, put(quad_get(out, o), (q % v) * ELEM_BYTES, lane_get(quad_get(src, q % BLOCK), q / BLOCK)));
-    }
-    return out;
-}
-
-fn deinterleave(src: Quad) -> Quad {
-    if (BLOCK == 3u) { return deinterleave3(src); }
-    if (BLOCK == 4u) { return deinterleave4(src); }
-    let v = 16u / ELEM_BYTES;
-    var out = Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
-    for (var j = 0u; j < BLOCK; j++) {
-        var block = vec4<u32>(0u);
-        for (var t = 0u; t < v; t++) {
-            let q = t * BLOCK + j;
-            block = put(block, t * ELEM_BYTES, lane_get(quad_get(src, q / v), q % v));
-        }
-        out = quad_set(out, j, block);
-    }
-    return out;
 }
 
 // ---- BLOCK == 2, written out word by word (the common case, and the one that must run at copy
@@ -420,16 +379,21 @@ fn oct_get(o: Oct, j: u32) -> vec4<u32> {
     return select(quad_get(o.lo, j), quad_get(o.hi, j - 4u), j >= 4u);
 }
 
-// The tile's (de)interleave for every block size the tiled kernels take.
+// The tile's (de)interleave for every block size the tiled kernels take (2, 3, 4 and 8).
 fn interleave_tile(s: Oct) -> Oct {
-    if (BLOCK == 8u) { return interleave8(s); }
-    return Oct(interleave(s.lo), s.hi);
+    if (BLOCK == 2u) {
+        return Oct(Quad(zip2(s.lo.a.xy, s.lo.b.xy), zip2(s.lo.a.zw, s.lo.b.zw), vec4<u32>(0u), vec4<u32>(0u)), s.hi);
+    }
+    if (BLOCK == 3u) { return Oct(interleave3(s.lo), s.hi); }
+    if (BLOCK == 4u) { return Oct(interleave4(s.lo), s.hi); }
+    return interleave8(s);
 }
 
 fn deinterleave_tile(s: Oct) -> Oct {
-    if (BLOCK == 8u) { return deinterleave8(s); }
     if (BLOCK == 2u) { return Oct(deinterleave2(s.lo.a, s.lo.b), s.hi); }
-    return Oct(deinterleave(s.lo), s.hi);
+    if (BLOCK == 3u) { return Oct(deinterleave3(s.lo), s.hi); }
+    if (BLOCK == 4u) { return Oct(deinterleave4(s.lo), s.hi); }
+    return deinterleave8(s);
 }
 
 // ---- Staged stores (depth_to_space_tiled_staged): a thread's BLOCK output vectors go through
