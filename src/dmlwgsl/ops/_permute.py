@@ -347,9 +347,11 @@ def plan_depth_space(
         why += "; the rows are whole 8-byte halves, not 16-byte vectors: a half of each row a thread (TILE_HALF)"
     elif out_ragged and path in ("zip", "tiled", "tiled_staged"):
         why += "; output rows off 16-byte boundaries: each vector stored in aligned pieces (OUT_RAGGED)"
+    # the tiled kernels' store/load form, decided above: OUT_RAGGED, TILE_HALF (tiled only) or neither
+    tile_consts = {"TILE_HALF": 1} if path == "tiled" and half else ({"OUT_RAGGED": 1} if out_ragged else {})
     steps = []
     for k, box in enumerate(boxes):
-        steps.extend(_steps(lay, path, box, pin, pout, caps, esize, split, k))
+        steps.extend(_steps(lay, path, box, pin, pout, caps, esize, split, k, tile_consts, aligned))
     plan_why = why + (f"; split into {len(boxes)} boxes of (n, c, h) that each fit one binding" if split else "")
     nbytes = (lay.input.element_count + lay.output.element_count) * esize
     if _broadcast(lay.input):
@@ -451,8 +453,10 @@ def _choose(
     return "strided" if esize >= 4 else "atomic"
 
 
-def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) -> list:
-    """The kernel step(s) of one box."""
+def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int, tile_consts, aligned) -> list:
+    """The kernel step(s) of one box; ``tile_consts`` the tiled kernels' form (OUT_RAGGED or
+    TILE_HALF, as the plan chose), ``aligned`` whether both tensors start 16-byte aligned in
+    padded buffers."""
     al = caps.binding_alignment
     windows = []
     src_base = pin.residual // esize + box.src
@@ -472,15 +476,7 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
     op = lay.op
     if path in ("zip", "tiled", "tiled_staged"):
         t = lay.tiled
-        v = 16 // esize
-        full = (
-            t.usable(esize, ragged_out=True) is None
-            and pin.residual % 16 == 0
-            and pin.padded
-            and pout.residual % 4 == 0
-        )
-        half = path == "tiled" and not full  # rows of whole 8-byte halves only (TILE_HALF)
-        ragged = not half and (pout.residual % 16 or not pout.padded or any(s % v for s in t.out_strides))
+        half = "TILE_HALF" in tile_consts
         # columns a thread covers: one 8-byte half vector per input row (zip), a 16-byte vector (tiled)
         chunks = t.row_len // ((8 if path == "zip" or half else 16) // esize)
         threads = nb * cb * hb * t.block * chunks
@@ -504,9 +500,7 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
                 threads,
                 entry_point=name,
                 workgroup_size=_staged_tile_workgroup(t.block) if path == "tiled_staged" else WORKGROUP,
-                constants=dict(
-                    consts, BLOCK=t.block, **({"OUT_RAGGED": 1} if ragged else {}), **({"TILE_HALF": 1} if half else {})
-                ),
+                constants=dict(consts, BLOCK=t.block, **tile_consts),
                 uniforms=u,
                 bindings={
                     "input": "input2" if path == "zip" else ("input2", "input4"),
@@ -517,7 +511,6 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int) ->
             )
         ]
     if path == "transpose":
-        aligned = pin.residual % 16 == 0 and pout.residual % 16 == 0 and pin.padded and pout.padded
         return [_transpose_step(lay, box, esize, src_base, dst_base, windows, suffix, aligned)]
     if path in ("rows", "row_words", "staged"):
         return _row_steps(lay, box, esize, src_base, dst_base, windows, suffix, pout, kind=path)
