@@ -742,10 +742,11 @@ def plan_resample(
         threads, blocks, bands, band = shapes[name]
         invocations = threads
         uniforms.update(row_threads=threads, row_blocks=blocks, row_bands=bands, band_rows=band)
+        # resample_rows and resample_rows_half name all three output views (RAGGED stores words)
         if name == "resample_rows":
-            constants["HALF"], out_var = 0, "output4"
+            constants["HALF"], out_var = 0, ("output", "output2", "output4")
         elif name == "resample_rows_half":
-            constants["HALF"], out_var = 1, "output2"
+            constants["HALF"], out_var = 1, ("output", "output2", "output4")
         elif name == "resample_rows_byte":
             constants["HALF"], out_var = 1, "output"
         else:
@@ -756,8 +757,6 @@ def plan_resample(
             for t, dt_ in (("TAP0", d0), ("TAP1", d1)):
                 constants.update({f"{t}_{q}": (dt_ >> (16 * i)) & 0xFFFF for i, q in enumerate("ABCD")})
             uniforms.update(pat_row_words=pd["in_sizes"][3] // 2, pat_step=pstep, pat_k0=k0)
-    if name in ("resample_rows", "resample_rows_half"):
-        out_var = ("output", "output2", "output4")  # their entry points name all three (RAGGED stores)
     if ragged.get(name):  # (absent otherwise: the cache keys of whole-group rows stay as they were)
         constants["RAGGED"] = 1
     used = 1
