@@ -1,7 +1,8 @@
 // ConvolutionInteger (DML_OPERATOR_CONVOLUTION_INTEGER), depthwise kernel: one input channel per
 // group (C/G = 1, any M/G), no workgroup memory. A thread owns eight neighbouring outputs
 // (n, m, oh, ow0 .. ow0 + 7), ow0 = 8 * q, with g = m / (M/G):
-//   out[n, m, oh, ow] = sum_{kh, kw} (x[n, g, oh*sh + kh*dh - ph, ow*sw + kw*dw - pw] - xzp) * (w[m, 0, kh, kw] - wzp[m])
+//   out[n, m, oh, ow] = sum_{kh, kw} (x[n, g, oh*sh + kh*dh - ph, ow*sw + kw*dw - pw] - xzp)
+//                                    * (w[m, 0, kh, kw] - wzp[m])
 // Taps outside the input add nothing (padding holds the input zero point).
 // Fast rows (DW_FAST: contiguous input rows, kernel width <= 4, dilation 1 along W, stride DW_SW
 // along W; the plan's conditions): a row's bytes are loaded as words, each output's KW bytes taken
@@ -45,18 +46,6 @@ fn in_row(x: u32, c: i32, W: i32, zrep: u32) -> u32 {
     return (x & m) | (zrep & ~m);
 }
 
-// sum of x_k * w_k over 4 byte lanes, each signed or not as its tensor's type says; `kmask`
-// marks the lanes of real taps (w is 0 beyond them, x need not be).
-fn dot_xw(x: u32, w: u32, kmask: u32) -> i32 {
-    if (X_SIGNED && W_SIGNED) { return dot4I8Packed(x, w); }
-    if (!X_SIGNED && !W_SIGNED) { return i32(dot4U8Packed(x, w)); }
-    if (!X_SIGNED) {  // (x - 128) * w + 128 * w, with w signed
-        return dot4I8Packed(x ^ 0x80808080u, w) + 128 * dot4I8Packed(w, ONES4);
-    }
-    // x signed, w unsigned: x * (w - 128) + 128 * x over the tap lanes
-    return dot4I8Packed(x, w ^ (0x80808080u & kmask)) + 128 * dot4I8Packed(x, ONES4 & kmask);
-}
-
 // sum of the tap lanes of x (signed or not as the input's type says).
 fn sum_x(x: u32, kmask: u32) -> i32 {
     if (X_SIGNED) { return dot4I8Packed(x, ONES4 & kmask); }
@@ -68,16 +57,28 @@ fn sum_w(w: u32) -> i32 {
     return i32(dot4U8Packed(w, ONES4));
 }
 
-// The taps of a fast row for one output: x the input bytes from its first tap column on.
-fn row_sum(x: u32, w: u32, kmask: u32, wz: i32) -> i32 {
-    var a = dot_xw(x, w, kmask);
-    if (WZP != 0u) { a -= wz * sum_x(x, kmask); }   // the filter's zero point times the input sum
-    return a;
+// The taps of a fast row for one output, x the input bytes from its first tap column on:
+// sum_k x_k * (w_k - zw) over the tap lanes (`kmask`; w is 0 beyond them, x need not be), each
+// byte signed or not as its tensor's type says; sw = sum_w(w).
+fn row_sum(x: u32, w: u32, kmask: u32, wz: i32, sw: i32) -> i32 {
+    var sx = 0;   // the input sum: for the filter's zero point, and for a signed x with an unsigned w
+    if (WZP != 0u || (X_SIGNED && !W_SIGNED)) { sx = sum_x(x, kmask); }
+    var a: i32;
+    if (X_SIGNED && W_SIGNED) {
+        a = dot4I8Packed(x, w);
+    } else if (!X_SIGNED && !W_SIGNED) {
+        a = i32(dot4U8Packed(x, w));
+    } else if (!X_SIGNED) {   // (x - 128) * w + 128 * w, with w signed
+        a = dot4I8Packed(x ^ 0x80808080u, w) + 128 * sw;
+    } else {                  // x * (w - 128) + 128 * x, with x signed
+        a = dot4I8Packed(x, w ^ (0x80808080u & kmask)) + 128 * sx;
+    }
+    return a - wz * sx;       // (wz is 0 without a filter zero point)
 }
 
-fn row_sums(x: vec4<u32>, w: u32, kmask: u32, wz: i32) -> vec4<i32> {
-    return vec4<i32>(row_sum(x.x, w, kmask, wz), row_sum(x.y, w, kmask, wz), row_sum(x.z, w, kmask, wz),
-                     row_sum(x.w, w, kmask, wz));
+fn row_sums(x: vec4<u32>, w: u32, kmask: u32, wz: i32, sw: i32) -> vec4<i32> {
+    return vec4<i32>(row_sum(x.x, w, kmask, wz, sw), row_sum(x.y, w, kmask, wz, sw),
+                     row_sum(x.z, w, kmask, wz, sw), row_sum(x.w, w, kmask, wz, sw));
 }
 
 @compute @workgroup_size(WG)
@@ -157,9 +158,10 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
                 xh = vec4<u32>(in_row(xh.x, d.x, W, zrep), in_row(xh.y, d.y, W, zrep), in_row(xh.z, d.z, W, zrep),
                                in_row(xh.w, d.w, W, zrep));
             }
-            let fix = vec4<i32>(-xz * sum_w(w) + i32(KW) * xz * wz);
-            lo += row_sums(xl, w, kmask, wz) + fix;
-            hi += row_sums(xh, w, kmask, wz) + fix;
+            let sw = sum_w(w);
+            let fix = vec4<i32>(-xz * sw + i32(KW) * xz * wz);
+            lo += row_sums(xl, w, kmask, wz, sw) + fix;
+            hi += row_sums(xh, w, kmask, wz, sw) + fix;
             continue;
         }
         // a tap at a time (the layers the fast rows do not take)
