@@ -48,7 +48,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--kernel",
         action="append",
         help="plan (the plan's choice), element (aa_element or aa_element_atomic), all, or a kernel name "
-        "(repeatable; default: plan and aa_rows)",
+        "(repeatable; default: plan and element)",
     )
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.add_argument("--reps", type=int, default=20, help="timed runs per configuration (median)")
@@ -94,7 +94,7 @@ def run(device: Device, args) -> list[Row]:
             scales = (1.0, 1.0) + tuple(o / i for o, i in zip(out[2:], shape[2:]))
             desc = Resample3Desc(xt.desc, od, "linear", AxisDirection.DECREASING, scales, (0.5,) * 4, (-0.5,) * 4, True)
             yt = device.tensor(od, label="output")
-            names = args.kernel or ("plan", "aa_rows")
+            names = args.kernel or ("plan", "element")
             if "all" in names:
                 names = ("plan",) + KERNELS
             for name in names:
@@ -112,10 +112,11 @@ def run(device: Device, args) -> list[Row]:
                 copy = bench.copy_gbps(nbytes // 2)
                 extra = {"kernel": op.plan.kernels[0], "check": check}
                 step = op.plan.steps[0]
+                u = step.uniforms_dict
                 if step.name == "aa_tile":
-                    extra["tile_hxw"] = "x".join(map(str, step.uniforms_dict["tile"][1::-1]))
+                    extra["tile_hxw"] = f"{u['tile_h']}x{u['tile_w']}"
                 if step.name == "aa_rows":
-                    extra["band_rows"] = step.uniforms_dict["walk"][2]
+                    extra["band_rows"] = u["band_rows"]
                 if tx is not None:
                     try:
                         tf = torch.nn.functional.interpolate

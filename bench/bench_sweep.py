@@ -206,7 +206,8 @@ def _resample_cases(quick: bool) -> list[Case]:
 def _conv_cases(quick: bool) -> list[Case]:
     """The ConvolutionInteger issue's layers: the four of bench/, a 7x7 stride-2 stem (C=3), depthwise
     3x3, grouped G=32 and G=2, 1x1, 3x3 u8 x u8 C=96, 1-D k3, dilation 2, i8 x i8 per-tensor, 3x3
-    stride 2, 5x5, C=24, all four sign mixes, per-tensor / per-channel / no zero points."""
+    stride 2, 5x5, C=24, depthwise 3x3 stride 2 / 5x5 / 7x7, all four sign mixes, per-tensor /
+    per-channel / no zero points."""
     rows = [
         # name, (N, C, H, W) or (N, C, W), M, (KH, KW) or (K,), G, strides, dilations, pads (begin), x, w, zp
         ("layer1", (8, 64, 56, 56), 64, (3, 3), 1, (1, 1), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
@@ -227,6 +228,10 @@ def _conv_cases(quick: bool) -> list[Case]:
         ("3x3s2", (8, 128, 56, 56), 256, (3, 3), 1, (2, 2), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
         ("5x5", (8, 64, 56, 56), 64, (5, 5), 1, (1, 1), (1, 1), (2, 2), "uint8", "int8", "per-channel"),
         ("C24", (8, 24, 56, 56), 64, (3, 3), 1, (1, 1), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
+        # depthwise beyond 3x3 stride 1: MobileNet's stride-2 3x3, EfficientNet's 5x5, ConvNeXt's 7x7
+        ("dw3x3s2", (8, 144, 112, 112), 144, (3, 3), 144, (2, 2), (1, 1), (1, 1), "uint8", "int8", "per-channel"),
+        ("dw5x5", (8, 240, 28, 28), 240, (5, 5), 240, (1, 1), (1, 1), (2, 2), "uint8", "int8", "per-channel"),
+        ("dw7x7", (8, 128, 56, 56), 128, (7, 7), 128, (1, 1), (1, 1), (3, 3), "uint8", "int8", "per-channel"),
     ]
     cases = []
     for name, xs, m, k, g, st, dil, pad, xt, wt, zp in rows:

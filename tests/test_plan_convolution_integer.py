@@ -74,6 +74,25 @@ def test_dense_layer_runs_the_dot4_gemm(profile):
     assert gemm.bindings_dict["packed_input"] == "packed_input_ro"
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize(
+    "kw",
+    [dict(k=5), dict(k=7), dict(k=3, stride=3), dict(k=3, dilation=2, pad=2)],
+    ids=["5x5", "7x7", "stride3", "dilation2"],
+)
+def test_depthwise_tap_rows_take_direct_on_a_gpu(profile, kw):
+    """Depthwise rows outside the depthwise kernel's fast rows (a kernel wider than 4, W stride above
+    2, W dilation): a GPU takes the direct kernel (H100: the tap-at-a-time rows ran 2.3-2.7x slower),
+    a CPU adapter the depthwise kernel (lavapipe: even to 3.3x faster than direct)."""
+    caps = Capabilities.profile(profile)
+    plan = plan_convolution_integer(layer(8, 128, 128, (56, 56), groups=128, **kw), caps)
+    if caps.is_cpu:
+        assert plan.kernels == ["convolution_integer_depthwise"]
+        assert plan.steps[0].constants_dict["DW_FAST"] == 0
+    else:
+        assert plan.kernels == ["convolution_integer_direct"] and "a tap at a time" in plan.why
+
+
 def test_split_gemm_zeroes_the_output_in_its_pack():
     plan = plan_convolution_integer(layer(8, 512, 512, (14, 14), 3), Capabilities.profile("h100"))
     assert plan.kernels == ["pack_zero", "convolution_integer_dot4_splitk"]

@@ -195,7 +195,11 @@ def element_kernel(dt: DataType) -> str:
 )
 def test_every_path_every_type(device, dt, sizes, out, rng):
     in_desc, out_desc = TensorDesc(dt, sizes), TensorDesc(dt, out)
-    for kernel in ("aa_rows", "aa_tile", element_kernel(dt)):
+    for kernel in ("aa_taps", "aa_rows", "aa_tile", element_kernel(dt)):
+        if kernel == "aa_taps" and sizes[-1] / out[-1] > 4:  # 9 or more taps along w
+            with pytest.raises(PlanError, match="taps along w .aa_taps holds at most 8"):
+                check(device, kernel, in_desc, out_desc, rng)
+            continue
         op = check(device, kernel, in_desc, out_desc, rng)
         assert op.plan.kernels == [kernel]
 
@@ -211,9 +215,13 @@ def test_strided_inputs_and_outputs(device, dt, pattern, rng):
     pw = 4 // dt.size_in_bytes
     st = out_desc.element_strides
     rows_ok = not (dt != F32 and (st[-1] != 1 or any(v % pw for v in st[:-1])))
-    # a CPU adapter takes aa_rows for 8/16-bit outputs where it runs (its atomics cost more)
+    # aa_taps wherever 8/16-bit outputs are whole words (n and c are not filtered here), except that
+    # a CPU adapter takes aa_rows for 8/16-bit outputs (measured faster there)
     cpu_rows = Capabilities.from_device(device).is_cpu and dt != F32 and rows_ok
-    assert op.plan.kernels == ["aa_rows" if cpu_rows else element_kernel(dt)]
+    assert op.plan.kernels == ["aa_rows" if cpu_rows else "aa_taps" if rows_ok else element_kernel(dt)]
+    if rows_ok:
+        check(device, "aa_taps", in_desc, out_desc, rng)
+    check(device, element_kernel(dt), in_desc, out_desc, rng)
     if "aa_tile could not run" not in op.plan.why:
         try:
             check(device, "aa_tile", in_desc, out_desc, rng)
@@ -225,13 +233,14 @@ def test_strided_inputs_and_outputs(device, dt, pattern, rng):
 
 
 @pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
-def test_aa_rows_partial_words_and_gaps(device, dt, rng):
-    """aa_rows with output rows of 9 elements every 12: the last word of a row is partly a gap,
-    which run_checked's poison must keep (a read-modify-write no other thread races)."""
+@pytest.mark.parametrize("kernel", ("aa_rows", "aa_taps"))
+def test_word_rows_partial_words_and_gaps(device, dt, kernel, rng):
+    """aa_rows and aa_taps with output rows of 9 elements every 12: the last word of a row is partly
+    a gap, which run_checked's poison must keep (a read-modify-write no other thread races)."""
     in_desc = TensorDesc(dt, (2, 3, 20, 27))
     out_desc = TensorDesc(dt, (2, 3, 10, 9), (3 * 10 * 12, 10 * 12, 12, 1))
-    op = check(device, "aa_rows", in_desc, out_desc, rng)
-    assert op.plan.kernels == ["aa_rows"]
+    op = check(device, kernel, in_desc, out_desc, rng)
+    assert op.plan.kernels == [kernel]
 
 
 @pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
@@ -243,26 +252,61 @@ def test_aa_rows_partial_words_and_gaps(device, dt, rng):
         ((3, 12, 50), (3, 36, 20), None),  # rank 3: h upsampled 3x (linear), w 0.4
         ((1, 1, 9, 33), (1, 1, 30, 12), None),  # h upsampled 3.3x: 7 output rows share an input row
         ((1, 2, 17, 31), (1, 2, 9, 8), (1, 1, 0.53, 0.26)),  # scales not the size ratio
+        ((1, 2, 60, 16), (1, 2, 6, 8), None),  # 19-20 taps along h: aa_taps' row loop (TH = 0)
     ],
 )
-def test_aa_rows_ranks_and_mixed_axes(device, dt, sizes, out, scales, rng):
-    op = check(device, "aa_rows", TensorDesc(dt, sizes), TensorDesc(dt, out), rng, scales=scales)
-    assert op.plan.kernels == ["aa_rows"]
+@pytest.mark.parametrize("kernel", ("aa_rows", "aa_taps"))
+def test_row_paths_ranks_and_mixed_axes(device, dt, sizes, out, scales, kernel, rng):
+    op = check(device, kernel, TensorDesc(dt, sizes), TensorDesc(dt, out), rng, scales=scales)
+    assert op.plan.kernels == [kernel]
+
+
+@pytest.mark.parametrize("kernel", ("aa_taps", "aa_rows", "aa_element"))
+def test_non_finite_inputs_reach_only_their_outputs(device, kernel, rng):
+    """An Inf or NaN input pixel reaches only the outputs whose taps cover it: aa_taps loads taps past
+    an output's count (and rows past its h count) too, and must discard them without multiplying."""
+    in_desc, out_desc = TensorDesc(F32, (1, 2, 24, 40)), TensorDesc(F32, (1, 2, 12, 10))
+    x = values(F32, in_desc.sizes, rng)
+    x[0, 0, 5, 7], x[0, 0, 17, 30], x[0, 1, 0, 0], x[0, 1, 23, 39] = np.inf, -np.inf, np.nan, np.inf
+    op = check(device, kernel, in_desc, out_desc, rng, x=x)
+    assert op.plan.kernels == [kernel]
 
 
 def test_where_aa_rows_cannot_run(device, rng):
     """Each rule of aa_rows refuses a request with the rule named, and the default path runs instead."""
+    cases = [  # (input, output, the rule, the default path: aa_taps where its own rules hold)
+        ((F32, (1, 4, 6, 8)), (F32, (1, 2, 3, 4)), "the n or c axis is filtered", "aa_element"),
+        ((F32, (1, 1, 8, 160)), (F32, (1, 1, 4, 20)), "more than 12 taps along w", "aa_element"),
+        ((F16, (1, 1, 3, 8)), (F16, (1, 1, 30, 4)), "20 output rows share an input row", "aa_taps"),
+        (
+            (U8, (1, 1, 20, 19)),
+            (U8, (1, 1, 10, 9)),
+            "UINT8 output rows are not whole 32-bit words",
+            "aa_element_atomic",
+        ),
+    ]
+    for (dt, si), (_, so), rule, default in cases:
+        op = check(device, None, TensorDesc(dt, si), TensorDesc(dt, so), rng)
+        assert op.plan.kernels == [default]
+        if default != "aa_taps":
+            assert f"aa_rows could not run here either: {rule}" in op.plan.why
+        with pytest.raises(PlanError, match=f"aa_rows cannot run this description: {rule}"):
+            compile_resample3(op.desc, device=device, kernel="aa_rows")
+
+
+def test_where_aa_taps_cannot_run(device, rng):
+    """Each rule of aa_taps refuses a request with the rule named, and the element path runs instead."""
     cases = [
         ((F32, (1, 4, 6, 8)), (F32, (1, 2, 3, 4)), "the n or c axis is filtered"),
-        ((F32, (1, 1, 8, 160)), (F32, (1, 1, 4, 20)), "more than 12 taps along w"),
-        ((F16, (1, 1, 3, 8)), (F16, (1, 1, 30, 4)), "20 output rows share an input row"),
+        ((F32, (1, 1, 8, 400)), (F32, (1, 1, 4, 20)), "40 taps along w"),
+        ((F32, (1, 1, 8, 45)), (F32, (1, 1, 4, 9)), "9 taps along w"),
         ((U8, (1, 1, 20, 19)), (U8, (1, 1, 10, 9)), "UINT8 output rows are not whole 32-bit words"),
     ]
     for (dt, si), (_, so), rule in cases:
         op = check(device, None, TensorDesc(dt, si), TensorDesc(dt, so), rng)
-        assert op.plan.kernels == [element_kernel(dt)] and f"aa_rows could not run here either: {rule}" in op.plan.why
-        with pytest.raises(PlanError, match=f"aa_rows cannot run this description: {rule}"):
-            compile_resample3(op.desc, device=device, kernel="aa_rows")
+        assert op.plan.kernels == [element_kernel(dt)] and f"aa_taps cannot run here: {rule}" in op.plan.why
+        with pytest.raises(PlanError, match=f"aa_taps cannot run this description: {rule}"):
+            compile_resample3(op.desc, device=device, kernel="aa_taps")
 
 
 def test_where_aa_tile_cannot_run(device, rng):
@@ -393,8 +437,16 @@ def walk(step):
 def test_plans_as_values(profile):
     caps = Capabilities.profile(profile)
     d = desc3(TensorDesc(F32, (8, 64, 256, 256)), TensorDesc(F32, (8, 64, 128, 128)))
-    e = plan_resample_antialias(d, caps)  # the default: measured fastest on the H100
-    assert e.kernels == ["aa_element"] and e.dispatches == 1 and e.steps[0].invocations == 8 * 64 * 128 * 128
+    e = plan_resample_antialias(d, caps)  # the default: aa_taps, one thread per output word, 4 x 4 taps
+    assert e.kernels == ["aa_taps"] and e.dispatches == 1 and e.steps[0].invocations == 8 * 64 * 128 * 128
+    assert walk(e.steps[0]) == (128, 128, 1, 8 * 64 * 128 * 128)
+    assert e.steps[0].constants_dict["CW"] == 1
+    q = plan_resample_antialias(desc3(TensorDesc(U8, (2, 3, 90, 128)), TensorDesc(U8, (2, 3, 30, 32))), caps)
+    if not caps.is_cpu:  # (a CPU adapter takes aa_rows for 8/16-bit outputs)
+        assert q.kernels == ["aa_taps"] and walk(q.steps[0]) == (8, 30, 1, 2 * 3 * 30 * 8)
+        assert q.steps[0].constants_dict["CW"] == 4
+    el = plan_resample_antialias(d, caps, kernel="aa_element")
+    assert el.kernels == ["aa_element"] and el.steps[0].invocations == 8 * 64 * 128 * 128
     p = plan_resample_antialias(d, caps, kernel="aa_tile")
     u = p.steps[0].uniforms_dict
     tw, th = u["tile_w"], u["tile_h"]

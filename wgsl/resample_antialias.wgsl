@@ -8,11 +8,14 @@
 // with the tensor's rounding (f16: pack2x16float; i8/u8: round half to even, saturate).
 // The host computes every axis's taps (first pixel F, tap count, normalised weights W) with the
 // reference's float32 arithmetic (dmlwgsl.reference.resample.antialias_taps); the shader only sums.
-// table (u32 words), per axis d: heads at p.head[d] + 2 * o = (first pixel, tap count) of output o;
-//        weights at p.weight[d] + o * p.tap_stride[d] + j (f32 bits).
+// table (u32 words), per axis d, output-fastest: first pixel of output o at p.head[d] + o, its tap
+//        count at p.head[d] + p.entries[d] + o, weight j at p.weight[d] + j * p.entries[d] + o (f32
+//        bits); entries and offsets are multiples of 4 (table4: the same words as vec4s).
 // Bindings: input (u32 words: 16- and 8-bit values move as raw bits), output (u32 words), output_atomic
 //           (the same, atomic, for 8/16-bit elements at any strides), p (uniforms), table.
-// Entry points: aa_rows (n and c not filtered: one thread owns CW output columns and walks a band
+// Entry points: aa_taps (n and c not filtered: one thread owns CW output columns of one output row
+// and sums their W taps with written-out code, every tap's load independent of the others; the
+// default where it runs, see the end of this file), aa_rows (n and c not filtered: one thread owns CW output columns and walks a band
 // of output rows, filtering each input row along W once for every output row that uses it, see
 // below), aa_element (one thread per output, 4-byte elements, any strides), aa_element_atomic
 // (8/16-bit elements at any strides: merged into words with atomics), aa_tile (workgroup-memory
@@ -32,6 +35,7 @@ struct Params {
     head: vec4<u32>,         // first word of each axis's (first, count) pairs
     weight: vec4<u32>,       // first word of each axis's weights
     tap_stride: vec4<u32>,   // weights per output entry, per axis
+    entries: vec4<u32>,      // table entries per axis (the output length rounded up to 4)
     count: u32,              // output elements
     input_base: u32,         // first input element inside the binding
     output_base: u32,        // first output element inside the binding
@@ -54,6 +58,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> output_atomic: array<atomic<u32>>;
 @group(0) @binding(3) var<uniform> p: Params;
 @group(0) @binding(4) var<storage, read> table: array<u32>;
+@group(0) @binding(5) var<storage, read> table2: array<vec2<u32>>;  // aa_taps: the table, two words at a time
+@group(0) @binding(6) var<storage, read> table4: array<vec4<u32>>;  // aa_taps: four words at a time
 
 fn per_word() -> u32 {
     if (DTYPE == 0u) { return 1u; }
@@ -89,12 +95,12 @@ fn store_bits(v: f32) -> u32 {
 
 // (first pixel, tap count) of output o along axis d.
 fn head(d: u32, o: u32) -> vec2<u32> {
-    let k = p.head[d] + 2u * o;
-    return vec2<u32>(table[k], table[k + 1u]);
+    let k = p.head[d] + o;
+    return vec2<u32>(table[k], table[k + p.entries[d]]);
 }
 
 fn weight(d: u32, o: u32, j: u32) -> f32 {
-    return bitcast<f32>(table[p.weight[d] + o * p.tap_stride[d] + j]);
+    return bitcast<f32>(table[p.weight[d] + j * p.entries[d] + o]);
 }
 
 // (n, c, h, w) of output element e in row-major order.
@@ -421,4 +427,208 @@ fn aa_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
             done += 1u;
         }
     }
+}
+
+// -- aa_taps: written-out taps -------------------------------------------------------------------
+// Thread t owns output columns ow0 .. ow0 + CW - 1 of output row oh of one (n, c) plane (n and c not
+// filtered: one tap of weight 1, the host checks; CW = the elements per output word, so 8/16-bit
+// outputs are stored as whole words: the host checks that rows start on word boundaries).
+// Each column's W taps (at most TAP_CAP, the host checks) are read once into two vec4 registers; the
+// TH x TW taps are written-out code (TH, TW: overrides, the most taps along h, and 4 or 8 along w),
+// and every tap is loaded unconditionally (contiguous rows: four elements at a time from whole words;
+// strided rows: from a clamped index, the entry's last pixel past its count) and added as
+// select(0, weight * value, tap < count): all of a thread's loads are independent, so they are in
+// flight together. (A private array indexed by a loop counter lives in
+// local memory on the H100: measured 2.4-4x slower. Adding +0.0 for a skipped tap leaves the sum
+// unchanged: a sum that starts at +0.0 is never -0.0.) With more than TH_CAP taps along h (TH = 0)
+// the rows run in a loop. Sums in the header's order, so results equal aa_element's.
+// Threads: p.column_groups per output row (p.walk_threads in all).
+const TAP_CAP: u32 = 8u;
+const TH_CAP: u32 = 8u;
+override TH: u32 = 4u;  // aa_taps: written-out rows (the most taps along h, <= TH_CAP), 0: a loop
+override TW: u32 = 4u;  // aa_taps: written-out taps along w, 4 or 8 (>= the most taps along w)
+
+struct Col {
+    first: u32,
+    last: u32,       // the last tap's index (count - 1; 0 for a column past the row)
+    count: u32,
+    lo: vec4<f32>,   // weights of taps 0..3
+    hi: vec4<f32>,   // weights of taps 4..7
+}
+
+// The thread's four columns (CW of them used).
+struct Cols {
+    c0: Col,
+    c1: Col,
+    c2: Col,
+    c3: Col,
+}
+
+// Words k .. k + CW - 1 of the table (k a multiple of CW): one load.
+fn words(k: u32) -> vec4<u32> {
+    if (CW == 4u) { return table4[k >> 2u]; }
+    if (CW == 2u) { return vec4<u32>(table2[k >> 1u], 0u, 0u); }
+    return vec4<u32>(table[k], 0u, 0u, 0u);
+}
+
+// W weight j of the thread's CW columns (from output column ow0).
+fn wts(j: u32, ow0: u32) -> vec4<f32> { return bitcast<vec4<f32>>(words(p.weight[3] + j * p.entries[3] + ow0)); }
+
+// Column q's taps from the thread's vectors (first pixels, counts, weights 0-3 and 4-7 per column).
+fn col_of(f: u32, n: u32, lo: vec4<f32>, hi: vec4<f32>) -> Col {
+    return Col(f, max(n, 1u) - 1u, n, lo, hi);
+}
+
+// The W taps of output columns ow0 .. ow0 + CW - 1, each table field one load for all of them
+// (table entries past the row have count 0: those columns add nothing).
+fn cols_taps(ow0: u32) -> Cols {
+    let f = words(p.head[3] + ow0);
+    let n = words(p.head[3] + p.entries[3] + ow0);
+    let w0 = wts(0u, ow0);
+    let w1 = wts(1u, ow0);
+    let w2 = wts(2u, ow0);
+    let w3 = wts(3u, ow0);
+    var w4 = vec4<f32>(0.0);
+    var w5 = vec4<f32>(0.0);
+    var w6 = vec4<f32>(0.0);
+    var w7 = vec4<f32>(0.0);
+    if (TW > 4u) {
+        w4 = wts(4u, ow0);
+        w5 = wts(5u, ow0);
+        w6 = wts(6u, ow0);
+        w7 = wts(7u, ow0);
+    }
+    var cs: Cols;
+    cs.c0 = col_of(f.x, n.x, vec4<f32>(w0.x, w1.x, w2.x, w3.x), vec4<f32>(w4.x, w5.x, w6.x, w7.x));
+    cs.c1 = col_of(f.y, n.y, vec4<f32>(w0.y, w1.y, w2.y, w3.y), vec4<f32>(w4.y, w5.y, w6.y, w7.y));
+    cs.c2 = col_of(f.z, n.z, vec4<f32>(w0.z, w1.z, w2.z, w3.z), vec4<f32>(w4.z, w5.z, w6.z, w7.z));
+    cs.c3 = col_of(f.w, n.w, vec4<f32>(w0.w, w1.w, w2.w, w3.w), vec4<f32>(w4.w, w5.w, w6.w, w7.w));
+    return cs;
+}
+
+// Tap j of column c on the row whose tap 0 is element s (any w stride): weight * value, or 0 past the
+// count (the load reads the column's last tap there).
+fn tap(s: u32, c: Col, j: u32, w: f32) -> f32 {
+    return select(0.0, w * load(s + min(j, c.last) * p.in_strides.w), j < c.count);
+}
+
+// Input elements s .. s + 3 (contiguous, any alignment) as f32, from whole-word loads: two words
+// for 8-bit elements, three for 16-bit (elements past the tensor's end read whatever the bounds-
+// checked load gives; their taps are discarded by the caller's select).
+fn elems4(s: u32) -> vec4<f32> {
+    if (DTYPE == 0u) {
+        return vec4<f32>(bitcast<f32>(input[s]), bitcast<f32>(input[s + 1u]), bitcast<f32>(input[s + 2u]),
+                         bitcast<f32>(input[s + 3u]));
+    }
+    if (DTYPE == 1u) {
+        let k = s >> 1u;
+        let a = input[k];
+        let b = input[k + 1u];
+        let c = input[k + 2u];
+        let odd = (s & 1u) == 1u;
+        let lo = select(a, (a >> 16u) | (b << 16u), odd);
+        let hi = select(b, (b >> 16u) | (c << 16u), odd);
+        return vec4<f32>(unpack2x16float(lo), unpack2x16float(hi));
+    }
+    let k = s >> 2u;
+    let a = input[k];
+    let sh = (s & 3u) * 8u;
+    // (a shift by 32 is a shift by 0 in WGSL: an aligned s takes the first word as it is)
+    let w = select((a >> sh) | (input[k + 1u] << (32u - sh)), a, sh == 0u);
+    if (DTYPE == 2u) {
+        return vec4<f32>(f32(i32(w << 24u) >> 24u), f32(i32(w << 16u) >> 24u), f32(i32(w << 8u) >> 24u),
+                         f32(i32(w) >> 24u));
+    }
+    return vec4<f32>(f32(w & 0xFFu), f32((w >> 8u) & 0xFFu), f32((w >> 16u) & 0xFFu), f32(w >> 24u));
+}
+
+// Weight w times tap value x, or 0 for a tap past the column's count.
+fn term(w: f32, x: f32, j: u32, c: Col) -> f32 { return select(0.0, w * x, j < c.count); }
+
+// Column c's W sum over the input row starting at element `row`, taps in ascending order.
+fn col_sum(row: u32, c: Col) -> f32 {
+    let s = row + c.first * p.in_strides.w;
+    var acc = 0.0;
+    if (p.in_strides.w == 1u) {
+        // contiguous taps: four at a time from whole words
+        let v = elems4(s);
+        acc = acc + term(c.lo.x, v.x, 0u, c);
+        acc = acc + term(c.lo.y, v.y, 1u, c);
+        acc = acc + term(c.lo.z, v.z, 2u, c);
+        acc = acc + term(c.lo.w, v.w, 3u, c);
+        if (TW > 4u) {
+            let u = elems4(s + 4u);
+            acc = acc + term(c.hi.x, u.x, 4u, c);
+            acc = acc + term(c.hi.y, u.y, 5u, c);
+            acc = acc + term(c.hi.z, u.z, 6u, c);
+            acc = acc + term(c.hi.w, u.w, 7u, c);
+        }
+        return acc;
+    }
+    acc = acc + tap(s, c, 0u, c.lo.x);
+    acc = acc + tap(s, c, 1u, c.lo.y);
+    acc = acc + tap(s, c, 2u, c.lo.z);
+    acc = acc + tap(s, c, 3u, c.lo.w);
+    if (TW > 4u) {
+        acc = acc + tap(s, c, 4u, c.hi.x);
+        acc = acc + tap(s, c, 5u, c.hi.y);
+        acc = acc + tap(s, c, 6u, c.hi.z);
+        acc = acc + tap(s, c, 7u, c.hi.w);
+    }
+    return acc;
+}
+
+// The thread's columns on one input row, times the row's H weight.
+
+fn row_terms(row: u32, wh: f32, cs: Cols) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    v.x = wh * col_sum(row, cs.c0);
+    if (CW > 1u) { v.y = wh * col_sum(row, cs.c1); }
+    if (CW > 2u) {
+        v.z = wh * col_sum(row, cs.c2);
+        v.w = wh * col_sum(row, cs.c3);
+    }
+    return v;
+}
+
+// Written-out row i of TH: acc + the row's terms, or acc unchanged past the output's H count.
+fn add_row(acc: vec4<f32>, i: u32, plane_in: u32, hh: vec2<u32>, oh: u32, cs: Cols) -> vec4<f32> {
+    let row = plane_in + (hh.x + min(i, hh.y - 1u)) * p.in_strides.z;
+    let v = row_terms(row, weight(2u, oh, i), cs);
+    return acc + select(vec4<f32>(0.0), v, i < hh.y);
+}
+
+@compute @workgroup_size(WG)
+fn aa_taps(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_id(gid, nwg);
+    if (t >= p.walk_threads) { return; }
+    let g = t % p.column_groups;
+    let rest = t / p.column_groups;
+    let oh = rest % p.out_sizes.z;
+    let plane = rest / p.out_sizes.z;
+    let n = plane / p.out_sizes.y;
+    let c = plane % p.out_sizes.y;
+    let ow0 = g * CW;
+    let ncol = min(CW, p.out_sizes.w - ow0);
+    let cs = cols_taps(ow0);
+    let hh = head(2u, oh);
+    let plane_in = p.input_base + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y;
+    var acc = vec4<f32>(0.0);
+    if (TH == 0u) {
+        for (var i = 0u; i < hh.y; i++) {
+            acc = acc + row_terms(plane_in + (hh.x + i) * p.in_strides.z, weight(2u, oh, i), cs);
+        }
+    } else {
+        acc = add_row(acc, 0u, plane_in, hh, oh, cs);
+        if (TH > 1u) { acc = add_row(acc, 1u, plane_in, hh, oh, cs); }
+        if (TH > 2u) { acc = add_row(acc, 2u, plane_in, hh, oh, cs); }
+        if (TH > 3u) { acc = add_row(acc, 3u, plane_in, hh, oh, cs); }
+        if (TH > 4u) { acc = add_row(acc, 4u, plane_in, hh, oh, cs); }
+        if (TH > 5u) { acc = add_row(acc, 5u, plane_in, hh, oh, cs); }
+        if (TH > 6u) { acc = add_row(acc, 6u, plane_in, hh, oh, cs); }
+        if (TH > 7u) { acc = add_row(acc, 7u, plane_in, hh, oh, cs); }
+    }
+    // n and c: one tap of weight 1 (acc = 0 + 1 * v, exactly v)
+    let dst = p.output_base + n * p.out_strides.x + c * p.out_strides.y + oh * p.out_strides.z + ow0 * p.out_strides.w;
+    store_cols(dst, acc, ncol);
 }

@@ -58,8 +58,10 @@ def assert_matches(
     if not why:
         raise ValueError("assert_matches: a tolerance needs a stated reason (why=...)")
     a64, e64 = actual.astype(np.float64), expected.astype(np.float64)
-    ok = np.abs(a64 - e64) <= atol + rtol * np.abs(e64)
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, settled by the equality below
+        ok = np.abs(a64 - e64) <= atol + rtol * np.abs(e64)
     ok |= np.isnan(a64) & np.isnan(e64)
+    ok |= a64 == e64  # equal infinities (their difference is NaN)
     if not ok.all():
         bad = np.argwhere(~ok)
         i = tuple(bad[0])

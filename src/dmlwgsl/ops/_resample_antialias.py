@@ -16,11 +16,22 @@ Contract (DirectML documents the stretch, not the weights; onnxruntime maps ONNX
   Accuracy: :data:`LINEAR_TOLERANCE` of :mod:`dmlwgsl.ops.resample` against
   :func:`dmlwgsl.reference.resample.resample_antialias`.
 
-The host builds, per axis, a tap table (first pixel, tap count, normalised weights) with the
-reference's own float32 arithmetic (:func:`dmlwgsl.reference.resample.antialias_taps`); the
+The host builds, per axis, a tap table (first pixels, tap counts, normalised weights; output-fastest)
+with the reference's own float32 arithmetic (:func:`dmlwgsl.reference.resample.antialias_taps`); the
 shader only sums (wgsl/resample_antialias.wgsl). Tables are O(sum over axes of output length x taps).
 
 Paths (``kernel=``):
+  aa_taps (the default where n and c are not filtered, at most 8 taps along w and, for 8/16-bit
+    outputs, rows of whole words; CPU adapters keep aa_rows for 8/16-bit outputs): one thread owns
+    one output word (1, 2 or 4 columns) of one output row. Its columns' table entries are one load
+    per field (the table is output-fastest); the taps are written-out code (up to 8 rows x 8 taps,
+    the rows and tap groups chosen by overrides TH, TW), every tap loaded unconditionally and added
+    as select(0, w * x, tap < count), so a thread's loads are all in flight together. H100,
+    8x64x240x240 at 1/2, 1/3, 1/4: float32 56-61 % of the in-run copy (aa_element 24-44 %), 2.2-2.5x
+    torch's F.interpolate(antialias=True); float16 33-36 %, uint8 10-14 % (every type runs 80-100 us
+    there: the bound is per output, not per byte). Tried and not kept: loops of override-constant
+    length over private arrays (2.4-4x slower than aa_element: the arrays live in local memory),
+    two or four float32 columns a thread (up to 3.3x slower: registers), see bench/EXPERIMENTS.md.
   aa_rows (the default for 8/16-bit elements on CPU adapters; elsewhere on request only: measured
     2.5-5x slower than aa_element on the H100, 8x64x240x240 at 1/2, 1/3, 1/4, every band and
     column choice; see bench/README.md): the row walk. n and c unfiltered; one thread owns
@@ -32,8 +43,10 @@ Paths (``kernel=``):
     8/16-bit outputs are stored as whole words, no atomics. Needs at most 12 W taps (scale >= ~1/5.5),
     at most 8 output rows sharing an input row, H taps whose first and last pixels grow with the
     output row, and for 8/16-bit outputs rows of whole words; the sums run in aa_element's order.
-  aa_element (the default for 4-byte elements): one thread per output sums its taps, any strides;
-  aa_element_atomic (the default for 8/16-bit elements): the same, merged into words with atomics.
+  aa_element (the default for 4-byte elements where aa_taps cannot run): one thread per output sums
+    its taps, any strides;
+  aa_element_atomic (the default for 8/16-bit elements where aa_taps and aa_rows cannot run): the
+    same, merged into words with atomics.
   aa_tile (on request only): a workgroup stages the input region under a tile of outputs of one
     (n, c) plane in workgroup memory (each input element read once per tile), filters along W,
     then along H. Needs n and c unfiltered, the region to fit 10 KiB, and for 8/16-bit outputs
@@ -59,7 +72,7 @@ from ..tensor import DataType, TensorDesc
 __all__ = ["ResampleAntialiasOperator", "plan_resample_antialias", "compile_resample3", "antialias_tables", "KERNELS"]
 
 SHADER = "resample_antialias.wgsl"
-KERNELS = ("aa_rows", "aa_tile", "aa_element", "aa_element_atomic")
+KERNELS = ("aa_taps", "aa_rows", "aa_tile", "aa_element", "aa_element_atomic")
 #: The Params fields of each path's geometry (zero where another path runs).
 _TILE = ("tile_w", "tile_h", "tiles_per_row", "tiles_per_plane", "tile_workgroups", "tile_planes_c")
 _WALK = ("column_groups", "bands", "band_rows", "walk_threads")
@@ -77,6 +90,12 @@ _TILE_H = (32, 16, 8, 4, 2, 1)
 #: TW_CAP and KA_CAP).
 _TW_CAP = 12
 _KA_CAP = 8
+#: aa_taps: W taps per column held in registers (the shader's TAP_CAP), and the most H taps it writes
+#: out (TH_CAP; more run in a loop).
+_TAP_CAP = 8
+_TH_CAP = 8
+#: aa_taps: output columns per thread, at least (8/16-bit outputs: at least the elements per word).
+_TAPS_COLS = 1
 #: aa_rows: band heights tried, tallest first; the tallest that still gives _ROWS_THREADS threads wins
 #: (a taller band filters the input rows shared by neighbouring bands fewer times, but the GPU needs
 #: enough threads in flight to cover load latency). A description too small to reach it at any
@@ -106,24 +125,39 @@ def _padded(desc) -> dict:
 
 
 @functools.lru_cache(maxsize=64)
-def antialias_tables(desc) -> tuple[np.ndarray, tuple, tuple, tuple, tuple]:
+def antialias_tables(desc) -> tuple[np.ndarray, tuple, tuple, tuple, tuple, tuple]:
     """The shader's tap table for ``desc``: (u32 words, head offsets, weight offsets, taps per entry,
-    per-axis (first, count) arrays). Per axis d (padded to 4): pairs (first, count) at
-    ``head[d] + 2 * o``, then weights at ``weight[d] + o * taps[d] + j``."""
+    padded entries per axis, per-axis (first, count) arrays). Per axis d (padded to 4), with E[d] its
+    output length rounded up to 4: first pixels at ``head[d] + o``, tap counts at ``head[d] + E[d] + o``,
+    weight j at ``weight[d] + j * E[d] + o`` (zeros past the count). Output-fastest, so neighbouring
+    threads read neighbouring words and four columns are one 16-byte load; every offset is a
+    multiple of 4 words."""
     pd = _padded(desc)
-    parts, heads, weights, strides, taps, at = [], [], [], [], [], 0
+    parts, heads, weights, strides, entries, taps, at = [], [], [], [], [], [], 0
     for d in range(4):
         x = ref.input_coordinates(pd["out_sizes"][d], pd["scales"][d], pd["in_off"][d], pd["out_off"][d])
         first, count, w = ref.antialias_taps(x, pd["in_sizes"][d], pd["scales"][d])
-        pairs = np.stack([first, count], axis=1).astype(np.uint32).reshape(-1)
+        e = -(-first.size // 4) * 4
+        pad = np.zeros(e - first.size, dtype=np.uint32)
         heads.append(at)
-        at += pairs.size
+        parts += [first.astype(np.uint32), pad, count.astype(np.uint32), pad]
+        at += 2 * e
         weights.append(at)
-        at += w.size
+        wt = np.zeros((w.shape[1], e), dtype=np.float32)
+        wt[:, : first.size] = w.T
+        parts.append(wt.view(np.uint32).reshape(-1))
+        at += wt.size
         strides.append(w.shape[1])
-        parts += [pairs, w.view(np.uint32).reshape(-1)]
+        entries.append(e)
         taps.append((first, count))
-    return np.concatenate(parts).astype(np.uint32), tuple(heads), tuple(weights), tuple(strides), tuple(taps)
+    return (
+        np.concatenate(parts).astype(np.uint32),
+        tuple(heads),
+        tuple(weights),
+        tuple(strides),
+        tuple(entries),
+        tuple(taps),
+    )
 
 
 def _spans(first: np.ndarray, count: np.ndarray, tile: int) -> int:
@@ -168,9 +202,8 @@ def _walk_window(first: np.ndarray, count: np.ndarray) -> int | None:
     return int(live.max())
 
 
-def _rows_rules(desc, pd, taps, out_res: int, esize: int) -> tuple[str | None, int]:
+def _rows_rules(desc, pd, taps, out_res: int) -> tuple[str | None, int]:
     """(why aa_rows cannot run or None, its accumulator count KA)."""
-    pw = 4 // esize
     if any(int(c.max()) != 1 for _, c in taps[:2]):
         return "the n or c axis is filtered (aa_rows walks h and w only)", 0
     if int(taps[3][1].max()) > _TW_CAP:
@@ -180,14 +213,31 @@ def _rows_rules(desc, pd, taps, out_res: int, esize: int) -> tuple[str | None, i
         return "the h taps' first or last pixels do not grow with the output row", 0
     if ka > _KA_CAP:
         return f"{ka} output rows share an input row (aa_rows accumulates at most {_KA_CAP})", 0
+    return _word_rows_rule(desc, pd, out_res), ka
+
+
+def _word_rows_rule(desc, pd, out_res: int) -> str | None:
+    """Why 8/16-bit outputs cannot be stored as whole words by a thread owning a row's word
+    (aa_taps, aa_rows, aa_tile), or None."""
+    esize = desc.input.data_type.size_in_bytes
+    pw = 4 // esize
     if esize < 4 and (
         pd["out_strides"][3] != 1 or any(s % pw for s in pd["out_strides"][:3]) or (out_res // esize) % pw
     ):
         return (
             f"{desc.input.data_type.name} output rows are not whole 32-bit words "
             "(w stride 1, other strides and offset in words)"
-        ), 0
-    return None, ka
+        )
+    return None
+
+
+def _taps_rule(desc, pd, taps, out_res: int) -> str | None:
+    """Why aa_taps cannot run, or None."""
+    if any(int(c.max()) != 1 for _, c in taps[:2]):
+        return "the n or c axis is filtered (aa_taps sums h and w taps only)"
+    if int(taps[3][1].max()) > _TAP_CAP:
+        return f"{int(taps[3][1].max())} taps along w (aa_taps holds at most {_TAP_CAP} in registers)"
+    return _word_rows_rule(desc, pd, out_res)
 
 
 def _rows_grid(pd, cw: int) -> tuple[int, int, int, int]:
@@ -210,7 +260,7 @@ def plan_resample_antialias(
     dt = desc.input.data_type
     esize = dt.size_in_bytes
     pw = 4 // esize
-    words, heads, wofs, tstride, taps = antialias_tables(desc)
+    words, heads, wofs, tstride, entries, taps = antialias_tables(desc)
     in_res = placement_of(placements, "input").residual
     out_res = placement_of(placements, "output").residual
     count = desc.output.element_count
@@ -228,6 +278,7 @@ def plan_resample_antialias(
         "head": heads,
         "weight": wofs,
         "tap_stride": tstride,
+        "entries": entries,
         "count": count,
         "input_base": in_res // esize,
         "output_base": out_res // esize,
@@ -239,10 +290,8 @@ def plan_resample_antialias(
         why_not = "the n or c axis is filtered (aa_tile filters h and w only)"
     elif caps.limit("max-compute-workgroup-storage-size") < _TILE_BYTES:
         why_not = f"the adapter offers less than {_TILE_BYTES} bytes of workgroup memory"
-    elif esize < 4 and (
-        pd["out_strides"][3] != 1 or any(s % pw for s in pd["out_strides"][:3]) or (out_res // esize) % pw
-    ):
-        why_not = f"{dt.name} output rows are not whole 32-bit words (w stride 1, other strides and offset in words)"
+    else:
+        why_not = _word_rows_rule(desc, pd, out_res)
     tile = None
     if why_not is None:
         tile = _choose_tile(taps, pw)
@@ -254,20 +303,49 @@ def plan_resample_antialias(
         raise PlanError("kernel: aa_element_atomic is for 8- and 16-bit elements; this is FLOAT32")
     if kernel == "aa_element" and esize < 4:
         raise PlanError(f"kernel: aa_element writes whole 32-bit words; {dt.name} needs aa_element_atomic")
-    rows_not, ka = _rows_rules(desc, pd, taps, out_res, esize)
+    rows_not, ka = _rows_rules(desc, pd, taps, out_res)
     if kernel == "aa_rows" and rows_not is not None:
         raise PlanError(f"kernel: aa_rows cannot run this description: {rows_not}")
     constants = {"DTYPE": _DTYPE_CLASS[dt]}
     bindings = {"input": "input", "table": "table"}
     taps_note = f"taps per output: h {int(taps[2][1].max())}, w {int(taps[3][1].max())}"
     uniforms.update(dict.fromkeys(_WALK, 0))
-    chosen = kernel or element
+    taps_not = _taps_rule(desc, pd, taps, out_res)
+    if kernel == "aa_taps" and taps_not is not None:
+        raise PlanError(f"kernel: aa_taps cannot run this description: {taps_not}")
+    chosen = kernel or ("aa_taps" if taps_not is None else element)
     # A CPU adapter pays for every atomic: 8/16-bit outputs take aa_rows where it runs (lavapipe,
     # float16 and uint8 at scales 1/2 and 1/4: 1.3-2.3x faster than aa_element_atomic).
     cpu_rows = kernel is None and caps.is_cpu and esize < 4 and rows_not is None
     if cpu_rows:
         chosen = "aa_rows"
-    if chosen == "aa_rows":
+    if chosen == "aa_taps":
+        n, c, oh, ow = pd["out_sizes"]
+        cw = max(pw, _TAPS_COLS)
+        groups = -(-ow // cw)
+        threads = n * c * oh * groups
+        uniforms.update(dict.fromkeys(_TILE, 0))
+        uniforms.update(zip(_WALK, (groups, oh, 1, threads)))
+        th, tw = int(taps[2][1].max()), int(taps[3][1].max())
+        s = step(
+            "aa_taps",
+            SHADER,
+            f"a thread owns {cw} output column(s) of one output row and sums their taps in written-out code, "
+            + ("every load independent" if th <= _TH_CAP else f"row by row ({th} rows: more than {_TH_CAP})")
+            + f"; {taps_note}",
+            threads,
+            constants=dict(constants, CW=cw, TH=th if th <= _TH_CAP else 0, TW=4 if tw <= 4 else 8),
+            uniforms=uniforms,
+            bindings=dict(bindings, output="output", table=("table", "table2", "table4")),
+            uniform_var="p",
+        )
+        why = "aa_taps: " + (
+            "requested"
+            if kernel
+            else "n and c are not filtered and at most "
+            f"{_TAP_CAP} taps along w: every tap's load is independent (written-out code)"
+        )
+    elif chosen == "aa_rows":
         cw = max(_ROWS_COLS, pw)
         groups, bands, band, threads = _rows_grid(pd, cw)
         uniforms.update(dict.fromkeys(_TILE, 0))
@@ -322,8 +400,8 @@ def plan_resample_antialias(
         why = f"{name}: " + (
             "requested"
             if kernel
-            else "measured fastest on the H100 (aa_tile, on request, pays a cost per workgroup; aa_rows is "
-            "on request until measured)"
+            else "aa_taps cannot run here: "
+            + str(taps_not)
             + ("" if why_not is None else f"; aa_tile could not run here either: {why_not}")
             + ("" if rows_not is None else f"; aa_rows could not run here either: {rows_not}")
         )

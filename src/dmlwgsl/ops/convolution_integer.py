@@ -514,16 +514,22 @@ def _plan_portable(d, caps, placements, why_choice):
     return (s,), why_choice, (), (("kernel", "portable"),)
 
 
+def _depthwise_fast(d) -> bool:
+    """Whether the depthwise kernel runs its fast rows (DW_FAST): contiguous input rows, a kernel at
+    most 4 wide, no W dilation, W stride 1 or 2."""
+    kw = d.filter.sizes[3]
+    return d.input.element_strides[3] == 1 and kw <= 4 and d.dilations[1] == 1 and d.strides[1] in (1, 2)
+
+
 def _plan_depthwise(d, caps, placements, why_choice):
     """The depthwise kernel (C/G = 1): a thread eight neighbouring outputs of a row; its fast rows
     (DW_FAST) where the input's rows are contiguous, the kernel is at most 4 wide, W is not dilated
     and its stride is 1 or 2."""
     n, m, oh, ow = d.output.sizes
-    kw = d.filter.sizes[3]
     threads = n * m * oh * -(-ow // 8)
     u = _common_uniforms(d, placements)
     u["dw_threads"] = threads
-    fast = d.input.element_strides[3] == 1 and kw <= 4 and d.dilations[1] == 1 and d.strides[1] in (1, 2)
+    fast = _depthwise_fast(d)
     out_res = placement_of(placements, "output").residual
     vec = (
         ow % 4 == 0
@@ -848,9 +854,12 @@ def plan_convolution_integer(
                 f"C/G = {cg} and M/G = {mg} (>= 16): a dense layer, run as an implicit GEMM on the packed 4x8 dot "
                 f"product ({caps.name} has {DOT4_FEATURE})"
             )
-        elif has_dot4 and cg == 1 and not past_limit:
+        elif has_dot4 and cg == 1 and not past_limit and (caps.is_cpu or _depthwise_fast(d) or direct[0] is None):
             # (lavapipe too: 3x3 depthwise 1.6-4.3x the direct kernel and 2.4-7x the portable one
-            # at 28x28 to 112x112, no workgroup memory and no barrier)
+            # at 28x28 to 112x112, no workgroup memory and no barrier; its tap-at-a-time rows too:
+            # 5x5 stride 2, 3x3 dilation 2 and stride 3 ran 1.5-3.3x the direct kernel there, 5x5 and
+            # 7x7 stride 1 even. On the H100 those rows ran 2.3-2.7x slower than direct: a GPU takes
+            # direct for them, below)
             kernel = "depthwise"
             why = gemm_off + (
                 f"C/G = 1 (depthwise), M/G = {mg}: the depthwise kernel, eight outputs of a row a thread, a row of "
@@ -864,6 +873,11 @@ def plan_convolution_integer(
             )
         elif direct[0] is not None:
             kernel = "direct"
+            if has_dot4 and cg == 1 and not past_limit:
+                gemm_off += (
+                    "the depthwise kernel's rows here would take a tap at a time (a kernel wider than 4, W dilation "
+                    "or W stride above 2), measured 2.3-2.7x slower than direct on the H100 (5x5, 7x7); "
+                )
             why = gemm_off + (
                 (f"C/G = {cg}, M/G = {mg}: " if not dense or gemm_off else f"no {DOT4_FEATURE} on {caps.name}: ")
                 + "the direct kernel (input window and filter block staged once in workgroup memory)"

@@ -201,7 +201,8 @@ def resample_antialias(x: np.ndarray, output_sizes, scales, input_pixel_offsets,
         for j in range(weights.shape[1]):
             live = count > j
             src = np.where(live, first + j, 0)
-            term = (weights[:, j] * a[..., src]).astype(np.float32)
-            res = np.where(live, (res + term).astype(np.float32), res)
+            with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf past a count: discarded below
+                term = (weights[:, j] * a[..., src]).astype(np.float32)
+                res = np.where(live, (res + term).astype(np.float32), res)
         acc = np.moveaxis(res, -1, d)
     return _store(acc, x.dtype)
