@@ -196,6 +196,7 @@ def _resample_cases(quick: bool) -> list[Case]:
         for dt in ("float32", "float16"):
             add(odd, spatial(2.0), mode, dt, kind="odd")
         add(base, spatial(2.0), mode, layout="nhwc", kind="strided")
+        add(base, spatial(0.5), mode, "float16" if mode == "linear" else "uint8", layout="nhwc", kind="strided")
         add(base, spatial(2.0), mode, layout="padded", kind="strided")
     for f in (0.5, 1 / 3, 0.25):
         for dt in ("float32",) if quick else ("float32", "float16"):

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dmlwgsl.ops.resample import (
+    C_LANES_MIN,
     LINEAR_TOLERANCE,
     AxisDirection,
     InterpolationMode,
@@ -24,9 +25,10 @@ from dmlwgsl.ops.resample import (
     ResampleOperator,
     compile_resample,
     onnx_resize_to_resample,
+    plan_resample,
     resample,
 )
-from dmlwgsl.plan import PlanError
+from dmlwgsl.plan import Capabilities, PlanError
 from dmlwgsl.reference import resample as ref
 from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
@@ -397,6 +399,68 @@ def test_row_walk_ragged_rows(device, rng, mode, dt, kernel, in_sizes, out_sizes
         desc = Resample1Desc(TensorDesc(dt, in_sizes), TensorDesc(dt, odd), mode, scales, (0.5,) * r, (-0.5,) * r)
         with pytest.raises(PlanError, match="not whole groups"):
             compile_resample(desc, device=device, kernel=kernel)
+
+
+@pytest.mark.parametrize(
+    "mode, dt, kernel, in_sizes, out_sizes",
+    [
+        ("nearest", F32, "resample_rows", (2, 9, 5, 6), (2, 9, 10, 12)),
+        ("nearest", U8, "resample_rows", (1, 12, 7, 8), (1, 12, 14, 32)),
+        ("linear", F32, "resample_rows", (2, 8, 6, 10), (2, 8, 9, 12)),
+        ("linear", F16, "resample_rows", (1, 11, 5, 8), (1, 11, 10, 16)),
+        ("linear", F16, "resample_rows_half", (2, 8, 6, 6), (2, 8, 3, 12)),
+        ("linear", I8, "resample_rows_byte", (1, 10, 5, 8), (1, 10, 10, 16)),
+        ("linear", F32, "resample_rows", (2, 9, 5, 9), (2, 9, 10, 18)),  # RAGGED too
+    ],
+)
+def test_row_walk_channel_lanes(device, rng, mode, dt, kernel, in_sizes, out_sizes):
+    """A channels-fastest (NHWC) input: the row walks put the channels in the lanes (C_LANES; a GPU's
+    plan does so unasked where the planes do not grow; any adapter where the walk is requested, at any
+    scale). Every thread's block lands in
+    its own plane: exact (nearest) or within the linear tolerance, under poison and guards; a packed
+    input keeps the plain walk."""
+    r = len(in_sizes)
+    scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
+    out_desc = TensorDesc(dt, out_sizes)
+    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
+    in_desc = strided_desc(dt, in_sizes, "nhwc")
+    desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
+    op = compile_resample(desc, device=device, kernel=kernel, band_rows=2)
+    assert op.plan.kernels == [kernel] and op.plan.steps[0].constants_dict.get("C_LANES") == 1
+    assert "channels in the lanes" in op.plan.why
+    x = values(dt, in_sizes, rng)
+    raw = tensor_bytes(in_desc, x)
+    expected = ref.resample(read_tensor(raw, in_desc), out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r)
+    run_checked(
+        device,
+        lambda ins, out: op(ins["input"], out),
+        {"input": (in_desc, raw)},
+        out_desc,
+        expected.astype(dt.numpy_dtype),
+        **tol,
+    )
+    packed = Resample1Desc(TensorDesc(dt, in_sizes), out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
+    assert "C_LANES" not in compile_resample(packed, device=device, kernel=kernel).plan.steps[0].constants_dict
+
+
+def test_channel_lanes_plan_on_a_gpu():
+    """The h100 profile takes a row walk with channel lanes for NHWC inputs of at least C_LANES_MIN
+    channels whose planes do not grow (nearest too, which otherwise builds 16-byte blocks); where
+    they grow, and on lavapipe, the plan stays as it was."""
+    nhwc = strided_desc(F32, (2, 32, 64, 64), "nhwc")
+    h100, lavapipe = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
+    for mode in ("nearest", "linear"):
+        down = Resample1Desc(nhwc, TensorDesc(F32, (2, 32, 32, 32)), mode, (1, 1, 0.5, 0.5), (0.5,) * 4, (-0.5,) * 4)
+        gpu = plan_resample(down, h100)
+        assert gpu.kernels == ["resample_rows"] and gpu.steps[0].constants_dict["C_LANES"] == 1
+        assert "C_LANES" not in plan_resample(down, lavapipe).steps[0].constants_dict
+        up = Resample1Desc(nhwc, TensorDesc(F32, (2, 32, 128, 128)), mode, (1, 1, 2, 2), (0.5,) * 4, (-0.5,) * 4)
+        assert "C_LANES" not in plan_resample(up, h100).steps[0].constants_dict
+        few = strided_desc(F32, (2, C_LANES_MIN - 1, 64, 64), "nhwc")
+        d2 = Resample1Desc(
+            few, TensorDesc(F32, (2, C_LANES_MIN - 1, 32, 32)), mode, (1, 1, 0.5, 0.5), (0.5,) * 4, (-0.5,) * 4
+        )
+        assert "C_LANES" not in plan_resample(d2, h100).steps[0].constants_dict
 
 
 @pytest.mark.parametrize("v", [4, 6, 8, 12, 16])

@@ -14,6 +14,9 @@ override HALF: u32 = 0u;    // resample_rows with float16: 1 = 4 outputs (8 byte
 // Rows of a whole number of words but not of a thread's outputs: a row's last thread stores only
 // its words inside the row (as u32 words through `output`; row starts counted in elements).
 override RAGGED: bool = false;
+// Channels in the lanes (channels-fastest input, e.g. NHWC): thread = (n, band, block column, c),
+// c fastest, so a warp's loads are runs of channels; its stores go to as many planes.
+override C_LANES: bool = false;
 
 @group(0) @binding(7) var<storage, read_write> output2: array<vec2<u32>>;
 
@@ -136,12 +139,22 @@ struct Place {
 }
 
 fn rows_place(tid: u32, v: u32) -> Place {
-    let g = tid % p.row_blocks;
+    var g = tid % p.row_blocks;
     var r = tid / p.row_blocks;
-    let band = r % p.row_bands;
+    var band = r % p.row_bands;
     r = r / p.row_bands;
-    let c = r % p.out_sizes.y;
-    let n = r / p.out_sizes.y;
+    var c = r % p.out_sizes.y;
+    var n = r / p.out_sizes.y;
+    if (C_LANES) {
+        // channels in the lanes: neighbouring threads read neighbouring input elements of a
+        // channels-fastest input (each stores its own plane's block)
+        c = tid % p.out_sizes.y;
+        r = tid / p.out_sizes.y;
+        g = r % p.row_blocks;
+        r = r / p.row_blocks;
+        band = r % p.row_bands;
+        n = r / p.row_bands;
+    }
     let oh0 = band * p.band_rows;
     let ow = g * v;
     let e = p.output_base + ((n * p.out_sizes.y + c) * p.out_sizes.z + oh0) * p.out_sizes.w + ow;
