@@ -443,6 +443,80 @@ def test_row_walk_channel_lanes(device, rng, mode, dt, kernel, in_sizes, out_siz
     assert "C_LANES" not in compile_resample(packed, device=device, kernel=kernel).plan.steps[0].constants_dict
 
 
+@pytest.mark.parametrize("dt", [F32, F16, I8, U8], ids=lambda d: d.name.lower())
+@pytest.mark.parametrize(
+    "mode, in_sizes, out_sizes",
+    [
+        ("nearest", (2, 5, 6, 8), (2, 5, 12, 16)),
+        ("linear", (1, 40, 7, 12), (1, 40, 14, 20)),
+        ("linear", (2, 3, 9, 4), (2, 3, 5, 8)),  # C = 3 (an RGB image), one axis down
+        ("nearest", (1, 33, 4, 4), (1, 33, 12, 8)),  # more channels than a tile's 32
+    ],
+)
+def test_transposed_input(device, rng, dt, mode, in_sizes, out_sizes):
+    """resample_transpose: a channels-fastest input (NHWC, and NHWC at an odd element offset in a
+    larger buffer) moved to a packed workspace, then the plan for a packed input reading it;
+    exact (nearest) or within the linear tolerance, under poison and guards."""
+    r = len(in_sizes)
+    scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
+    out_desc = TensorDesc(dt, out_sizes)
+    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
+    in_desc = strided_desc(dt, in_sizes, "nhwc")
+    desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
+    op = compile_resample(desc, device=device, kernel="resample_transpose")
+    assert op.plan.kernels[0] == "resample_transpose" and len(op.plan.kernels) == 2
+    assert op.plan.steps[1].bindings_dict["packed_input"] == "input" and "packed workspace" in op.plan.why
+    x = values(dt, in_sizes, rng)
+    raw = tensor_bytes(in_desc, x)
+    expected = ref.resample(read_tensor(raw, in_desc), out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r)
+    run_checked(
+        device,
+        lambda ins, out: op(ins["input"], out),
+        {"input": (in_desc, raw)},
+        out_desc,
+        expected.astype(dt.numpy_dtype),
+        **tol,
+    )
+    # the same operator with the input at an odd element offset (the plan of that placement: the
+    # transpose loads words, not 16-byte vectors)
+    run_checked(
+        device,
+        lambda ins, out: op(ins["input"], out),
+        {"input": (in_desc, raw)},
+        out_desc,
+        expected.astype(dt.numpy_dtype),
+        input_offset=16 + dt.size_in_bytes,
+        **tol,
+    )
+
+
+def test_where_transpose_cannot_run(device):
+    cases = [
+        (strided_desc(F32, (1, 4, 6, 8), "packed"), "not its fastest dimension"),
+        (strided_desc(U8, (1, 4, 6, 7), "nhwc"), "not be whole 32-bit words"),
+    ]
+    for in_desc, rule in cases:
+        out = TensorDesc(in_desc.data_type, (1, 4, 12, 14 if in_desc.sizes[3] == 7 else 16))
+        desc = Resample1Desc(in_desc, out, "nearest", (1, 1, 2, 2), (0.5,) * 4, (-0.5,) * 4)
+        with pytest.raises(PlanError, match=f"resample_transpose cannot run this description: .*{rule}"):
+            compile_resample(desc, device=device, kernel="resample_transpose")
+
+
+def test_transpose_plan_on_a_gpu():
+    """The h100 profile transposes an NHWC input first where the planes grow (x2), keeps channel
+    lanes where they shrink; lavapipe does neither unasked."""
+    nhwc = strided_desc(F32, (2, 32, 64, 64), "nhwc")
+    up = Resample1Desc(nhwc, TensorDesc(F32, (2, 32, 128, 128)), "nearest", (1, 1, 2, 2), (0.5,) * 4, (-0.5,) * 4)
+    p = plan_resample(up, Capabilities.profile("h100"))
+    assert p.kernels == ["resample_transpose", "resample_packed"]
+    assert dict(p.workspace) == {"packed_input": 2 * 32 * 64 * 64 * 4}
+    assert dict(p.details)["table_input"] == "packed"
+    u = p.steps[0].uniforms_dict
+    assert (u["r_len"], u["k_len"], u["in_k"], u["out_k"], u["in_r1"]) == (64, 32, 1, 64 * 64, 32)
+    assert p.steps[0].constants_dict["TP_VEC"] == 1
+    assert "resample_transpose" not in plan_resample(up, Capabilities.profile("lavapipe")).kernels
+
+
 def test_channel_lanes_plan_on_a_gpu():
     """The h100 profile takes a row walk with channel lanes for NHWC inputs of at least C_LANES_MIN
     channels whose planes do not grow (nearest too, which otherwise builds 16-byte blocks); where

@@ -602,14 +602,58 @@ def _transpose_step(lay: DepthSpaceLayout, box: _Box, esize: int, src_base, dst_
             # NHWC with DCR and every channel in the box: (j, c) is one run of b*C channels in the
             # input and of b*C output channels: one plane a (n, h, i), b times the channels
             plane, cb = (hb, b, 1), b * cb
+    return transpose_step(
+        _name(lay.op, "transpose") + suffix,
+        lay.shader,
+        esize,
+        planes=(nb, *plane),
+        ins=ins,
+        outs=outs,
+        r_len=r.row_len,
+        interleave=r.interleave,
+        in_r=(in_r0, r.stride_w),
+        k=(cb, in_k, out_k),
+        bases=(src_base, dst_base),
+        aligned=aligned,
+        windows=windows,
+    )
+
+
+def transpose_step(
+    name: str,
+    shader: str,
+    esize: int,
+    *,
+    planes,
+    ins,
+    outs,
+    r_len: int,
+    interleave: int,
+    in_r,
+    k,
+    bases,
+    aligned: bool,
+    windows=(),
+    bindings=None,
+):
+    """A step of common/transpose.wgsl's transpose_entry (``shader`` includes it): ``planes`` =
+    (n, h, i, j) counts, ``ins`` / ``outs`` their strides (elements), rows of ``r_len`` elements
+    (input strides ``in_r`` = (of r % interleave, of r / interleave)), ``k`` = (channels, their input
+    stride, their output stride), ``bases`` = (src, dst) element offsets in the bindings; 16-byte
+    vectors on both sides where every run and row allows (``aligned``: the tensors' placements).
+    ``bindings`` maps the operator's tensor names to (input views, output views); default
+    input -> input, output -> output."""
+    nb, *plane = planes
+    cb, in_k, out_k = k
+    src_base, dst_base = bases
     v = 16 // esize
-    strides = (*ins, *outs, in_r0 if r.interleave > 1 else 0, r.stride_w, out_k, src_base, dst_base)
-    vec = aligned and in_k == 1 and cb % v == 0 and r.row_len % v == 0 and all(x % v == 0 for x in strides)
+    strides = (*ins, *outs, in_r[0] if interleave > 1 else 0, in_r[1], out_k, src_base, dst_base)
+    vec = aligned and in_k == 1 and cb % v == 0 and r_len % v == 0 and all(x % v == 0 for x in strides)
     # TP_K: the channels rounded up to a power of two (2 to 32; at least a vector's with TP_VEC);
     # the tile stages 2048 words
     tile_k = min(32, max(2, v if vec else 2, 1 << (cb - 1).bit_length()))
     tile_r = 2048 // tile_k // max(1, esize // 4)
-    tiles_r, tiles_k = -(-r.row_len // tile_r), -(-cb // tile_k)
+    tiles_r, tiles_k = -(-r_len // tile_r), -(-cb // tile_k)
     workgroups = nb * math.prod(plane) * tiles_r * tiles_k
     u = {
         "workgroups": workgroups,
@@ -618,27 +662,26 @@ def _transpose_step(lay: DepthSpaceLayout, box: _Box, esize: int, src_base, dst_
         **_named("plane_", plane, "hij"),
         **_named("in_", ins, "nhij"),
         **_named("out_", outs, "nhij"),
-        "r_len": r.row_len,
-        "in_r0": in_r0,
-        "in_r1": r.stride_w,
+        "r_len": r_len,
+        "in_r0": in_r[0],
+        "in_r1": in_r[1],
         "k_len": cb,
         "in_k": in_k,
         "out_k": out_k,
         "src_base": src_base % 2**32,
         "dst_base": dst_base % 2**32,
     }
-    name = _name(lay.op, "transpose")
     return step(
-        name + suffix,
-        lay.shader,
+        name,
+        shader,
         f"{workgroups} tiles of {tile_k} channels x {tile_r} row elements"
         + (", 16-byte vectors on both sides" if vec else ", words"),
         workgroups * TRANSPOSE_WORKGROUP,
         entry_point="transpose_entry",
         workgroup_size=TRANSPOSE_WORKGROUP,
-        constants={"ELEM_BYTES": esize, "TP_DIV": r.interleave, "TP_K": tile_k, "TP_VEC": int(vec)},
+        constants={"ELEM_BYTES": esize, "TP_DIV": interleave, "TP_K": tile_k, "TP_VEC": int(vec)},
         uniforms=u,
-        bindings={"input": ("input", "input4"), "output": ("output", "output4")},
+        bindings=bindings or {"input": ("input", "input4"), "output": ("output", "output4")},
         uniform_var="tp",
         windows=windows,
     )

@@ -33,7 +33,7 @@ shader only adds table entries.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 import numpy as np
@@ -41,10 +41,11 @@ import numpy.typing as npt
 
 from .. import oneshot
 from ..operator import Operator
-from ..plan import Capabilities, KernelStep, Placement, Plan, PlanError, placement_of, step
+from ..plan import ALIGNED, Capabilities, KernelStep, Placement, Plan, PlanError, placement_of, step
 from ..reference import resample as ref
 from ..runtime import Device, GpuTensor, default_device
 from ..tensor import DataType, DmlEnum, DmlValidationError, TensorDesc, desc_for_array, integers
+from ._permute import transpose_step
 
 __all__ = [
     "InterpolationMode",
@@ -451,8 +452,12 @@ SHADERS = {
     "resample_rows_half": "resample_rows.wgsl",
     "resample_rows_byte": "resample_rows.wgsl",
     "resample_rows_pat": "resample_pattern.wgsl",
+    # the layout step: the input transposed to a packed workspace, then the plan's kernel for it
+    "resample_transpose": "resample_transpose.wgsl",
 }
 KERNELS = tuple(SHADERS)
+#: The workspace of resample_transpose (the input, packed).
+TRANSPOSED_INPUT = "packed_input"
 #: Channels a row walk needs, at least, to put them in the lanes for a channels-fastest input (GPU).
 C_LANES_MIN = 8
 #: resample_rows rows per band by (mode, element size) where the plan takes a row walk unasked.
@@ -583,6 +588,13 @@ def plan_resample(
     """
     if kernel is not None and kernel not in SHADERS:
         raise PlanError(f"kernel: no path {kernel!r} for resample (choose from {', '.join(KERNELS)})")
+    tuning = {"band_rows": band_rows, "pattern_outputs": pattern_outputs, "axis_table_bytes": axis_table_bytes}
+    if kernel in (None, "resample_transpose"):
+        why_tp = _transpose_rule(desc, caps, requested=kernel is not None)
+        if why_tp is None:
+            return _transposed_plan(desc, caps, placements, tuning)
+        if kernel is not None:
+            raise PlanError(f"kernel: resample_transpose cannot run this description: {why_tp}")
     mode = InterpolationMode.parse(desc.interpolation_mode)
     linear = mode == InterpolationMode.LINEAR
     dt = desc.input.data_type
@@ -814,6 +826,74 @@ def plan_resample(
     )
 
 
+def _transpose_rule(desc, caps: Capabilities, *, requested: bool) -> str | None:
+    """Why the plan does not transpose a channels-fastest input to a packed workspace first, or None.
+    Unasked it does so on a GPU where the output's (h, w) planes are larger than the input's: the
+    row walks' gathers with a stride of C elements (or, with channel lanes, their stores to C
+    planes) cost more there than the extra pass (H100, 2x32x256x256 NHWC float32 x2)."""
+    pd = _padded(desc)
+    (n, c, h, w), strides = pd["in_sizes"], pd["in_strides"]
+    esize = desc.input.data_type.size_in_bytes
+    if not (c > 1 and strides[1] == 1 and strides[3] > 1):
+        return "the input's channels are not its fastest dimension"
+    if not requested and caps.is_cpu:
+        return "a CPU adapter (unmeasured there)"
+    if not requested and pd["out_sizes"][2] * pd["out_sizes"][3] <= h * w:
+        return "the output's planes are no larger than the input's (channel lanes instead)"
+    if (w * esize) % 4:
+        return "the packed input's rows would not be whole 32-bit words"
+    if _too_large(desc, caps) or n * c * h * w * esize > caps.max_binding_size - caps.binding_alignment - 16:
+        return "a tensor or the workspace is beyond the binding limit"
+    return None
+
+
+def _transposed_plan(desc, caps: Capabilities, placements, tuning) -> Plan:
+    """resample_transpose: the input moved to a packed workspace (common/transpose.wgsl: planes
+    (n, h), rows along w, runs of channels), then the plan for a packed input, reading it."""
+    pd = _padded(desc)
+    dt = desc.input.data_type
+    esize = dt.size_in_bytes
+    n, c, h, w = pd["in_sizes"]
+    sn, _, sh, sw = pd["in_strides"]
+    in_pl = placement_of(placements, "input")
+    inner = plan_resample(
+        replace(desc, input=TensorDesc(dt, desc.input.sizes)),
+        caps,
+        placements={**(placements or {}), "input": ALIGNED},
+        **tuning,
+    )
+    tp = transpose_step(
+        "resample_transpose",
+        SHADERS["resample_transpose"],
+        esize,
+        planes=(n, h, 1, 1),
+        ins=(sn, sh, 0, 0),
+        outs=(c * h * w, w, 0, 0),
+        r_len=w,
+        interleave=1,
+        in_r=(0, sw),
+        k=(c, 1, h * w),
+        bases=(in_pl.residual // esize, 0),
+        aligned=in_pl.residual % 16 == 0 and in_pl.padded,
+        bindings={"input": ("input", "input4"), TRANSPOSED_INPUT: ("output", "output4")},
+    )
+    steps = (tp,) + tuple(
+        replace(s, bindings=tuple((TRANSPOSED_INPUT if k == "input" else k, v) for k, v in s.bindings))
+        for s in inner.steps
+    )
+    why = (
+        "the input's channels are its fastest dimension: transposed to a packed workspace (runs of channels "
+        f"loaded, rows stored), then {inner.why}"
+    )
+    return replace(
+        inner,
+        steps=steps,
+        why=why,
+        workspace=((TRANSPOSED_INPUT, n * c * h * w * esize),),
+        details=inner.details + (("table_input", "packed"),),
+    )
+
+
 def _too_large(desc, caps: Capabilities) -> str:
     """Which tensor ("input", "output", or "input and output") is beyond the binding limit ("" if none)."""
     room = caps.max_binding_size - caps.binding_alignment - 16
@@ -984,7 +1064,7 @@ class ResampleOperator(Operator):
         self.band_rows = band_rows
         self.axis_table_bytes = axis_table_bytes
         self.pattern_outputs = pattern_outputs
-        self._table: GpuTensor | None = None
+        self._tables: dict[bool, GpuTensor] = {}
         super().__init__(device, desc, kernel=kernel, capabilities=capabilities)
 
     def make_plan(self, placements):
@@ -1000,15 +1080,29 @@ class ResampleOperator(Operator):
         )
 
     def host_tensors(self, plan: Plan) -> Mapping[str, GpuTensor]:
-        """The per-axis table (bound twice: as words and as vec4 words), uploaded once."""
-        if self._table is None:
-            axes = _axes_cached(self.desc, self.capabilities.max_binding_size, self.axis_table_bytes)
+        """The per-axis table (bound twice: as words and as vec4 words), uploaded once per input
+        layout it indexes (the description's, or a packed workspace's: resample_transpose), and
+        the plan's workspace."""
+        packed = dict(plan.details).get("table_input") == "packed"
+        table = self._tables.get(packed)
+        if table is None:
+            desc = (
+                replace(self.desc, input=TensorDesc(self.desc.input.data_type, self.desc.input.sizes))
+                if packed
+                else self.desc
+            )
+            axes = _axes_cached(desc, self.capabilities.max_binding_size, self.axis_table_bytes)
             words, _ = _table_words(axes)
             tdesc = TensorDesc(DataType.UINT32, (words.size,))
             buf = self.device.create_buffer(tdesc.total_tensor_size_in_bytes, "resample.table")
             self.device.write(buf, 0, words.view(np.uint8))
-            self._table = GpuTensor(self.device, tdesc, buf)
-        return {"table": self._table, "table4": self._table}
+            table = self._tables[packed] = GpuTensor(self.device, tdesc, buf)
+        out = {"table": table, "table4": table}
+        for name, nbytes in plan.workspace:
+            nbytes = -(-nbytes // 16) * 16  # (bound as 16-byte vectors too)
+            ws = TensorDesc(DataType.UINT32, (nbytes // 4,))
+            out[name] = GpuTensor(self.device, ws, self.device.create_buffer(nbytes, f"resample.{name}"), 0)
+        return out
 
 
 def compile_resample(
