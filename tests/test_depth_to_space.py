@@ -527,6 +527,7 @@ def test_transpose_kernel(device, rng, op_name, dtype):
         ((1, 9 * 40, 2, 12), 3, "nhwc", "packed", 16, False),  # 40 channels: two tiles of 32
         ((2, 16 * 3, 3, 8), 4, "nhwc", "packed", 48, False),  # 3 channels: words
         ((1, 4 * 16, 4, 72), 2, "nhwc", "packed", 32, False),  # rows over several tiles
+        ((1, 4 * 32, 2, 160), 2, "nhwc", "packed", 32, False),  # 8-bit rows past a packed tile's 256
     ]
     ops = check_row_cases(device, rng, op_name, dtype, cases, "transpose", tight)
     assert all({k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_transpose"} for op in ops)

@@ -66,8 +66,12 @@ const TP_WORDS = 2048u;  // staged words a tile (without the spare words)
 
 fn tp_wpe() -> u32 { return max(ELEM_BYTES / 4u, 1u); }  // words an element
 fn tp_pw() -> u32 { return max(4u / ELEM_BYTES, 1u); }   // elements a word
-fn tp_tr() -> u32 { return TP_WORDS / TP_K / tp_wpe(); } // tile elements along r
-fn tp_pitch() -> u32 { return tp_tr() * tp_wpe() + select(1u, 4u, TP_VEC); }
+// 8/16-bit elements on the vector path stage packed, tp_pw() of a channel's row elements a word
+// (the word path stages one element a word).
+fn tp_packed() -> bool { return TP_VEC && ELEM_BYTES < 4u; }
+fn tp_tr() -> u32 { return TP_WORDS / TP_K / tp_wpe() * select(1u, tp_pw(), tp_packed()); } // tile elements along r
+fn tp_row_words() -> u32 { return tp_tr() * tp_wpe() / select(1u, tp_pw(), tp_packed()); }
+fn tp_pitch() -> u32 { return tp_row_words() + select(1u, 4u, TP_VEC); }
 
 fn stage_get(w: u32) -> u32 { return tp_stage[w >> 2u][w & 3u]; }
 fn stage_set(w: u32, v: u32) { tp_stage[w >> 2u][w & 3u] = v; }
@@ -164,6 +168,42 @@ fn tp_put_vec(kv: u32, lr: u32, x: vec4<u32>) {
     }
 }
 
+// Packed staging (8/16-bit elements, vector path): group g = the vectors of tp_pw() consecutive
+// rows at one run of V channels, loaded together; each staged word takes one channel's element
+// from each of them (a 2 x 2 half-word or 4 x 4 byte transpose of the vectors' words), so that the
+// tile holds 2048 words of data, not of expanded elements.
+fn tp_load_vecs_packed(at: Tp, l: u32) {
+    let v = 16u / ELEM_BYTES;
+    let kvs = TP_K / v;
+    let n = tp_tr() / tp_pw() * kvs;   // groups a tile
+    for (var g = l; g < n; g += WG) {
+        let rq = g / kvs;
+        let kv = g % kvs;
+        let k = at.k0 + kv * v;
+        let r = rq * tp_pw();
+        let x0 = tp_load_vec(at, r, k);
+        let x1 = tp_load_vec(at, r + 1u, k);
+        let w = kv * v * tp_pitch() + rq;   // channel kv * v's staged word of these rows
+        if (ELEM_BYTES == 2u) {
+            for (var e = 0u; e < 4u; e++) {
+                let a = x0[e];
+                let b = x1[e];
+                stage_set(w + 2u * e * tp_pitch(), (a & 0xFFFFu) | (b << 16u));
+                stage_set(w + (2u * e + 1u) * tp_pitch(), (a >> 16u) | (b & 0xFFFF0000u));
+            }
+        } else {
+            let x2 = tp_load_vec(at, r + 2u, k);
+            let x3 = tp_load_vec(at, r + 3u, k);
+            for (var e = 0u; e < 4u; e++) {
+                let q = vec4<u32>(x0[e], x1[e], x2[e], x3[e]);
+                for (var b = 0u; b < 4u; b++) {
+                    stage_set(w + (4u * e + b) * tp_pitch(), pack4((q >> vec4<u32>(8u * b)) & vec4<u32>(0xFFu)));
+                }
+            }
+        }
+    }
+}
+
 // Vector path: vectors idx = l, l + WG, ... (TP_K / V vectors a tile row), in rounds of 4
 // loaded before any is staged.
 fn tp_load_vecs(at: Tp, l: u32) {
@@ -199,9 +239,11 @@ fn tp_store_vecs(at: Tp, l: u32) {
         let k = at.k0 + kk;
         let r = at.r0 + ov * v;
         if (k < tp.k_len && r < tp.r_len) {
-            let q = (kk * tp_pitch() + ov * v * tp_wpe()) / 4u;   // the vector's first staged vector
+            let q = (kk * tp_pitch() + ov * v * tp_wpe() / select(1u, tp_pw(), tp_packed())) / 4u;   // its first staged vector
             var x = tp_stage[q];
-            if (ELEM_BYTES == 2u) {
+            if (tp_packed()) {
+                // staged packed: the vector's words as they are
+            } else if (ELEM_BYTES == 2u) {
                 let y = tp_stage[q + 1u];
                 x = vec4<u32>(x.x | (x.y << 16u), x.z | (x.w << 16u), y.x | (y.y << 16u), y.z | (y.w << 16u));
             } else if (ELEM_BYTES == 1u) {
@@ -232,7 +274,13 @@ fn transpose_entry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let n = t / tp.plane_h;
     let at = Tp(tp.src_base + n * tp.in_n + h * tp.in_h + i * tp.in_i + j * tp.in_j,
                 tp.dst_base + n * tp.out_n + h * tp.out_h + i * tp.out_i + j * tp.out_j, rt * tp_tr(), kt * TP_K);
-    if (TP_VEC) { tp_load_vecs(at, l); } else { tp_load_words(at, l); }
+    if (tp_packed()) {
+        tp_load_vecs_packed(at, l);
+    } else if (TP_VEC) {
+        tp_load_vecs(at, l);
+    } else {
+        tp_load_words(at, l);
+    }
     workgroupBarrier();
     if (TP_VEC) { tp_store_vecs(at, l); } else { tp_store_words(at, l); }
 }

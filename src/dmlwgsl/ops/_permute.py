@@ -652,7 +652,8 @@ def transpose_step(
     # TP_K: the channels rounded up to a power of two (2 to 32; at least a vector's with TP_VEC);
     # the tile stages 2048 words
     tile_k = min(32, max(2, v if vec else 2, 1 << (cb - 1).bit_length()))
-    tile_r = 2048 // tile_k // max(1, esize // 4)
+    # (8/16-bit elements stage packed on the vector path: 4 / esize of a channel's row elements a word)
+    tile_r = 2048 // tile_k // max(1, esize // 4) * (4 // esize if vec and esize < 4 else 1)
     tiles_r, tiles_k = -(-r_len // tile_r), -(-cb // tile_k)
     workgroups = nb * math.prod(plane) * tiles_r * tiles_k
     u = {
