@@ -977,10 +977,11 @@ def test_repeat_calls_take_the_shortcut(device, rng):
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
 def test_depthwise_kernel(device, mix, rng):
     """The depthwise kernel (C/G = 1): every sign mix and zero-point form; its fast rows (3x3
-    stride 1 and 2, kernel widths 1 and 4, a channel multiplier of 2) with the edge taps reading
-    the zero point, partial quads, 16-byte stores where rows are whole quads (DW_VEC), and
-    layers that never take the fast rows (5x5,
-    dilation 2 along W, a 1-D k3 with stride 3, an input whose rows are not contiguous); exact."""
+    stride 1 and 2, kernel widths 1 and 4, and 5 to 8 with a second word of taps (DW_KW8) at
+    strides 1 and 2, a channel multiplier of 2) with the edge taps reading the zero point, partial
+    quads, 16-byte stores where rows are whole quads (DW_VEC), and layers that never take the fast
+    rows (dilation 2 along W, 9 wide, a 1-D k3 with stride 3, an input whose rows are not
+    contiguous); exact."""
     zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
     cases = [
         dict(c=5, m=5, hw=(9, 13), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)),
@@ -988,8 +989,12 @@ def test_depthwise_kernel(device, mix, rng):
         dict(c=4, m=8, hw=(11, 21), k=(3, 3), strides=(2, 2), start_padding=(1, 1), end_padding=(1, 1)),
         dict(c=3, m=3, hw=(6, 19), k=(2, 4), start_padding=(0, 2), end_padding=(1, 1)),
         dict(c=3, m=6, hw=(5, 10), k=(1, 1), strides=(1, 2)),
-        dict(c=2, m=2, hw=(12, 17), k=(5, 5), start_padding=(2, 2), end_padding=(2, 2)),
+        dict(c=2, m=2, hw=(12, 17), k=(5, 5), start_padding=(2, 2), end_padding=(2, 2)),  # two words a row
+        dict(c=3, m=3, hw=(9, 23), k=(7, 7), start_padding=(3, 3), end_padding=(3, 3)),
+        dict(c=2, m=4, hw=(8, 29), k=(3, 8), strides=(1, 2), start_padding=(1, 3), end_padding=(0, 4)),
+        dict(c=2, m=2, hw=(5, 30), k=(2, 6), strides=(2, 2)),  # no padding: interior eights, stride 2
         dict(c=2, m=2, hw=(7, 20), k=(3, 3), dilations=(1, 2), start_padding=(1, 2), end_padding=(1, 2)),
+        dict(c=2, m=2, hw=(4, 24), k=(1, 9), start_padding=(0, 4), end_padding=(0, 4)),  # 9 wide: a tap at a time
     ]
     for i, case in enumerate(cases):
         p = dict(case)

@@ -77,11 +77,11 @@ def test_dense_layer_runs_the_dot4_gemm(profile):
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize(
     "kw",
-    [dict(k=5), dict(k=7), dict(k=3, stride=3), dict(k=3, dilation=2, pad=2)],
-    ids=["5x5", "7x7", "stride3", "dilation2"],
+    [dict(k=9), dict(k=3, stride=3), dict(k=3, dilation=2, pad=2)],
+    ids=["9x9", "stride3", "dilation2"],
 )
 def test_depthwise_tap_rows_take_direct_on_a_gpu(profile, kw):
-    """Depthwise rows outside the depthwise kernel's fast rows (a kernel wider than 4, W stride above
+    """Depthwise rows outside the depthwise kernel's fast rows (a kernel wider than 8, W stride above
     2, W dilation): a GPU takes the direct kernel (H100: the tap-at-a-time rows ran 2.3-2.7x slower),
     a CPU adapter the depthwise kernel (lavapipe: even to 3.3x faster than direct)."""
     caps = Capabilities.profile(profile)
@@ -91,6 +91,20 @@ def test_depthwise_tap_rows_take_direct_on_a_gpu(profile, kw):
         assert plan.steps[0].constants_dict["DW_FAST"] == 0
     else:
         assert plan.kernels == ["convolution_integer_direct"] and "a tap at a time" in plan.why
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("k, stride", [(5, 1), (7, 1), (5, 2), (8, 2)])
+def test_depthwise_wide_kernels_take_fast_rows(profile, k, stride):
+    """Depthwise kernels 5 to 8 wide at W stride 1 or 2: the depthwise kernel's fast rows with a
+    second word of taps (DW_KW8), on every adapter with the packed dot product."""
+    plan = plan_convolution_integer(
+        layer(8, 128, 128, (56, 56), k, groups=128, stride=stride), Capabilities.profile(profile)
+    )
+    (s,) = plan.steps
+    c = s.constants_dict
+    assert plan.kernels == ["convolution_integer_depthwise"] and c["DW_FAST"] == 1 and c["DW_KW8"] == 1
+    assert c["DW_SW"] == stride and "two packed 4x8 dot products" in s.why
 
 
 def test_split_gemm_zeroes_the_output_in_its_pack():

@@ -4,11 +4,11 @@
 //   out[n, m, oh, ow] = sum_{kh, kw} (x[n, g, oh*sh + kh*dh - ph, ow*sw + kw*dw - pw] - xzp)
 //                                    * (w[m, 0, kh, kw] - wzp[m])
 // Taps outside the input add nothing (padding holds the input zero point).
-// Fast rows (DW_FAST: contiguous input rows, kernel width <= 4, dilation 1 along W, stride DW_SW
+// Fast rows (DW_FAST: contiguous input rows, kernel width <= 8, dilation 1 along W, stride DW_SW
 // along W; the plan's conditions): a row's bytes are loaded as words, each output's KW bytes taken
 // from them with constant shifts (bytes outside the row replaced by the zero point, so that every
 // thread of a warp takes the same path), and each output's row of taps is one packed 4x8 dot
-// product:
+// product (two where the kernel is 5 to 8 wide, DW_KW8: taps 0-3 and 4-7), per word:
 //   sum_k (x_k - zx)(w_k - zw) = dot(x, w) - zw * sum(x) - zx * sum(w) + KW * zx * zw
 // (exact in wrapping i32, as the reference). Other layers take the taps one at a time, as the
 // portable kernel does.
@@ -20,6 +20,8 @@ override DW_FAST: bool = false;  // the fast rows' structural conditions hold
 override DW_SW: u32 = 1u;        // the stride along W (1 or 2) where DW_FAST
 // Output rows contiguous, of whole quads, each quad on a 16-byte boundary: 16-byte stores.
 override DW_VEC: bool = false;
+// Fast rows of 5 to 8 taps: a second word of taps (4 .. KW - 1) a row.
+override DW_KW8: bool = false;
 
 @group(0) @binding(9) var<storage, read_write> output4: array<vec4<i32>>;
 
@@ -159,7 +161,45 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
                                in_row(xh.w, d.w, W, zrep));
             }
             let sw = sum_w(w);
-            let fix = vec4<i32>(-xz * sw + i32(KW) * xz * wz);
+            var fix = vec4<i32>(-xz * sw + i32(KW) * xz * wz);
+            if (DW_KW8) {
+                // taps 4 .. KW - 1: output o's second word starts 4 bytes after its first
+                let kmask2 = 0xFFFFFFFFu >> (32u - 8u * (KW - 4u));
+                var w2 = 0u;
+                if (cv.filter_stride_w == 1u) {
+                    let fa = cv.filter_base + w_row;
+                    let fi = fa >> 2u;
+                    w2 = funnel(filter_weights[fi + 1u], filter_weights[fi + 2u], (fa & 3u) * 8u) & kmask2;
+                } else {
+                    for (var kw = 4u; kw < KW; kw++) {
+                        w2 |= filter_byte(w_row + kw * cv.filter_stride_w) << (8u * (kw - 4u));
+                    }
+                }
+                let v4 = word_at(i + 4);
+                let u3 = funnel(v3, v4, sh);
+                var yl = xh;   // stride 1: outputs 0-3's second words are outputs 4-7's first
+                var yh = vec4<u32>(u2, funnel(u2, u3, 8u), funnel(u2, u3, 16u), funnel(u2, u3, 24u));
+                if (DW_SW == 2u) {
+                    let v5 = word_at(i + 5);
+                    let v6 = word_at(i + 6);
+                    let u4 = funnel(v4, v5, sh);
+                    let u5 = funnel(v5, v6, sh);
+                    yl = vec4<u32>(u1, funnel(u1, u2, 16u), u2, funnel(u2, u3, 16u));
+                    yh = vec4<u32>(u3, funnel(u3, u4, 16u), u4, funnel(u4, u5, 16u));
+                }
+                if (edge) {
+                    let c = iw0 + 4 + i32(DW_SW) * vec4<i32>(0, 1, 2, 3);
+                    yl = vec4<u32>(in_row(yl.x, c.x, W, zrep), in_row(yl.y, c.y, W, zrep), in_row(yl.z, c.z, W, zrep),
+                                   in_row(yl.w, c.w, W, zrep));
+                    let d = c + vec4<i32>(4 * i32(DW_SW));
+                    yh = vec4<u32>(in_row(yh.x, d.x, W, zrep), in_row(yh.y, d.y, W, zrep), in_row(yh.z, d.z, W, zrep),
+                                   in_row(yh.w, d.w, W, zrep));
+                }
+                let sw2 = sum_w(w2);
+                fix -= vec4<i32>(xz * sw2);
+                lo += row_sums(yl, w2, kmask2, wz, sw2);
+                hi += row_sums(yh, w2, kmask2, wz, sw2);
+            }
             lo += row_sums(xl, w, kmask, wz, sw) + fix;
             hi += row_sums(xh, w, kmask, wz, sw) + fix;
             continue;

@@ -516,14 +516,14 @@ def _plan_portable(d, caps, placements, why_choice):
 
 def _depthwise_fast(d) -> bool:
     """Whether the depthwise kernel runs its fast rows (DW_FAST): contiguous input rows, a kernel at
-    most 4 wide, no W dilation, W stride 1 or 2."""
+    most 8 wide (two words of taps past 4), no W dilation, W stride 1 or 2."""
     kw = d.filter.sizes[3]
-    return d.input.element_strides[3] == 1 and kw <= 4 and d.dilations[1] == 1 and d.strides[1] in (1, 2)
+    return d.input.element_strides[3] == 1 and kw <= 8 and d.dilations[1] == 1 and d.strides[1] in (1, 2)
 
 
 def _plan_depthwise(d, caps, placements, why_choice):
     """The depthwise kernel (C/G = 1): a thread eight neighbouring outputs of a row; its fast rows
-    (DW_FAST) where the input's rows are contiguous, the kernel is at most 4 wide, W is not dilated
+    (DW_FAST) where the input's rows are contiguous, the kernel is at most 8 wide, W is not dilated
     and its stride is 1 or 2."""
     n, m, oh, ow = d.output.sizes
     threads = n * m * oh * -(-ow // 8)
@@ -537,12 +537,19 @@ def _plan_depthwise(d, caps, placements, why_choice):
         and d.output.element_strides[3] == 1
         and all(t % 4 == 0 for t, s_ in zip(d.output.element_strides[:3], d.output.sizes[:3]) if s_ > 1)
     )
+    kw = d.filter.sizes[3]
     consts = {**_structure(d), "DW_FAST": int(fast), "DW_SW": d.strides[1] if fast else 1, "DW_VEC": int(vec)}
+    if fast and kw > 4:  # (absent otherwise: the cache keys of narrower kernels stay as they were)
+        consts["DW_KW8"] = 1
     s = step(
         "convolution_integer_depthwise",
         "convolution_integer_depthwise.wgsl",
         "one thread eight neighbouring outputs of a row"
-        + (", each interior row of taps one packed 4x8 dot product" if fast else ", a tap at a time"),
+        + (
+            f", each interior row of taps {'two packed 4x8 dot products' if kw > 4 else 'one packed 4x8 dot product'}"
+            if fast
+            else ", a tap at a time"
+        ),
         threads,
         constants=consts,
         uniforms=u,
@@ -875,8 +882,9 @@ def plan_convolution_integer(
             kernel = "direct"
             if has_dot4 and cg == 1 and not past_limit:
                 gemm_off += (
-                    "the depthwise kernel's rows here would take a tap at a time (a kernel wider than 4, W dilation "
-                    "or W stride above 2), measured 2.3-2.7x slower than direct on the H100 (5x5, 7x7); "
+                    "the depthwise kernel's rows here would take a tap at a time (a kernel wider than 8, W dilation "
+                    "or W stride above 2), measured 2.3-2.7x slower than direct on the H100 (5x5, 7x7 before their "
+                    "fast rows); "
                 )
             why = gemm_off + (
                 (f"C/G = {cg}, M/G = {mg}: " if not dense or gemm_off else f"no {DOT4_FEATURE} on {caps.name}: ")
