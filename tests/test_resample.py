@@ -597,13 +597,51 @@ def test_row_walk_pattern(device, rng, v):
     assert used >= 3, f"only {used} cases took resample_rows_pat with {v} outputs per thread"
 
 
-def test_row_walk_not_for_interpolated_batch_or_channel(device, rng):
-    desc = ResampleDesc(TensorDesc(F32, (2, 3, 4, 4)), TensorDesc(F32, (3, 3, 8, 8)), "linear", (1.5, 1, 2, 2))
-    assert compile_resample(desc, device=device).plan.kernels == ["resample_packed"]
-    with pytest.raises(PlanError, match="resample_rows cannot run this description: the batch or channel axis"):
-        compile_resample(desc, device=device, kernel="resample_rows")
-    desc = ResampleDesc(TensorDesc(F32, (2, 3, 4, 4)), TensorDesc(F32, (2, 3, 8, 8)), "linear", (1, 1, 2, 2))
-    assert compile_resample(desc, device=device).plan.kernels == ["resample_rows"]
+@pytest.mark.parametrize(
+    "dt, kernel, in_sizes, out_sizes",
+    [
+        (F32, "resample_rows", (2, 3, 5, 8), (2, 6, 10, 16)),
+        (F32, "resample_rows", (1, 4, 6, 8), (1, 3, 6, 12)),  # channels down, rows not interpolated
+        (F16, "resample_rows", (1, 3, 5, 8), (1, 5, 9, 16)),
+        (F16, "resample_rows_half", (2, 3, 4, 6), (2, 7, 8, 12)),
+        (U8, "resample_rows_byte", (1, 3, 5, 8), (1, 5, 10, 16)),
+        (I8, "resample_rows_byte", (2, 5, 4, 4), (2, 2, 8, 8)),
+        (F32, "resample_rows", (2, 3, 4, 8), (3, 3, 8, 16)),  # the batch
+        (F32, "resample_rows", (2, 3, 4, 8), (4, 5, 7, 12)),  # every axis
+        (F16, "resample_rows_half", (3, 2, 4, 6), (5, 4, 8, 12)),
+        (U8, "resample_rows_byte", (2, 2, 4, 8), (3, 3, 8, 8)),
+    ],
+)
+def test_row_walk_interpolated_batch_or_channel(device, rng, dt, kernel, in_sizes, out_sizes):
+    """Linear with the batch or channel axis interpolated: the row walks walk every input plane of
+    an output (2 or 4), each with its own row cache (bands of 3 rows); a channels-fastest input too
+    (channel lanes); within the linear tolerance of the reference, under poison and guards."""
+    scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
+    out_desc = TensorDesc(dt, out_sizes)
+    for pattern in ("packed", "nhwc"):
+        in_desc = strided_desc(dt, in_sizes, pattern)
+        desc = Resample1Desc(in_desc, out_desc, "linear", scales, (0.5,) * 4, (-0.5,) * 4)
+        op = compile_resample(desc, device=device, kernel=kernel, band_rows=3)
+        assert op.plan.kernels == [kernel]
+        x = values(dt, in_sizes, rng)
+        raw = tensor_bytes(in_desc, x)
+        expected = ref.resample(read_tensor(raw, in_desc), out_sizes, "linear", scales, (0.5,) * 4, (-0.5,) * 4)
+        run_checked(
+            device,
+            lambda ins, out: op(ins["input"], out),
+            {"input": (in_desc, raw)},
+            out_desc,
+            expected.astype(dt.numpy_dtype),
+            atol=LINEAR_TOL[dt][0],
+            why=LINEAR_TOL[dt][1],
+        )
+    # unasked: a float32 plan walks rows; resample_rows_pat refuses the interpolated axes by name
+    for sc in ((1, 2, 2, 2), (2, 2, 2, 2)):
+        d32 = ResampleDesc(TensorDesc(F32, (2, 4, 8, 8)), TensorDesc(F32, (2 * sc[0], 8, 16, 16)), "linear", sc)
+        assert compile_resample(d32, device=device).plan.kernels == ["resample_rows"]
+        d16 = ResampleDesc(TensorDesc(F16, (2, 4, 8, 8)), TensorDesc(F16, (2 * sc[0], 8, 16, 16)), "linear", sc)
+        with pytest.raises(PlanError, match="resample_rows_pat cannot run this description: the batch or channel"):
+            compile_resample(d16, device=device, kernel="resample_rows_pat")
 
 
 # -- property tests ---------------------------------------------------------------------------------
@@ -833,15 +871,16 @@ def test_resample_v0_is_resample1_with_pixel_centres(device, rng):
 
 
 def test_two_shapes_compile_once(device, rng):
-    x1, x2 = values(F32, (2, 3, 4, 5), rng), values(F32, (1, 7, 3, 2), rng)
-    resample(x1, (2, 3, 7, 3), mode="linear", device=device)
+    # every axis interpolated in both (which axes are is structure; the sizes and scales are data)
+    d1 = ResampleDesc(TensorDesc(F32, (2, 3, 4, 5)), TensorDesc(F32, (3, 5, 7, 3)), "linear", (1.5, 5 / 3, 7 / 4, 0.6))
+    op1 = compile_resample(d1, device=device)
     misses = device.pipelines.misses
-    op = compile_resample(
-        ResampleDesc(TensorDesc(F32, x2.shape), TensorDesc(F32, (3, 5, 6, 6)), "linear", (3.0, 5 / 7, 2.0, 3.0)),
+    op2 = compile_resample(
+        ResampleDesc(TensorDesc(F32, (2, 7, 3, 2)), TensorDesc(F32, (3, 5, 6, 6)), "linear", (1.5, 5 / 7, 2.0, 3.0)),
         device=device,
     )
     assert device.pipelines.misses == misses
-    assert op.cache_keys == ["resample/resample.wgsl:resample_packed|DTYPE=0|MODE=1|WG=256"]
+    assert op2.cache_keys == op1.cache_keys and len(op1.cache_keys) == 1
 
 
 # -- ONNX Resize bridge ------------------------------------------------------------------------------------

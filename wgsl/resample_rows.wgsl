@@ -2,7 +2,8 @@
 // Params as resample.wgsl (included; its header has the index math); tested against its
 // resample_packed.
 // resample_rows: packed float32/float16 output (and int8/uint8 nearest) whose rows are whole
-// 16-byte blocks (or, with RAGGED, whole words), batch and channel not interpolated, whole tables (axis_mode 0): one thread owns
+// 16-byte blocks (or, with RAGGED, whole words), whole tables (axis_mode 0); linear with the batch or
+// channel interpolated walks each of an output's input planes beside the others: one thread owns
 // one block column and walks a band of rows (see below). resample_rows_half: its float16 linear form, 4 outputs per thread;
 // resample_rows_byte: its int8 / uint8 linear form, 4 outputs (a word) per thread.
 // Bindings: as resample.wgsl; resample_rows writes output4, resample_rows_half output2 (8-byte
@@ -22,13 +23,15 @@ override C_LANES: bool = false;
 
 // -- row walk -------------------------------------------------------------------------------------
 // resample_rows: packed float32/float16 output, 16-byte aligned, rows of a whole number of 16-byte
-// blocks (V = 4 or 8 outputs), batch and channel axes with one tap (the host checks all of that).
+// blocks (V = 4 or 8 outputs) (the host checks all of that).
 // Thread = (n, c, band, block column g); lanes of a warp take consecutive g, so every load and
 // store of a warp is contiguous. A thread reads its V columns' W table once, then walks the band's
 // output rows (p.band_rows of them): each input row it needs is interpolated along W once (linear:
 // v = w0 * a + w1 * b per column, the reference's order) and kept in one of two registers slots,
 // so with upsampling along H an input row serves several output rows; the vertical blend
-// acc = 0 + wh0 * v(h0) (+ wh1 * v(h1)) is the reference's sum (wn = wc = 1 exactly). Branches on
+// acc = 0 + wh0 * v(h0) (+ wh1 * v(h1)) is the reference's sum (wn = wc = 1 exactly; with the
+// batch or channel interpolated, the terms (((wn * wc) * wh) * v) of each input plane's rows, the
+// planes in the reference's order). Branches on
 // the row cache are uniform across a warp except where it straddles two bands.
 
 // W taps of 4 consecutive output columns starting at linear table entry e.
@@ -95,8 +98,10 @@ struct Walk {
     vb: Row8,
 }
 
-// Output row oh of a thread's block (linear): lo (and hi for 8 outputs).
-fn linear_row(w: ptr<function, Walk>, oh: u32, base: u32, qa: Quad4, qb: Quad4) -> Row8 {
+// Output row oh of a thread's block (linear) from the input plane at `base`, added to `acc` with
+// the plane's channel weight wc (1 where the channel is not interpolated): lo (and hi for 8
+// outputs), each term ((wc * wh) * v) in the reference's order.
+fn linear_row(w: ptr<function, Walk>, oh: u32, base: u32, qa: Quad4, qb: Quad4, wc: f32, acc: Row8) -> Row8 {
     let eh = table4[p.table_start.z + oh];
     let r0 = base + eh.x;
     if (r0 != (*w).ra && r0 != (*w).rb) {
@@ -106,10 +111,10 @@ fn linear_row(w: ptr<function, Walk>, oh: u32, base: u32, qa: Quad4, qb: Quad4) 
         (*w).vb = h_row(r0, qa, qb);
     }
     let hit0 = r0 == (*w).rb;
-    let wh0 = bitcast<f32>(eh.z);
-    var lo = vec4<f32>(0.0) + wh0 * select((*w).va.lo, (*w).vb.lo, hit0);
-    var hi = vec4<f32>(0.0);
-    if (wide()) { hi = vec4<f32>(0.0) + wh0 * select((*w).va.hi, (*w).vb.hi, hit0); }
+    let wh0 = wc * bitcast<f32>(eh.z);
+    var lo = acc.lo + wh0 * select((*w).va.lo, (*w).vb.lo, hit0);
+    var hi = acc.hi;
+    if (wide()) { hi = acc.hi + wh0 * select((*w).va.hi, (*w).vb.hi, hit0); }
     if (p.taps.z == 2u) {
         let r1 = base + eh.y;
         if (r1 != (*w).ra && r1 != (*w).rb) {
@@ -119,7 +124,7 @@ fn linear_row(w: ptr<function, Walk>, oh: u32, base: u32, qa: Quad4, qb: Quad4) 
             (*w).vb = h_row(r1, qa, qb);
         }
         let hit1 = r1 == (*w).rb;
-        let wh1 = bitcast<f32>(eh.w);
+        let wh1 = wc * bitcast<f32>(eh.w);
         lo += wh1 * select((*w).va.lo, (*w).vb.lo, hit1);
         if (wide()) { hi += wh1 * select((*w).va.hi, (*w).vb.hi, hit1); }
     }
@@ -192,6 +197,38 @@ fn store_block(pl: Place, dst: u32, x: vec4<u32>) {
     if (RAGGED) { store_words(dst, pl.ow, x, 4u); } else { output4[dst] = x; }
 }
 
+// A thread's input planes (linear): the tap combinations (n0, c0), (n0, c1), (n1, c0), (n1, c1) of its
+// output's batch and channel (from input element `base` on), with their weights wn * wc (1 where
+// neither axis is interpolated); only the combinations of interpolated axes are walked (p.taps).
+struct Planes {
+    b: vec4<u32>,
+    w: vec4<f32>,
+}
+
+fn planes(pl: Place, base: u32) -> Planes {
+    // (the batch entry's words through `table`: every entry point binds it, as the others do)
+    let k = 4u * (p.table_start.x + pl.n);
+    let en = vec4<u32>(table[k], table[k + 1u], table[k + 2u], table[k + 3u]);
+    let ec = table4[p.table_start.y + pl.c];
+    let wn = bitcast<vec2<f32>>(en.zw);
+    let wc = bitcast<vec2<f32>>(ec.zw);
+    return Planes(vec4<u32>(base) + vec4<u32>(en.x + ec.x, en.x + ec.y, en.y + ec.x, en.y + ec.y),
+                  vec4<f32>(wn.x * wc.x, wn.x * wc.y, wn.y * wc.x, wn.y * wc.y));
+}
+
+// Output row oh of a thread's block, summed over its input planes in the reference's order (each
+// plane with its own cache of W-interpolated rows).
+fn linear_rows(w0: ptr<function, Walk>, w1: ptr<function, Walk>, w2: ptr<function, Walk>, w3: ptr<function, Walk>,
+               oh: u32, ps: Planes, qa: Quad4, qb: Quad4) -> Row8 {
+    var r = linear_row(w0, oh, ps.b.x, qa, qb, ps.w.x, Row8(vec4<f32>(0.0), vec4<f32>(0.0)));
+    if (p.taps.y == 2u) { r = linear_row(w1, oh, ps.b.y, qa, qb, ps.w.y, r); }
+    if (p.taps.x == 2u) {
+        r = linear_row(w2, oh, ps.b.z, qa, qb, ps.w.z, r);
+        if (p.taps.y == 2u) { r = linear_row(w3, oh, ps.b.w, qa, qb, ps.w.w, r); }
+    }
+    return r;
+}
+
 fn empty_walk() -> Walk {
     return Walk(0xFFFFFFFFu, 0xFFFFFFFFu, Row8(vec4<f32>(0.0), vec4<f32>(0.0)), Row8(vec4<f32>(0.0), vec4<f32>(0.0)));
 }
@@ -227,14 +264,17 @@ fn resample_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         }
         return;
     }
-    let base = p.input_base + table4[p.table_start.x + pl.n].x + table4[p.table_start.y + pl.c].x;
+    let ps = planes(pl, p.input_base);
     let e = p.table_start.w + pl.ow;
     let qa = w_quad(e);
     var qb = qa;
     if (wide()) { qb = w_quad(e + 4u); }
     var w = empty_walk();
+    var w1 = empty_walk();
+    var w2 = empty_walk();
+    var w3 = empty_walk();
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let v = linear_row(&w, oh, base, qa, qb);
+        let v = linear_rows(&w, &w1, &w2, &w3, oh, ps, qa, qb);
         if (DTYPE == 0u) {
             store_block(pl, dst, bitcast<vec4<u32>>(v.lo));
         } else {
@@ -253,11 +293,14 @@ fn resample_rows_half(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     let pl = rows_place(tid, 4u);
     var dst = pl.dst;
     // (word 4 * i of the table is entry i's .x: this entry point binds `table` like the others)
-    let base = p.input_base + table[4u * (p.table_start.x + pl.n)] + table4[p.table_start.y + pl.c].x;
+    let ps = planes(pl, p.input_base);
     let qa = w_quad(p.table_start.w + pl.ow);
     var w = empty_walk();
+    var w1 = empty_walk();
+    var w2 = empty_walk();
+    var w3 = empty_walk();
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let v = linear_row(&w, oh, base, qa, qa);
+        let v = linear_rows(&w, &w1, &w2, &w3, oh, ps, qa, qa);
         let x = vec2<u32>(pack2x16float(v.lo.xy), pack2x16float(v.lo.zw));
         if (RAGGED) { store_words(dst, pl.ow, vec4<u32>(x, 0u, 0u), 2u); } else { output2[dst] = x; }
         dst += pl.step;
@@ -272,11 +315,14 @@ fn resample_rows_byte(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     if (tid >= p.row_threads) { return; }
     let pl = rows_place(tid, 4u);
     var dst = pl.dst;
-    let base = p.input_base + table[4u * (p.table_start.x + pl.n)] + table4[p.table_start.y + pl.c].x;
+    let ps = planes(pl, p.input_base);
     let qa = w_quad(p.table_start.w + pl.ow);
     var w = empty_walk();
+    var w1 = empty_walk();
+    var w2 = empty_walk();
+    var w3 = empty_walk();
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let v = linear_row(&w, oh, base, qa, qa);
+        let v = linear_rows(&w, &w1, &w2, &w3, oh, ps, qa, qa);
         output[dst] = bytes4(v.lo);
         dst += pl.step;
     }

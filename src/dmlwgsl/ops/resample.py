@@ -624,8 +624,6 @@ def plan_resample(
             row_rule = f"the {split} {verb} beyond the binding limit and one (n, c) plane does not fit one binding"
     if row_rule is None and any(a.form != "whole" for a in axes):
         row_rule = "an axis is not bound as a whole table"
-    if row_rule is None and linear and taps[:2] != (1, 1):
-        row_rule = "the batch or channel axis is interpolated"
     why_not = {
         "resample_packed": vec4_out,
         "resample_strided": None if esize == 4 else f"{dt.name}: resample_strided writes whole 32-bit elements",
@@ -640,6 +638,10 @@ def plan_resample(
         "resample_rows_byte": row_rule or (None if linear and esize == 1 else "int8 / uint8 linear only"),
         "resample_rows_pat": row_rule or (None if linear and esize == 2 else "float16 linear only"),
     }
+    if why_not["resample_rows_pat"] is None and taps[:2] != (1, 1):
+        why_not["resample_rows_pat"] = (
+            "the batch or channel axis is interpolated (resample_rows_pat walks one input plane)"
+        )
     if why_not["resample_rows_pat"] is None and (in_pl.residual // 2) % 2:
         why_not["resample_rows_pat"] = "the input starts at an odd float16 (its rows are not whole words)"
     pat = None
