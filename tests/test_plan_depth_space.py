@@ -99,6 +99,18 @@ def test_unaligned_rows_add_the_edge_pass_and_blocks_per_thread_follow_the_row()
     assert edges.invocations == 3 * 16 * 270 * 9 and edges.bindings_dict["output"] == "output_atomic"
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_cpu_takes_tiled_before_zip_for_strided_tensors(profile):
+    """Block 2 DepthToSpace with a broadcast input or an output window: a CPU adapter takes the tiled
+    kernel (measured faster there), a GPU zip; packed tensors take zip on both."""
+    caps = Capabilities.profile(profile)
+    # (a GPU stores a window's rows, off 16-byte boundaries here, with the staged tiles)
+    for lin, lout, gpu in (("broadcast", "packed", "zip"), ("packed", "window", "tiled_staged")):
+        want = "depth_to_space_" + ("tiled" if caps.is_cpu else gpu)
+        assert plan_depth_to_space(d2s((4, 16, 8, 8), F32, 2, lin=lin, lout=lout), caps).kernels == [want]
+    assert plan_depth_to_space(d2s((4, 16, 8, 8), F32, 2), caps).kernels == ["depth_to_space_zip"]
+
+
 def test_space_to_depth_rows_and_requests():
     caps = Capabilities.profile("lavapipe")
     desc = s2d((2, 3, 12, 48), F16, 3, "DCR")

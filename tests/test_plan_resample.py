@@ -53,7 +53,7 @@ def caps(request):
         (desc(F16, (2, 8, 64, 64), (2, 8, 32, 128), "nearest"), ("resample_packed", "resample_rows")),
         # float32 nearest, H upsampled: the GPU profile keeps resample_packed, a CPU adapter walks rows
         (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_packed", "resample_rows")),
-        (desc(F32, (2, 8, 64, 64), (4, 8, 128, 128)), "resample_packed"),  # batch interpolated
+        (desc(F32, (2, 8, 64, 64), (4, 8, 128, 128)), "resample_rows"),  # batch interpolated: 2 planes walked
         (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_byte"),
         # 8-bit nearest: the GPU profile keeps resample_packed, a CPU adapter walks rows
         (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_packed", "resample_rows")),
@@ -128,7 +128,7 @@ def test_placements_choose_the_path():
     [
         ("resample_rows", desc(U8, (2, 8, 4, 16), (2, 8, 8, 32)), "resample_rows stores float32 or float16"),
         ("resample_rows_byte", desc(F16, (2, 8, 4, 16), (2, 8, 8, 32)), "int8 / uint8 linear only"),
-        ("resample_rows", desc(F32, (2, 8, 4, 4), (4, 8, 8, 8)), "batch or channel axis is interpolated"),
+        ("resample_rows_pat", desc(F16, (2, 8, 4, 4), (4, 8, 8, 8)), "batch or channel axis is interpolated"),
         ("resample_rows", desc(F16, (2, 8, 4, 3), (2, 8, 8, 7)), "not whole groups of 8"),
         ("resample_rows_half", desc(F32, (2, 8, 4, 4), (2, 8, 8, 8)), "float16 linear only"),
         ("resample_rows_pat", desc(F16, (2, 8, 4, 5), (2, 8, 8, 10)), "no common pattern"),

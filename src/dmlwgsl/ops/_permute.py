@@ -418,7 +418,8 @@ def _choose(
       (f32 54.8-63.1% of copy, f16 30.8-39.8%, against the row kernel's 25.6-32.5% and 15.7-23.0%,
       whose gather reads the input with its w stride).
 
-    A CPU adapter (``cpu``) keeps the row kernel for NHWC inputs (lavapipe, the quick grid's small
+    A CPU adapter (``cpu``) takes the tiled kernel before zip where a tensor is not packed (a
+    broadcast input, an output window), keeps the row kernel for NHWC inputs (lavapipe, the quick grid's small
     planes of 4-16 channels: the transpose's tiles ran at 0.2-1.3% of copy), takes the tiled
     kernel before the row kernel at every block size it has (lavapipe, blocks 3-4, uint8 to
     int64: 1.3-2.2x faster), and 8-bit SpaceToDepth the packed
@@ -437,6 +438,11 @@ def _choose(
             # after the tiled paths where they run (rows of whole vectors stored in aligned pieces:
             # lavapipe window rows 29-67% of copy against the word-store row kernel's 10-39%)
             order = ("zip", "tiled", "row_words") + order[2:]
+        if not (lay.input.is_packed and lay.output.is_packed):
+            # a broadcast input or an output window: the tiled kernel before zip (lavapipe, b2 on
+            # 8x8 planes, float32 / float16: 509-635 us against zip's 807-933 us; packed tensors
+            # went either way, so zip stays first there)
+            order = ("tiled", "zip") + tuple(p for p in order if p not in ("tiled", "zip"))
     elif lay.block == 2 or (lay.op == "space_to_depth" and lay.block in TILED_BLOCKS):
         order = ("zip", "tiled", "rows", "packed")
     elif lay.block in TILED_BLOCKS and lay.block * esize <= 16:
