@@ -791,6 +791,11 @@ def plan_resample(
             uniforms.update(pat_row_words=pd["in_sizes"][3] // 2, pat_step=pstep, pat_k0=k0)
     if ragged.get(name):  # (absent otherwise: the cache keys of whole-group rows stay as they were)
         constants["RAGGED"] = 1
+    if linear and name in ("resample_rows", "resample_rows_half", "resample_rows_byte") and taps[:2] != (1, 1):
+        # the batch and/or channel interpolated: 2 or 4 input planes an output row (absent otherwise:
+        # the cache keys of one-plane walks stay as they were)
+        constants["ROW_PLANES"] = 4 if taps[:2] == (2, 2) else 2
+        why += f"; {constants['ROW_PLANES']} input planes an output row, each walked with its own row cache"
     if c_lanes and name in ("resample_rows", "resample_rows_half", "resample_rows_byte"):
         constants["C_LANES"] = 1
         why += "; channels in the lanes (the input's channels are its fastest dimension)"
