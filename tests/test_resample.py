@@ -352,6 +352,33 @@ def test_row_walk(device, rng, dt, mode, kernel):
         assert any(":resample_packed|" in k for k in op.cache_keys), op.cache_keys
 
 
+def check_layout(device, rng, mode, dt, kernel, in_desc, out_sizes, *, band_rows=None, offsets=(16,)):
+    """Compile ``kernel`` (None: the plan's choice) for ``in_desc`` resampled to ``out_sizes`` at the
+    size ratios (half-pixel offsets), run it with the input at each of ``offsets`` bytes into its
+    buffer, and check it against the reference: exact for nearest, within the linear tolerance for
+    linear, under poison and guards. Returns the operator."""
+    in_sizes = in_desc.sizes
+    r = len(in_sizes)
+    scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
+    out_desc = TensorDesc(dt, out_sizes)
+    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
+    desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
+    op = compile_resample(desc, device=device, kernel=kernel, band_rows=band_rows)
+    raw = tensor_bytes(in_desc, values(dt, in_sizes, rng))
+    expected = ref.resample(read_tensor(raw, in_desc), out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r)
+    for off in offsets:
+        run_checked(
+            device,
+            lambda ins, out: op(ins["input"], out),
+            {"input": (in_desc, raw)},
+            out_desc,
+            expected.astype(dt.numpy_dtype),
+            input_offset=off,
+            **tol,
+        )
+    return op
+
+
 @pytest.mark.parametrize(
     "mode,dt,kernel,in_sizes,out_sizes",
     [
@@ -372,24 +399,10 @@ def test_row_walk_ragged_rows(device, rng, mode, dt, kernel, in_sizes, out_sizes
     r = len(in_sizes)
     scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
     out_desc = TensorDesc(dt, out_sizes)
-    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
     for pattern in ("packed", "padded", "broadcast"):
         in_desc = strided_desc(dt, in_sizes, pattern)
-        desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
-        op = compile_resample(desc, device=device, kernel=kernel, band_rows=3)
+        op = check_layout(device, rng, mode, dt, kernel, in_desc, out_sizes, band_rows=3)
         assert op.plan.kernels == [kernel] and op.plan.steps[0].constants_dict.get("RAGGED") == 1
-        x = values(dt, in_sizes, rng)
-        expected = ref.resample(
-            read_tensor(tensor_bytes(in_desc, x), in_desc), out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r
-        ).astype(dt.numpy_dtype)
-        run_checked(
-            device,
-            lambda ins, out: op(ins["input"], out),
-            {"input": (in_desc, tensor_bytes(in_desc, x))},
-            out_desc,
-            expected,
-            **tol,
-        )
     if dt != U8:
         desc = Resample1Desc(TensorDesc(dt, in_sizes), out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
         auto = compile_resample(desc, device=device)
@@ -422,23 +435,9 @@ def test_row_walk_channel_lanes(device, rng, mode, dt, kernel, in_sizes, out_siz
     r = len(in_sizes)
     scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
     out_desc = TensorDesc(dt, out_sizes)
-    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
-    in_desc = strided_desc(dt, in_sizes, "nhwc")
-    desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
-    op = compile_resample(desc, device=device, kernel=kernel, band_rows=2)
+    op = check_layout(device, rng, mode, dt, kernel, strided_desc(dt, in_sizes, "nhwc"), out_sizes, band_rows=2)
     assert op.plan.kernels == [kernel] and op.plan.steps[0].constants_dict.get("C_LANES") == 1
     assert "channels in the lanes" in op.plan.why
-    x = values(dt, in_sizes, rng)
-    raw = tensor_bytes(in_desc, x)
-    expected = ref.resample(read_tensor(raw, in_desc), out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r)
-    run_checked(
-        device,
-        lambda ins, out: op(ins["input"], out),
-        {"input": (in_desc, raw)},
-        out_desc,
-        expected.astype(dt.numpy_dtype),
-        **tol,
-    )
     packed = Resample1Desc(TensorDesc(dt, in_sizes), out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
     assert "C_LANES" not in compile_resample(packed, device=device, kernel=kernel).plan.steps[0].constants_dict
 
@@ -454,40 +453,16 @@ def test_row_walk_channel_lanes(device, rng, mode, dt, kernel, in_sizes, out_siz
     ],
 )
 def test_transposed_input(device, rng, dt, mode, in_sizes, out_sizes):
-    """resample_transpose: a channels-fastest input (NHWC, and NHWC at an odd element offset in a
-    larger buffer) moved to a packed workspace, then the plan for a packed input reading it;
-    exact (nearest) or within the linear tolerance, under poison and guards."""
-    r = len(in_sizes)
-    scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
-    out_desc = TensorDesc(dt, out_sizes)
-    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
+    """resample_transpose: a channels-fastest input (NHWC; and at an odd element offset in its
+    buffer, the plan of that placement: the transpose loads words, not 16-byte vectors) moved to a
+    packed workspace, then the plan for a packed input reading it; exact (nearest) or within the
+    linear tolerance, under poison and guards."""
     in_desc = strided_desc(dt, in_sizes, "nhwc")
-    desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
-    op = compile_resample(desc, device=device, kernel="resample_transpose")
+    op = check_layout(
+        device, rng, mode, dt, "resample_transpose", in_desc, out_sizes, offsets=(16, 16 + dt.size_in_bytes)
+    )
     assert op.plan.kernels[0] == "resample_transpose" and len(op.plan.kernels) == 2
     assert op.plan.steps[1].bindings_dict["packed_input"] == "input" and "packed workspace" in op.plan.why
-    x = values(dt, in_sizes, rng)
-    raw = tensor_bytes(in_desc, x)
-    expected = ref.resample(read_tensor(raw, in_desc), out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r)
-    run_checked(
-        device,
-        lambda ins, out: op(ins["input"], out),
-        {"input": (in_desc, raw)},
-        out_desc,
-        expected.astype(dt.numpy_dtype),
-        **tol,
-    )
-    # the same operator with the input at an odd element offset (the plan of that placement: the
-    # transpose loads words, not 16-byte vectors)
-    run_checked(
-        device,
-        lambda ins, out: op(ins["input"], out),
-        {"input": (in_desc, raw)},
-        out_desc,
-        expected.astype(dt.numpy_dtype),
-        input_offset=16 + dt.size_in_bytes,
-        **tol,
-    )
 
 
 def test_where_transpose_cannot_run(device):
@@ -616,26 +591,12 @@ def test_row_walk_interpolated_batch_or_channel(device, rng, dt, kernel, in_size
     """Linear with the batch or channel axis interpolated: the row walks walk every input plane of
     an output (2 or 4), each with its own row cache (bands of 3 rows); a channels-fastest input too
     (channel lanes); within the linear tolerance of the reference, under poison and guards."""
-    scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
-    out_desc = TensorDesc(dt, out_sizes)
+    planes = (2 if in_sizes[0] != out_sizes[0] else 1) * (2 if in_sizes[1] != out_sizes[1] else 1)
     for pattern in ("packed", "nhwc"):
-        in_desc = strided_desc(dt, in_sizes, pattern)
-        desc = Resample1Desc(in_desc, out_desc, "linear", scales, (0.5,) * 4, (-0.5,) * 4)
-        op = compile_resample(desc, device=device, kernel=kernel, band_rows=3)
-        planes = (2 if in_sizes[0] != out_sizes[0] else 1) * (2 if in_sizes[1] != out_sizes[1] else 1)
-        assert op.plan.kernels == [kernel] and op.plan.steps[0].constants_dict["ROW_PLANES"] == planes
-        x = values(dt, in_sizes, rng)
-        raw = tensor_bytes(in_desc, x)
-        expected = ref.resample(read_tensor(raw, in_desc), out_sizes, "linear", scales, (0.5,) * 4, (-0.5,) * 4)
-        run_checked(
-            device,
-            lambda ins, out: op(ins["input"], out),
-            {"input": (in_desc, raw)},
-            out_desc,
-            expected.astype(dt.numpy_dtype),
-            atol=LINEAR_TOL[dt][0],
-            why=LINEAR_TOL[dt][1],
+        op = check_layout(
+            device, rng, "linear", dt, kernel, strided_desc(dt, in_sizes, pattern), out_sizes, band_rows=3
         )
+        assert op.plan.kernels == [kernel] and op.plan.steps[0].constants_dict["ROW_PLANES"] == planes
     # unasked: a float32 plan walks rows; resample_rows_pat refuses the interpolated axes by name
     for sc in ((1, 2, 2, 2), (2, 2, 2, 2)):
         d32 = ResampleDesc(TensorDesc(F32, (2, 4, 8, 8)), TensorDesc(F32, (2 * sc[0], 8, 16, 16)), "linear", sc)
