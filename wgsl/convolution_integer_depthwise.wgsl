@@ -48,6 +48,29 @@ fn in_row(x: u32, c: i32, W: i32, zrep: u32) -> u32 {
     return (x & m) | (zrep & ~m);
 }
 
+// in_row on four words, their first columns c.
+fn in_rows(x: vec4<u32>, c: vec4<i32>, W: i32, zrep: u32) -> vec4<u32> {
+    return vec4<u32>(in_row(x.x, c.x, W, zrep), in_row(x.y, c.y, W, zrep), in_row(x.z, c.z, W, zrep),
+                     in_row(x.w, c.w, W, zrep));
+}
+
+// Taps k0 .. k0 + 3 of the filter row starting at filter element w_row, as one word (lanes outside
+// `mask` zero): a contiguous row's bytes funnel-shifted from two words, else a byte at a time.
+fn filter_word(w_row: u32, k0: u32, mask: u32) -> u32 {
+    if (cv.filter_stride_w == 1u) {
+        let fa = cv.filter_base + w_row + k0;
+        let fi = fa >> 2u;
+        return funnel(filter_weights[fi], filter_weights[fi + 1u], (fa & 3u) * 8u) & mask;
+    }
+    var w = 0u;
+    for (var kw = 0u; kw < 4u; kw++) {
+        if (((mask >> (8u * kw)) & 0xFFu) != 0u) {
+            w |= filter_byte(w_row + (k0 + kw) * cv.filter_stride_w) << (8u * kw);
+        }
+    }
+    return w;
+}
+
 // sum of the tap lanes of x (signed or not as the input's type says).
 fn sum_x(x: u32, kmask: u32) -> i32 {
     if (X_SIGNED) { return dot4I8Packed(x, ONES4 & kmask); }
@@ -119,18 +142,8 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
         let x_row = x_n + u32(ih) * cv.in_stride_h;
         let w_row = w_m + kh * cv.filter_stride_h;
         if (DW_FAST) {
-            // the filter row as one word (lanes past KW zero)
-            var w = 0u;
-            if (cv.filter_stride_w == 1u) {
-                // the row's KW contiguous bytes: two words, funnel-shifted to byte 0
-                let fa = cv.filter_base + w_row;
-                let fi = fa >> 2u;
-                w = funnel(filter_weights[fi], filter_weights[fi + 1u], (fa & 3u) * 8u) & kmask;
-            } else {
-                for (var kw = 0u; kw < KW; kw++) {
-                    w |= filter_byte(w_row + kw * cv.filter_stride_w) << (8u * kw);
-                }
-            }
+            // the filter row's taps 0-3 as one word (lanes past KW zero)
+            let w = filter_word(w_row, 0u, kmask);
             // the row's bytes from column iw0 on as words (words before the buffer read as 0:
             // their lanes are outside the row), aligned to that column
             let a = i32(cv.input_base + x_row) + iw0;
@@ -152,29 +165,19 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
                 xl = vec4<u32>(u0, funnel(u0, u1, 16u), u1, funnel(u1, u2, 16u));
                 xh = vec4<u32>(u2, funnel(u2, u3, 16u), u3, funnel(u3, u4, 16u));
             }
+            // the first tap columns of outputs 0-3 (4-7: 4 * DW_SW further)
+            let c = iw0 + i32(DW_SW) * vec4<i32>(0, 1, 2, 3);
+            let c4 = vec4<i32>(4 * i32(DW_SW));
             if (edge) {
-                let c = iw0 + i32(DW_SW) * vec4<i32>(0, 1, 2, 3);
-                xl = vec4<u32>(in_row(xl.x, c.x, W, zrep), in_row(xl.y, c.y, W, zrep), in_row(xl.z, c.z, W, zrep),
-                               in_row(xl.w, c.w, W, zrep));
-                let d = c + vec4<i32>(4 * i32(DW_SW));
-                xh = vec4<u32>(in_row(xh.x, d.x, W, zrep), in_row(xh.y, d.y, W, zrep), in_row(xh.z, d.z, W, zrep),
-                               in_row(xh.w, d.w, W, zrep));
+                xl = in_rows(xl, c, W, zrep);
+                xh = in_rows(xh, c + c4, W, zrep);
             }
             let sw = sum_w(w);
             var fix = vec4<i32>(-xz * sw + i32(KW) * xz * wz);
             if (DW_KW8) {
                 // taps 4 .. KW - 1: output o's second word starts 4 bytes after its first
                 let kmask2 = 0xFFFFFFFFu >> (32u - 8u * (KW - 4u));
-                var w2 = 0u;
-                if (cv.filter_stride_w == 1u) {
-                    let fa = cv.filter_base + w_row;
-                    let fi = fa >> 2u;
-                    w2 = funnel(filter_weights[fi + 1u], filter_weights[fi + 2u], (fa & 3u) * 8u) & kmask2;
-                } else {
-                    for (var kw = 4u; kw < KW; kw++) {
-                        w2 |= filter_byte(w_row + kw * cv.filter_stride_w) << (8u * (kw - 4u));
-                    }
-                }
+                let w2 = filter_word(w_row, 4u, kmask2);
                 let v4 = word_at(i + 4);
                 let u3 = funnel(v3, v4, sh);
                 var yl = xh;   // stride 1: outputs 0-3's second words are outputs 4-7's first
@@ -188,12 +191,8 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
                     yh = vec4<u32>(u3, funnel(u3, u4, 16u), u4, funnel(u4, u5, 16u));
                 }
                 if (edge) {
-                    let c = iw0 + 4 + i32(DW_SW) * vec4<i32>(0, 1, 2, 3);
-                    yl = vec4<u32>(in_row(yl.x, c.x, W, zrep), in_row(yl.y, c.y, W, zrep), in_row(yl.z, c.z, W, zrep),
-                                   in_row(yl.w, c.w, W, zrep));
-                    let d = c + vec4<i32>(4 * i32(DW_SW));
-                    yh = vec4<u32>(in_row(yh.x, d.x, W, zrep), in_row(yh.y, d.y, W, zrep), in_row(yh.z, d.z, W, zrep),
-                                   in_row(yh.w, d.w, W, zrep));
+                    yl = in_rows(yl, c + vec4<i32>(4), W, zrep);
+                    yh = in_rows(yh, c + c4 + vec4<i32>(4), W, zrep);
                 }
                 let sw2 = sum_w(w2);
                 fix -= vec4<i32>(xz * sw2);
