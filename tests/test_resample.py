@@ -724,6 +724,8 @@ def test_long_1d_axis(device, mode):
         ("resample_rows_byte", U8, "linear", (2, 3, 8, 16), (2, 3, 16, 32)),
         ("resample_rows", I8, "nearest", (2, 3, 8, 16), (2, 3, 16, 32)),
         ("resample_rows_pat", F16, "linear", (2, 3, 8, 16), (2, 3, 16, 32)),
+        ("resample_rows", F32, "linear", (2, 3, 8, 16), (2, 5, 13, 24)),  # 2 input planes an output (channel)
+        ("resample_rows_byte", U8, "linear", (2, 3, 8, 16), (2, 5, 16, 32)),
     ],
 )
 def test_row_walks_past_the_binding_limit(device, rng, kernel, dt, mode, in_sizes, out_sizes):
