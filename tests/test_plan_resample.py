@@ -217,6 +217,14 @@ def test_explain_plan():
     with pytest.raises(DmlValidationError, match="give --scales or --output"):
         explain_plan(explain_args(["--input", "8,8"]), caps)
     assert "resample_packed" in p.explain()
+    # channels-last inputs: the transpose where the planes grow, channel lanes where they shrink
+    nhwc = ["--input", "2,32,64,64", "--input-layout", "nhwc"]
+    p = explain_plan(explain_args(nhwc + ["--scales", "1,1,2,2"]), caps)
+    assert p.kernels == ["resample_transpose", "resample_packed"] and "workspace packed_input" in p.explain()
+    p = explain_plan(explain_args(nhwc + ["--scales", "1,1,0.5,0.5", "--mode", "linear"]), caps)
+    assert p.kernels == ["resample_rows"] and p.steps[0].constants_dict["C_LANES"] == 1
+    with pytest.raises(DmlValidationError, match="--input-layout nhwc needs 4 dimensions"):
+        explain_plan(explain_args(["--input", "8,8", "--scales", "2,2", "--input-layout", "nhwc"]), caps)
 
 
 def test_resample2_rounding_reaches_the_uniforms():

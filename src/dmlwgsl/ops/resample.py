@@ -1148,7 +1148,7 @@ def compile_resample(
 
 def add_explain_arguments(parser) -> None:
     """``dmlwgsl explain resample`` options: --scales, --mode, --output, --input-offsets,
-    --output-offsets, --rounding."""
+    --output-offsets, --rounding, --input-layout."""
     from ..cli import parse_floats, parse_ints
 
     parser.add_argument("--scales", type=parse_floats, help="Scale per axis, e.g. 1,1,2,2 (default: output/input)")
@@ -1159,10 +1159,18 @@ def add_explain_arguments(parser) -> None:
     parser.add_argument(
         "--rounding", help="Resample2's nearest rounding: decreasing or increasing (default: Resample1)"
     )
+    parser.add_argument(
+        "--input-layout",
+        default="packed",
+        choices=["packed", "nhwc"],
+        help="packed (default) or nhwc (channels-last strides; 4-D inputs)",
+    )
 
 
 def explain_plan(args, caps: Capabilities) -> Plan:
     """The plan of the description ``dmlwgsl explain resample``'s options give."""
+    from ..testing import strided_desc
+
     in_sizes = tuple(args.input)
     r = len(in_sizes)
     if args.scales is None and args.output is None:
@@ -1172,7 +1180,10 @@ def explain_plan(args, caps: Capabilities) -> Plan:
     scales = args.scales or tuple(o / i for o, i in zip(out, in_sizes))
     io = args.input_offsets or (0.5,) * r
     oo = args.output_offsets or (-0.5,) * r
-    ind, outd = TensorDesc(dt, in_sizes), TensorDesc(dt, out)
+    layout = getattr(args, "input_layout", "packed")
+    if layout == "nhwc" and r != 4:
+        raise DmlValidationError(f"input.sizes: --input-layout nhwc needs 4 dimensions; got {r} ({list(in_sizes)})")
+    ind, outd = strided_desc(dt, in_sizes, layout), TensorDesc(dt, out)
     if args.rounding is None:
         desc = Resample1Desc(ind, outd, args.mode, scales, io, oo)
     else:
