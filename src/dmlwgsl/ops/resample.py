@@ -1148,7 +1148,7 @@ def compile_resample(
 
 def add_explain_arguments(parser) -> None:
     """``dmlwgsl explain resample`` options: --scales, --mode, --output, --input-offsets,
-    --output-offsets, --rounding, --input-layout."""
+    --output-offsets, --rounding, --input-layout, --antialias."""
     from ..cli import parse_floats, parse_ints
 
     parser.add_argument("--scales", type=parse_floats, help="Scale per axis, e.g. 1,1,2,2 (default: output/input)")
@@ -1164,6 +1164,9 @@ def add_explain_arguments(parser) -> None:
         default="packed",
         choices=["packed", "nhwc"],
         help="packed (default) or nhwc (channels-last strides; 4-D inputs)",
+    )
+    parser.add_argument(
+        "--antialias", action="store_true", help="Resample3 with Antialiased (linear downsampling filters)"
     )
 
 
@@ -1184,7 +1187,15 @@ def explain_plan(args, caps: Capabilities) -> Plan:
     if layout == "nhwc" and r != 4:
         raise DmlValidationError(f"input.sizes: --input-layout nhwc needs 4 dimensions; got {r} ({list(in_sizes)})")
     ind, outd = strided_desc(dt, in_sizes, layout), TensorDesc(dt, out)
-    if args.rounding is None:
+    if getattr(args, "antialias", False):
+        from ._resample_antialias import plan_resample_antialias
+
+        desc3 = Resample3Desc(ind, outd, args.mode, args.rounding or "decreasing", scales, io, oo, True)
+        desc3.validate()
+        if desc3.filters:
+            return plan_resample_antialias(desc3, caps, kernel=args.kernel)
+        desc = desc3.as_resample2()  # (nothing to filter: Resample2's plan)
+    elif args.rounding is None:
         desc = Resample1Desc(ind, outd, args.mode, scales, io, oo)
     else:
         desc = Resample2Desc(ind, outd, args.mode, args.rounding, scales, io, oo)
