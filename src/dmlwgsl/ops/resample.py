@@ -28,6 +28,15 @@ The tie-case tests are marked DML-unconfirmed.
 Indices equal the reference's on every adapter: the host computes per-axis tables (index, or
 index pair and weights) with :mod:`dmlwgsl.reference.resample`'s own float32 arithmetic and the
 shader only adds table entries.
+
+Kernels (chosen by :func:`plan_resample`; ``dmlwgsl explain resample`` prints the choice): the row
+walks (resample_rows, _half, _byte, _pat: an input row interpolated along W serves every output
+row that uses it; with the batch or channel interpolated each of an output's 2 or 4 input planes
+is walked beside the others, ROW_PLANES), the reference kernels (resample_packed, _strided,
+_atomic), and for channels-fastest inputs on a GPU either channel lanes (C_LANES: the row walk's
+threads along the channels, where the planes do not grow) or resample_transpose (the input moved
+to a packed workspace by a tile transpose first, where they grow). Resample3's antialiasing
+filter has its own kernels (:mod:`dmlwgsl.ops._resample_antialias`).
 """
 
 from __future__ import annotations
