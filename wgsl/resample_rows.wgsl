@@ -103,8 +103,8 @@ struct Walk {
 }
 
 // Output row oh of a thread's block (linear) from the input plane at `base`, added to `acc` with
-// the plane's channel weight wc (1 where the channel is not interpolated): lo (and hi for 8
-// outputs), each term ((wc * wh) * v) in the reference's order.
+// the plane's weight wc = wn * wc (1 where neither the batch nor the channel is interpolated): lo
+// (and hi for 8 outputs), each term ((wc * wh) * v) in the reference's order.
 fn linear_row(w: ptr<function, Walk>, oh: u32, base: u32, qa: Quad4, qb: Quad4, wc: f32, acc: Row8) -> Row8 {
     let eh = table4[p.table_start.z + oh];
     let r0 = base + eh.x;
