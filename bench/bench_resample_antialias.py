@@ -1,15 +1,16 @@
 """Benchmark Resample3 antialiased linear downsampling at scales 1/2, 1/3 and 1/4 on (8, 64, 240, 240).
 
 Spatial axes only, half_pixel offsets (0.5 / -0.5), float32, float16 and uint8 (240 keeps every
-output row a whole number of 32-bit words, which aa_tile needs for 8/16-bit outputs). Each
+output row a whole number of 32-bit words, which aa_taps, aa_rows and aa_tile need for 8/16-bit
+outputs). Each
 configuration is checked against the numpy reference on batch item 0's first channels (within
 LINEAR_TOLERANCE), then timed with GPU timestamps (median), reported as GB/s of bytes_moved (input
 read once + output written once) and as a ratio to the in-run vec4 copy moving the same bytes; with
 torch + CUDA, F.interpolate(mode="bilinear", antialias=True, align_corners=False) on the same
 sizes (the same half_pixel coordinates and scale) is timed in the same run.
 
-The default times the plan's choice and aa_rows (the row walk, on request until measured);
-``--kernel all`` times every path the description admits.
+The default times the plan's choice (aa_taps where it runs) and the one-thread-an-output path
+(aa_element / aa_element_atomic) beside it; ``--kernel all`` times every path the description admits.
 
     python bench/bench_resample_antialias.py [--adapter NAME] [--backend vulkan] [--dtype float32]
         [--shape 8,64,240,240] [--kernel plan|element|all|NAME] [--reps N] [--quick] [--json] [--no-torch]
