@@ -506,12 +506,6 @@ fn cols_taps(ow0: u32) -> Cols {
     return cs;
 }
 
-// Tap j of column c on the row whose tap 0 is element s (any w stride): weight * value, or 0 past the
-// count (the load reads the column's last tap there).
-fn tap(s: u32, c: Col, j: u32, w: f32) -> f32 {
-    return select(0.0, w * load(s + min(j, c.last) * p.in_strides.w), j < c.count);
-}
-
 // Input elements s .. s + 3 (contiguous, any alignment) as f32, from whole-word loads: two words
 // for 8-bit elements, three for 16-bit (elements past the tensor's end read whatever the bounds-
 // checked load gives; their taps are discarded by the caller's select).
@@ -545,41 +539,36 @@ fn elems4(s: u32) -> vec4<f32> {
 // Weight w times tap value x, or 0 for a tap past the column's count.
 fn term(w: f32, x: f32, j: u32, c: Col) -> f32 { return select(0.0, w * x, j < c.count); }
 
+// Column c's taps j0 .. j0 + 3 on the row whose tap 0 is element s: contiguous rows four elements
+// from whole words; strided rows element by element, a tap past the count reading the column's last
+// (its term is discarded either way).
+fn taps4(s: u32, c: Col, j0: u32) -> vec4<f32> {
+    if (p.in_strides.w == 1u) { return elems4(s + j0); }
+    let sw = p.in_strides.w;
+    return vec4<f32>(load(s + min(j0, c.last) * sw), load(s + min(j0 + 1u, c.last) * sw),
+                     load(s + min(j0 + 2u, c.last) * sw), load(s + min(j0 + 3u, c.last) * sw));
+}
+
 // Column c's W sum over the input row starting at element `row`, taps in ascending order.
 fn col_sum(row: u32, c: Col) -> f32 {
     let s = row + c.first * p.in_strides.w;
+    let v = taps4(s, c, 0u);
     var acc = 0.0;
-    if (p.in_strides.w == 1u) {
-        // contiguous taps: four at a time from whole words
-        let v = elems4(s);
-        acc = acc + term(c.lo.x, v.x, 0u, c);
-        acc = acc + term(c.lo.y, v.y, 1u, c);
-        acc = acc + term(c.lo.z, v.z, 2u, c);
-        acc = acc + term(c.lo.w, v.w, 3u, c);
-        if (TW > 4u) {
-            let u = elems4(s + 4u);
-            acc = acc + term(c.hi.x, u.x, 4u, c);
-            acc = acc + term(c.hi.y, u.y, 5u, c);
-            acc = acc + term(c.hi.z, u.z, 6u, c);
-            acc = acc + term(c.hi.w, u.w, 7u, c);
-        }
-        return acc;
-    }
-    acc = acc + tap(s, c, 0u, c.lo.x);
-    acc = acc + tap(s, c, 1u, c.lo.y);
-    acc = acc + tap(s, c, 2u, c.lo.z);
-    acc = acc + tap(s, c, 3u, c.lo.w);
+    acc = acc + term(c.lo.x, v.x, 0u, c);
+    acc = acc + term(c.lo.y, v.y, 1u, c);
+    acc = acc + term(c.lo.z, v.z, 2u, c);
+    acc = acc + term(c.lo.w, v.w, 3u, c);
     if (TW > 4u) {
-        acc = acc + tap(s, c, 4u, c.hi.x);
-        acc = acc + tap(s, c, 5u, c.hi.y);
-        acc = acc + tap(s, c, 6u, c.hi.z);
-        acc = acc + tap(s, c, 7u, c.hi.w);
+        let u = taps4(s, c, 4u);
+        acc = acc + term(c.hi.x, u.x, 4u, c);
+        acc = acc + term(c.hi.y, u.y, 5u, c);
+        acc = acc + term(c.hi.z, u.z, 6u, c);
+        acc = acc + term(c.hi.w, u.w, 7u, c);
     }
     return acc;
 }
 
 // The thread's columns on one input row, times the row's H weight.
-
 fn row_terms(row: u32, wh: f32, cs: Cols) -> vec4<f32> {
     var v = vec4<f32>(0.0);
     v.x = wh * col_sum(row, cs.c0);

@@ -57,7 +57,17 @@ class Operator:
 
     def host_tensors(self, plan: Plan) -> Mapping[str, GpuTensor]:
         """GPU tensors the plan binds besides the call's arguments (tables, workspace)."""
-        return {}
+        return self.workspace_tensors(plan)
+
+    def workspace_tensors(self, plan: Plan) -> dict[str, GpuTensor]:
+        """A GPU buffer for each of the plan's workspace entries (name, bytes), as UINT32 words,
+        its size rounded up to 16 bytes (steps may bind it as 16-byte vectors)."""
+        out = {}
+        for name, nbytes in plan.workspace:
+            nbytes = -(-nbytes // 16) * 16
+            desc = TensorDesc(DataType.UINT32, (nbytes // 4,))
+            out[name] = GpuTensor(self.device, desc, self.device.create_buffer(nbytes, f"{self.op}.{name}"), 0)
+        return out
 
     def tensor_desc(self, name: str) -> TensorDesc | None:
         """The compiled description of call argument ``name`` (None for an absent optional one)."""

@@ -1,5 +1,5 @@
-// Tile transpose shared by DepthToSpace and SpaceToDepth, for inputs whose channels are their
-// fastest dimension (NHWC) and outputs with contiguous rows: the row kernel would gather each
+// Tile transpose shared by DepthToSpace, SpaceToDepth and Resample (its layout step), for inputs
+// whose channels are their fastest dimension (NHWC) and outputs with contiguous rows: the row kernel would gather each
 // output row with the input's w stride (one scattered load per element), where this kernel
 // loads runs of channels and stores runs of a row.
 //
@@ -12,7 +12,8 @@
 // workgroup memory one word per element (two for 8-byte elements), and stores whole output words
 // with threads along r. Every output row starts and ends on a word boundary (the plan's
 // condition), so no two threads write one word. With TP_VEC (runs of channels and output rows on
-// 16-byte boundaries, the plan's condition) both sides move whole 16-byte vectors.
+// 16-byte boundaries, the plan's condition) both sides move whole 16-byte vectors, and 8/16-bit
+// elements stage packed (a staged word holds 4 / 2 consecutive row elements of one channel).
 // Bindings: common/permute.wgsl's input and output (u32 words) and output4, common/tiles.wgsl's
 // input4, 9 uniforms (Transpose).
 
@@ -151,20 +152,14 @@ fn tp_load_vec(at: Tp, lr: u32, k: u32) -> vec4<u32> {
     return input4[tp_src(at, r, k) / (16u / ELEM_BYTES)];
 }
 
-// The V elements of vector x (channels kv * V ..) into their staged words, one row each.
+// The V elements of vector x (channels kv * V ..; 4- and 8-byte elements: 8/16-bit ones stage
+// packed, tp_load_vecs_packed) into their staged words, one row each.
 fn tp_put_vec(kv: u32, lr: u32, x: vec4<u32>) {
     let v = 16u / ELEM_BYTES;
-    if (ELEM_BYTES >= 4u) {
-        for (var u = 0u; u < v; u++) {
-            let w = (kv * v + u) * tp_pitch() + lr * tp_wpe();
-            stage_set(w, x[u * tp_wpe()]);
-            if (ELEM_BYTES == 8u) { stage_set(w + 1u, x[2u * u + 1u]); }
-        }
-    } else {
-        let bits = ELEM_BYTES * 8u;
-        for (var u = 0u; u < v; u++) {
-            stage_set((kv * v + u) * tp_pitch() + lr, extractBits(x[u / tp_pw()], (u % tp_pw()) * bits, bits));
-        }
+    for (var u = 0u; u < v; u++) {
+        let w = (kv * v + u) * tp_pitch() + lr * tp_wpe();
+        stage_set(w, x[u * tp_wpe()]);
+        if (ELEM_BYTES == 8u) { stage_set(w + 1u, x[2u * u + 1u]); }
     }
 }
 
@@ -204,12 +199,12 @@ fn tp_load_vecs_packed(at: Tp, l: u32) {
     }
 }
 
-// Vector path: vectors idx = l, l + WG, ... (TP_K / V vectors a tile row), in rounds of 4
-// loaded before any is staged.
+// Vector path, 4- and 8-byte elements: vectors idx = l, l + WG, ... (TP_K / V vectors a tile row),
+// in rounds of 4 loaded before any is staged.
 fn tp_load_vecs(at: Tp, l: u32) {
     let v = 16u / ELEM_BYTES;
     let kvs = TP_K / v;
-    let n = TP_WORDS * 4u / 16u / tp_pw();   // vectors a tile
+    let n = TP_WORDS * 4u / 16u;   // vectors a tile
     for (var i0 = l; i0 < n; i0 += 4u * WG) {
         let x0 = tp_load_vec(at, i0 / kvs, at.k0 + (i0 % kvs) * v);
         var x1 = vec4<u32>(0u);
@@ -239,17 +234,9 @@ fn tp_store_vecs(at: Tp, l: u32) {
         let k = at.k0 + kk;
         let r = at.r0 + ov * v;
         if (k < tp.k_len && r < tp.r_len) {
-            let q = (kk * tp_pitch() + ov * v * tp_wpe() / select(1u, tp_pw(), tp_packed())) / 4u;   // its first staged vector
-            var x = tp_stage[q];
-            if (tp_packed()) {
-                // staged packed: the vector's words as they are
-            } else if (ELEM_BYTES == 2u) {
-                let y = tp_stage[q + 1u];
-                x = vec4<u32>(x.x | (x.y << 16u), x.z | (x.w << 16u), y.x | (y.y << 16u), y.z | (y.w << 16u));
-            } else if (ELEM_BYTES == 1u) {
-                x = vec4<u32>(pack4(tp_stage[q]), pack4(tp_stage[q + 1u]), pack4(tp_stage[q + 2u]), pack4(tp_stage[q + 3u]));
-            }
-            output4[(at.dst0 + r + k * tp.out_k) / v] = x;
+            // its 16 bytes are four consecutive staged words (8/16-bit elements staged packed)
+            let q = (kk * tp_pitch() + ov * v * tp_wpe() / select(1u, tp_pw(), tp_packed())) / 4u;
+            output4[(at.dst0 + r + k * tp.out_k) / v] = tp_stage[q];
         }
     }
 }

@@ -94,8 +94,6 @@ _KA_CAP = 8
 #: out (TH_CAP; more run in a loop).
 _TAP_CAP = 8
 _TH_CAP = 8
-#: aa_taps: output columns per thread, at least (8/16-bit outputs: at least the elements per word).
-_TAPS_COLS = 1
 #: aa_rows: band heights tried, tallest first; the tallest that still gives _ROWS_THREADS threads wins
 #: (a taller band filters the input rows shared by neighbouring bands fewer times, but the GPU needs
 #: enough threads in flight to cover load latency). A description too small to reach it at any
@@ -204,8 +202,8 @@ def _walk_window(first: np.ndarray, count: np.ndarray) -> int | None:
 
 def _rows_rules(desc, pd, taps, out_res: int) -> tuple[str | None, int]:
     """(why aa_rows cannot run or None, its accumulator count KA)."""
-    if any(int(c.max()) != 1 for _, c in taps[:2]):
-        return "the n or c axis is filtered (aa_rows walks h and w only)", 0
+    if (why := _outer_rule(taps, "aa_rows")) is not None:
+        return why, 0
     if int(taps[3][1].max()) > _TW_CAP:
         return f"more than {_TW_CAP} taps along w (aa_rows holds them in registers)", 0
     ka = _walk_window(*taps[2])
@@ -214,6 +212,14 @@ def _rows_rules(desc, pd, taps, out_res: int) -> tuple[str | None, int]:
     if ka > _KA_CAP:
         return f"{ka} output rows share an input row (aa_rows accumulates at most {_KA_CAP})", 0
     return _word_rows_rule(desc, pd, out_res), ka
+
+
+def _outer_rule(taps, path: str) -> str | None:
+    """Why ``path`` (aa_taps, aa_rows, aa_tile: they filter h and w only) cannot run where the n or c
+    axis is filtered, or None."""
+    if any(int(c.max()) != 1 for _, c in taps[:2]):
+        return f"the n or c axis is filtered ({path} filters h and w only)"
+    return None
 
 
 def _word_rows_rule(desc, pd, out_res: int) -> str | None:
@@ -233,8 +239,8 @@ def _word_rows_rule(desc, pd, out_res: int) -> str | None:
 
 def _taps_rule(desc, pd, taps, out_res: int) -> str | None:
     """Why aa_taps cannot run, or None."""
-    if any(int(c.max()) != 1 for _, c in taps[:2]):
-        return "the n or c axis is filtered (aa_taps sums h and w taps only)"
+    if (why := _outer_rule(taps, "aa_taps")) is not None:
+        return why
     if int(taps[3][1].max()) > _TAP_CAP:
         return f"{int(taps[3][1].max())} taps along w (aa_taps holds at most {_TAP_CAP} in registers)"
     return _word_rows_rule(desc, pd, out_res)
@@ -285,12 +291,10 @@ def plan_resample_antialias(
     }
     element = "aa_element" if esize == 4 else "aa_element_atomic"
     # aa_tile's rules, each with the reason it declines
-    why_not = None
-    if any(int(c.max()) != 1 for _, c in taps[:2]):
-        why_not = "the n or c axis is filtered (aa_tile filters h and w only)"
-    elif caps.limit("max-compute-workgroup-storage-size") < _TILE_BYTES:
+    why_not = _outer_rule(taps, "aa_tile")
+    if why_not is None and caps.limit("max-compute-workgroup-storage-size") < _TILE_BYTES:
         why_not = f"the adapter offers less than {_TILE_BYTES} bytes of workgroup memory"
-    else:
+    if why_not is None:
         why_not = _word_rows_rule(desc, pd, out_res)
     tile = None
     if why_not is None:
@@ -321,7 +325,7 @@ def plan_resample_antialias(
         chosen = "aa_rows"
     if chosen == "aa_taps":
         n, c, oh, ow = pd["out_sizes"]
-        cw = max(pw, _TAPS_COLS)
+        cw = pw  # one output word a thread (two or four float32 columns ran up to 3.3x slower)
         groups = -(-ow // cw)
         threads = n * c * oh * groups
         uniforms.update(dict.fromkeys(_TILE, 0))

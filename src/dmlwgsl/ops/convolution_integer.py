@@ -1378,11 +1378,7 @@ class ConvolutionIntegerOperator(Operator):
         """The plan's workspace (packed input and filter words) and stand-ins for absent zero
         points (bound, never read: the shader's XZP / WZP say so)."""
         dev = self.device
-        out = {}
-        for name, nbytes in plan.workspace:
-            out[name] = GpuTensor(
-                dev, TensorDesc(DataType.UINT32, (nbytes // 4,)), dev.create_buffer(nbytes, f"{OP}.{name}"), 0
-            )
+        out = self.workspace_tensors(plan)
         bound = {n for s in plan.steps for n in s.bindings_dict}
         for name, ref in (("input_zero_point", self.desc.input), ("filter_zero_point", self.desc.filter)):
             if getattr(self.desc, name) is None and name in bound:

@@ -467,6 +467,8 @@ SHADERS = {
 KERNELS = tuple(SHADERS)
 #: The workspace of resample_transpose (the input, packed).
 TRANSPOSED_INPUT = "packed_input"
+#: The row walks that take channel lanes and several input planes (resample_rows_pat does neither).
+_ROW_WALKS = ("resample_rows", "resample_rows_half", "resample_rows_byte")
 #: Channels a row walk needs, at least, to put them in the lanes for a channels-fastest input (GPU).
 C_LANES_MIN = 8
 #: resample_rows rows per band by (mode, element size) where the plan takes a row walk unasked.
@@ -670,7 +672,7 @@ def plan_resample(
         pd["in_strides"][1] == 1
         and pd["in_strides"][3] > 1
         and pd["out_sizes"][1] >= C_LANES_MIN
-        and (kernel in ("resample_rows", "resample_rows_half", "resample_rows_byte") or (shrinks and not caps.is_cpu))
+        and (kernel in _ROW_WALKS or (shrinks and not caps.is_cpu))
     )
     if c_lanes and why_not["resample_rows_pat"] is None:
         why_not["resample_rows_pat"] = "the input's channels are its fastest dimension (row walks take channel lanes)"
@@ -800,12 +802,12 @@ def plan_resample(
             uniforms.update(pat_row_words=pd["in_sizes"][3] // 2, pat_step=pstep, pat_k0=k0)
     if ragged.get(name):  # (absent otherwise: the cache keys of whole-group rows stay as they were)
         constants["RAGGED"] = 1
-    if linear and name in ("resample_rows", "resample_rows_half", "resample_rows_byte") and taps[:2] != (1, 1):
+    if linear and name in _ROW_WALKS and taps[:2] != (1, 1):
         # the batch and/or channel interpolated: 2 or 4 input planes an output row (absent otherwise:
         # the cache keys of one-plane walks stay as they were)
         constants["ROW_PLANES"] = 4 if taps[:2] == (2, 2) else 2
         why += f"; {constants['ROW_PLANES']} input planes an output row, each walked with its own row cache"
-    if c_lanes and name in ("resample_rows", "resample_rows_half", "resample_rows_byte"):
+    if c_lanes and name in _ROW_WALKS:
         constants["C_LANES"] = 1
         why += "; channels in the lanes (the input's channels are its fastest dimension)"
     used = 1
@@ -863,6 +865,11 @@ def _transpose_rule(desc, caps: Capabilities, *, requested: bool) -> str | None:
     return None
 
 
+def _packed_input(desc):
+    """``desc`` with its input packed: the description resample_transpose's second step runs."""
+    return replace(desc, input=TensorDesc(desc.input.data_type, desc.input.sizes))
+
+
 def _transposed_plan(desc, caps: Capabilities, placements, tuning) -> Plan:
     """resample_transpose: the input moved to a packed workspace (common/transpose.wgsl: planes
     (n, h), rows along w, runs of channels), then the plan for a packed input, reading it."""
@@ -873,7 +880,7 @@ def _transposed_plan(desc, caps: Capabilities, placements, tuning) -> Plan:
     sn, _, sh, sw = pd["in_strides"]
     in_pl = placement_of(placements, "input")
     inner = plan_resample(
-        replace(desc, input=TensorDesc(dt, desc.input.sizes)),
+        _packed_input(desc),
         caps,
         placements={**(placements or {}), "input": ALIGNED},
         **tuning,
@@ -1102,23 +1109,14 @@ class ResampleOperator(Operator):
         packed = dict(plan.details).get("table_input") == "packed"
         table = self._tables.get(packed)
         if table is None:
-            desc = (
-                replace(self.desc, input=TensorDesc(self.desc.input.data_type, self.desc.input.sizes))
-                if packed
-                else self.desc
-            )
+            desc = _packed_input(self.desc) if packed else self.desc
             axes = _axes_cached(desc, self.capabilities.max_binding_size, self.axis_table_bytes)
             words, _ = _table_words(axes)
             tdesc = TensorDesc(DataType.UINT32, (words.size,))
             buf = self.device.create_buffer(tdesc.total_tensor_size_in_bytes, "resample.table")
             self.device.write(buf, 0, words.view(np.uint8))
             table = self._tables[packed] = GpuTensor(self.device, tdesc, buf)
-        out = {"table": table, "table4": table}
-        for name, nbytes in plan.workspace:
-            nbytes = -(-nbytes // 16) * 16  # (bound as 16-byte vectors too)
-            ws = TensorDesc(DataType.UINT32, (nbytes // 4,))
-            out[name] = GpuTensor(self.device, ws, self.device.create_buffer(nbytes, f"resample.{name}"), 0)
-        return out
+        return {"table": table, "table4": table, **self.workspace_tensors(plan)}
 
 
 def compile_resample(
@@ -1192,11 +1190,11 @@ def explain_plan(args, caps: Capabilities) -> Plan:
     scales = args.scales or tuple(o / i for o, i in zip(out, in_sizes))
     io = args.input_offsets or (0.5,) * r
     oo = args.output_offsets or (-0.5,) * r
-    layout = getattr(args, "input_layout", "packed")
+    layout = args.input_layout
     if layout == "nhwc" and r != 4:
         raise DmlValidationError(f"input.sizes: --input-layout nhwc needs 4 dimensions; got {r} ({list(in_sizes)})")
     ind, outd = strided_desc(dt, in_sizes, layout), TensorDesc(dt, out)
-    if getattr(args, "antialias", False):
+    if args.antialias:
         from ._resample_antialias import plan_resample_antialias
 
         desc3 = Resample3Desc(ind, outd, args.mode, args.rounding or "decreasing", scales, io, oo, True)
