@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import concurrent.futures
 import contextlib
 import functools
 import importlib.resources
@@ -505,6 +506,49 @@ READ_DEPTH = 3
 UPLOAD_KEEP_BYTES = 1 << 30
 #: Default of :attr:`Device.poll_in_thread` (bytes).
 POLL_IN_THREAD_BYTES = 4 << 20
+#: Bytes per staging buffer of a staged upload (:meth:`Device.write` with copy threads).
+WRITE_CHUNK = 32 << 20
+#: Staging buffers a staged upload keeps in flight (the GPU copies one while the host fills the next).
+WRITE_DEPTH = 3
+#: A host copy of at least this many bytes is split over :attr:`Device.copy_threads` threads.
+PARALLEL_COPY_BYTES = 4 << 20
+
+
+def default_copy_threads() -> int:
+    """Default of :attr:`Device.copy_threads`: half the CPUs this process may use, at most 8
+    (1 on a 2-core machine: there, the GPU of a software adapter runs on the same cores)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(8, cpus // 2))
+
+
+_COPY_POOL: "concurrent.futures.ThreadPoolExecutor | None" = None
+_COPY_POOL_LOCK = threading.Lock()
+
+
+def host_copy(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
+    """``dst[:] = src`` for two 1-D uint8 arrays of one size, in ``threads`` slices at once where
+    the copy is at least PARALLEL_COPY_BYTES (numpy releases the GIL while it copies). One host
+    thread moving hundreds of MiB out of or into mapped staging memory ran at 3-4 GB/s on the
+    H100's host (a core's memcpy and the page faults of a new array); eight ran 12-21 GB/s."""
+    global _COPY_POOL
+    n = dst.size
+    if threads <= 1 or n < PARALLEL_COPY_BYTES:
+        np.copyto(dst, src)
+        return
+    step = (-(-n // threads) + 4095) & ~4095
+    with _COPY_POOL_LOCK:
+        if _COPY_POOL is None or _COPY_POOL._max_workers < threads - 1:
+            _COPY_POOL = concurrent.futures.ThreadPoolExecutor(max(threads - 1, 7), thread_name_prefix="dmlwgsl-copy")
+        pool = _COPY_POOL
+    futures = [pool.submit(np.copyto, dst[a : a + step], src[a : a + step]) for a in range(step, n, step)]
+    try:
+        np.copyto(dst[:step], src[:step])  # this thread copies the first slice
+    finally:
+        for f in futures:
+            f.result()
 _STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 
 
@@ -561,6 +605,14 @@ class Device:
         #: Off on OpenGL: there, a wgpuDevicePoll from this thread beside the poll thread's own
         #: aborted the process now and then (about 1 run in 3 of the runtime tests, on main too).
         self.poll_in_thread = 0 if self.info.get("backend_type") == "OpenGL" else POLL_IN_THREAD_BYTES
+        #: Host threads that copy a large upload into, and a large readback out of, mapped staging
+        #: memory (see :func:`host_copy`). With more than one, an upload of at least
+        #: PARALLEL_COPY_BYTES goes through MAP_WRITE staging buffers of ``write_chunk`` bytes
+        #: instead of queue.write_buffer (whose one host copy runs on one thread).
+        self.copy_threads = default_copy_threads()
+        #: Bytes per staging buffer of a staged upload.
+        self.write_chunk = WRITE_CHUNK
+        self._write_ring: collections.deque = collections.deque()  # (staging buffer, map promise)
         #: wgpu work issued so far: buffers created, writes, submissions (tests use it to show that
         #: validation fails before any GPU work).
         self.gpu_calls = 0
@@ -758,12 +810,59 @@ class Device:
                     old = self.read(buffer, start, end - start)
                     old[lead : lead + n] = mv
                     self.queue.write_buffer(buffer, start, old)
+                elif self.copy_threads > 1 and n >= PARALLEL_COPY_BYTES:
+                    self._write_staged(buffer, offset, np.frombuffer(mv, np.uint8))
                 else:
                     self.queue.write_buffer(buffer, offset, mv)
             except (DeviceLostError, DestroyedBufferError):
                 raise
             except Exception as e:
                 raise self._gpu_error(e, "write") from None
+
+    def _write_staged(self, buffer, offset: int, src: np.ndarray) -> None:
+        """Write ``src`` (whole words, at a word offset) through MAP_WRITE staging buffers:
+        copy_threads host threads fill one while the GPU copies the ones before it (call with
+        the lock held). Each staging buffer is mapped again once its copy has run."""
+        n, chunk = src.size, max(4, self.write_chunk & ~3)
+        try:
+            for s in range(0, n, chunk):
+                size = min(chunk, n - s)
+                stg = self._write_staging(chunk)
+                view = stg._experimental_get_mapped_range(0, size)
+                try:
+                    host_copy(np.frombuffer(view, np.uint8), src[s : s + size], self.copy_threads)
+                finally:
+                    del view
+                stg.unmap()
+                enc = self.device.create_command_encoder(label="dmlwgsl.upload")
+                enc.copy_buffer_to_buffer(stg, 0, buffer, offset + s, size)
+                _submit_locked(self.queue, enc)
+                self._write_ring.append((stg, stg.map_async("WRITE", 0, stg.size)))
+        except BaseException:
+            self._drop_write_ring()
+            raise
+
+    def _write_staging(self, size: int):
+        """A mapped MAP_WRITE staging buffer of ``size`` bytes: a new one while fewer than
+        WRITE_DEPTH exist, else the oldest once it is mapped again (its copy has run)."""
+        while self._write_ring and (self._write_ring[0][0].size != size or self._write_ring[0][0]._dml_dead):
+            self._write_ring.popleft()[0].destroy()  # write_chunk changed, or the device was lost
+        if len(self._write_ring) >= WRITE_DEPTH:
+            stg, promise = self._write_ring.popleft()
+            self._wait_map(promise, size)
+            return stg
+        self.gpu_calls += 1
+        buf = self.device.create_buffer(
+            size=size, usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True,
+            label="dmlwgsl.upload_staging",
+        )
+        return _track(buf)
+
+    def _drop_write_ring(self) -> None:
+        while self._write_ring:
+            stg, promise = self._write_ring.popleft()
+            with contextlib.suppress(Exception):
+                stg.destroy()
 
     def copy(self, src, src_offset: int, dst, dst_offset: int, size: int) -> None:
         """Copy ``size`` bytes between buffers on the GPU (offsets and size multiples of 4), in
@@ -805,7 +904,7 @@ class Device:
                     self._wait_map(promise, size, last=not inflight)
                     view = np.frombuffer(stg.read_mapped(0, size, copy=False), np.uint8)
                     lo, hi = max(s, lead), min(s + size, lead + n)
-                    dst[lo - lead : hi - lead] = view[lo - s : hi - s]
+                    host_copy(dst[lo - lead : hi - lead], view[lo - s : hi - s], self.copy_threads)
                     del view
                     stg.unmap()
                     self.staging.give(stg)

@@ -510,6 +510,11 @@ def _padded(desc) -> dict:
 #: (98,304 threads) 19 % slower: 2^16. Not on CPU adapters: lavapipe (2 cores) ran float16 linear
 #: x2 up (1,16,128,128) 3x slower with the bands shortened to 2 rows than with the measured 32.
 MIN_ROW_THREADS = 1 << 16
+#: The threads a split part's row walk keeps where the whole plan had more than MIN_ROW_THREADS:
+#: about what a large GPU holds resident (H100: 132 SMs x 2048). H100, float16 linear x1.5 split
+#: in two: 63.8% of copy at MIN_ROW_THREADS, 69.7% keeping the whole's 98,304; float32 linear x2
+#: split in eight keeping all of the whole's 4 M threads (bands of one row): 2.4x slower.
+FILL_ROW_THREADS = 1 << 18
 
 
 def _rows_shape(pd, v: int, band: int, *, fill: bool = False, ragged: bool = False):
@@ -830,7 +835,7 @@ def plan_resample(
     if split:
         rows = name.startswith("resample_rows")
         parts = plane_parts if rows else _split_parts(desc, caps, in_res, out_res, esize)
-        steps = _split_steps(s, parts, esize)
+        steps = _split_steps(s, parts, esize, fill)
         verb = "are" if " and " in split else "is"
         why += f"; the {split} {verb} beyond the binding limit: {len(steps)} parts, each binding windows of both"
     return Plan(
@@ -983,15 +988,19 @@ def _split_parts(desc, caps: Capabilities, in_res: int, out_res: int, esize: int
     def fits(origin, sizes):
         return all(length <= room for _, length, _ in windows(origin, sizes))
 
+    def box_at(d, fixed, start, k):
+        """(origin, sizes): k slices along axis d from ``start``, the axes before it at ``fixed``."""
+        origin = tuple(fixed[i] if i < d else (start if i == d else 0) for i in range(4))
+        sizes = tuple(1 if i < d else (k if i == d else pd["out_sizes"][i]) for i in range(4))
+        return origin, sizes
+
     def parts_along(d, fixed):
         """Ranges along axis d (the axes before it at ``fixed``, those after it whole)."""
         n, parts, start = pd["out_sizes"][d], [], 0
         while start < n:
 
             def box(k):
-                origin = tuple(fixed[i] if i < d else (start if i == d else 0) for i in range(4))
-                sizes = tuple(1 if i < d else (k if i == d else pd["out_sizes"][i]) for i in range(4))
-                return origin, sizes
+                return box_at(d, fixed, start, k)
 
             if not fits(*box(1)):
                 return None
@@ -1005,6 +1014,12 @@ def _split_parts(desc, caps: Capabilities, in_res: int, out_res: int, esize: int
                     k += step_
             parts.append(box(k))
             start += k
+        # as many parts, of even sizes where they fit (a last part of one slice would run a
+        # dispatch of few threads as long as the others)
+        even = -(-n // len(parts))
+        starts = range(0, n, even)
+        if len(starts) == len(parts) and all(fits(*box_at(d, fixed, a, min(even, n - a))) for a in starts):
+            parts = [box_at(d, fixed, a, min(even, n - a)) for a in starts]
         return parts
 
     outer = [d for d in range(4) if pd["out_sizes"][d] > 1] or [3]
@@ -1034,7 +1049,7 @@ def _split_parts(desc, caps: Capabilities, in_res: int, out_res: int, esize: int
     return [(part, windows(*part)) for part in parts]
 
 
-def _split_steps(s: KernelStep, parts, esize: int) -> tuple:
+def _split_steps(s: KernelStep, parts, esize: int, fill: bool = False) -> tuple:
     """``s`` as one step a part of :func:`_split_parts`, each binding its windows; its uniforms
     give the part's sizes, origin and window bases (a row walk: its threads over the part's planes)."""
     steps = []
@@ -1053,8 +1068,14 @@ def _split_steps(s: KernelStep, parts, esize: int) -> tuple:
         if s.name == "resample_packed":
             invocations = -(-(ob * esize + count * esize) // 16) - ob * esize // 16
         elif u0["row_threads"]:  # a row walk over whole (n, c) planes
-            invocations = sizes[0] * sizes[1] * u0["row_bands"] * u0["row_blocks"]
-            u["row_threads"] = invocations
+            band, h = u0["band_rows"], sizes[2]
+            if fill:  # a part has fewer planes than the whole: shorter bands keep the whole's
+                # threads, up to what a large GPU holds resident (more only shortens the bands)
+                want = max(MIN_ROW_THREADS, min(u0["row_threads"], FILL_ROW_THREADS))
+                band = max(1, min(band, sizes[0] * sizes[1] * u0["row_blocks"] * h // want))
+            bands = -(-h // band)
+            invocations = sizes[0] * sizes[1] * bands * u0["row_blocks"]
+            u.update(row_threads=invocations, row_bands=bands, band_rows=band)
         else:
             invocations = count
         why = f"part {i}: outputs from {origin} of sizes {sizes}"
