@@ -549,6 +549,8 @@ def host_copy(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
     finally:
         for f in futures:
             f.result()
+
+
 _STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 
 
@@ -853,7 +855,9 @@ class Device:
             return stg
         self.gpu_calls += 1
         buf = self.device.create_buffer(
-            size=size, usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True,
+            size=size,
+            usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC,
+            mapped_at_creation=True,
             label="dmlwgsl.upload_staging",
         )
         return _track(buf)
