@@ -510,11 +510,12 @@ def _padded(desc) -> dict:
 #: (98,304 threads) 19 % slower: 2^16. Not on CPU adapters: lavapipe (2 cores) ran float16 linear
 #: x2 up (1,16,128,128) 3x slower with the bands shortened to 2 rows than with the measured 32.
 MIN_ROW_THREADS = 1 << 16
-#: The threads a split part's row walk keeps where the whole plan had more than MIN_ROW_THREADS:
-#: about what a large GPU holds resident (H100: 132 SMs x 2048). H100, float16 linear x1.5 split
-#: in two: 63.8% of copy at MIN_ROW_THREADS, 69.7% keeping the whole's 98,304; float32 linear x2
-#: split in eight keeping all of the whole's 4 M threads (bands of one row): 2.4x slower.
-FILL_ROW_THREADS = 1 << 18
+#: The threads a split part's row walk keeps where the whole plan had more: shorter bands, up to
+#: this many threads. H100, 8x64x256x256 split at a 128 MiB binding limit (% of copy at 2^16 /
+#: 2^17 / 2^18 / 2^20): float16 linear x2 in three parts 61.8 / 68.1 / 63.7 / 63.5, x1.5 in two
+#: 63.8 / 69.5 / 69.2 / 69.2, float32 linear x2 in eight - / 68.4 / 68.3 / 66.8; keeping all of
+#: the whole's 4 M threads there (bands of one row) ran 2.4x slower.
+FILL_ROW_THREADS = 1 << 17
 
 
 def _rows_shape(pd, v: int, band: int, *, fill: bool = False, ragged: bool = False):
@@ -1070,7 +1071,7 @@ def _split_steps(s: KernelStep, parts, esize: int, fill: bool = False) -> tuple:
         elif u0["row_threads"]:  # a row walk over whole (n, c) planes
             band, h = u0["band_rows"], sizes[2]
             if fill:  # a part has fewer planes than the whole: shorter bands keep the whole's
-                # threads, up to what a large GPU holds resident (more only shortens the bands)
+                # threads, up to FILL_ROW_THREADS (more only shortens the bands)
                 want = max(MIN_ROW_THREADS, min(u0["row_threads"], FILL_ROW_THREADS))
                 band = max(1, min(band, sizes[0] * sizes[1] * u0["row_blocks"] * h // want))
             bands = -(-h // band)
