@@ -49,7 +49,6 @@ struct Params {
     bands: u32,              // aa_rows: bands per (n, c) plane
     band_rows: u32,          // aa_rows: output rows per band
     walk_threads: u32,       // aa_rows: threads in the dispatch
-    in_last_row: u32,        // aa_taps_rows: the input's last row (its H size - 1)
 }
 
 #include "common/grid.wgsl"
@@ -621,104 +620,4 @@ fn aa_taps(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     // n and c: one tap of weight 1 (acc = 0 + 1 * v, exactly v)
     let dst = p.output_base + n * p.out_strides.x + c * p.out_strides.y + oh * p.out_strides.z + ow0 * p.out_strides.w;
     store_cols(dst, acc, ncol);
-}
-
-// aa_taps_rows: aa_taps for RO output rows a thread (2 or 4; an override) whose H windows overlap
-// (downsampling: at 1/2, four-tap windows step by two rows). The NR input rows the RO windows span
-// (an override, <= NR_CAP; the host checks that row 0's window starts first) are each summed along
-// w once, and each sum is added to every output row whose window holds it, with that row's weight.
-// An output row's terms arrive in its own tap order and the others add +0.0, so the results equal
-// aa_taps' (and aa_element's). Threads: p.column_groups per row group (p.bands groups of RO rows per
-// plane; p.walk_threads in all).
-const NR_CAP: u32 = 12u;
-override RO: u32 = 2u;  // aa_taps_rows: output rows per thread, 2 or 4
-override NR: u32 = 6u;  // aa_taps_rows: input rows the thread's windows span, <= NR_CAP
-
-// The thread's RO output rows: window starts relative to row 0's, tap counts (0 past the output)
-// and output row indices.
-struct Rows {
-    d: vec4<u32>,
-    n: vec4<u32>,
-    oh: vec4<u32>,
-}
-
-struct Acc {
-    a0: vec4<f32>,
-    a1: vec4<f32>,
-    a2: vec4<f32>,
-    a3: vec4<f32>,
-}
-
-// acc + the term of input row f0 + i for output row r (weight 0 outside its window).
-fn row_term(acc: vec4<f32>, hs: vec4<f32>, i: u32, r: u32, rs: Rows) -> vec4<f32> {
-    let k = i - rs.d[r];  // wraps past the count where i is before the window
-    let w = weight(2u, rs.oh[r], min(k, max(rs.n[r], 1u) - 1u));
-    return acc + select(vec4<f32>(0.0), w * hs, k < rs.n[r]);
-}
-
-// Written-out input row i of NR: its W sums, added to each output row's accumulator.
-fn add_in_row(acc: Acc, i: u32, plane_in: u32, f0: u32, rs: Rows, cs: Cols) -> Acc {
-    let row = plane_in + min(f0 + i, p.in_last_row) * p.in_strides.z;
-    let hs = row_terms(row, 1.0, cs);
-    var a = acc;
-    a.a0 = row_term(a.a0, hs, i, 0u, rs);
-    a.a1 = row_term(a.a1, hs, i, 1u, rs);
-    if (RO > 2u) {
-        a.a2 = row_term(a.a2, hs, i, 2u, rs);
-        a.a3 = row_term(a.a3, hs, i, 3u, rs);
-    }
-    return a;
-}
-
-@compute @workgroup_size(WG)
-fn aa_taps_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = thread_id(gid, nwg);
-    if (t >= p.walk_threads) { return; }
-    let g = t % p.column_groups;
-    let rest = t / p.column_groups;
-    let oh0 = (rest % p.bands) * RO;
-    let plane = rest / p.bands;
-    let n = plane / p.out_sizes.y;
-    let c = plane % p.out_sizes.y;
-    let ow0 = g * CW;
-    let ncol = min(CW, p.out_sizes.w - ow0);
-    let cs = cols_taps(ow0);
-    let f0 = head(2u, oh0).x;
-    let last = p.out_sizes.z - 1u;
-    let oh = vec4<u32>(oh0, min(oh0 + 1u, last), min(oh0 + 2u, last), min(oh0 + 3u, last));
-    let h1 = head(2u, oh.y);
-    var h2 = vec2<u32>(f0, 0u);
-    var h3 = vec2<u32>(f0, 0u);
-    if (RO > 2u) {
-        h2 = head(2u, oh.z);
-        h3 = head(2u, oh.w);
-    }
-    let inside = vec4<u32>(oh0, oh0 + 1u, oh0 + 2u, oh0 + 3u) <= vec4<u32>(last);
-    let rs = Rows(vec4<u32>(0u, h1.x - f0, h2.x - f0, h3.x - f0),
-                  select(vec4<u32>(0u), vec4<u32>(head(2u, oh0).y, h1.y, h2.y, h3.y), inside), oh);
-    let plane_in = p.input_base + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y;
-    var acc: Acc;
-    acc.a0 = vec4<f32>(0.0);
-    acc.a1 = vec4<f32>(0.0);
-    acc.a2 = vec4<f32>(0.0);
-    acc.a3 = vec4<f32>(0.0);
-    acc = add_in_row(acc, 0u, plane_in, f0, rs, cs);
-    if (NR > 1u) { acc = add_in_row(acc, 1u, plane_in, f0, rs, cs); }
-    if (NR > 2u) { acc = add_in_row(acc, 2u, plane_in, f0, rs, cs); }
-    if (NR > 3u) { acc = add_in_row(acc, 3u, plane_in, f0, rs, cs); }
-    if (NR > 4u) { acc = add_in_row(acc, 4u, plane_in, f0, rs, cs); }
-    if (NR > 5u) { acc = add_in_row(acc, 5u, plane_in, f0, rs, cs); }
-    if (NR > 6u) { acc = add_in_row(acc, 6u, plane_in, f0, rs, cs); }
-    if (NR > 7u) { acc = add_in_row(acc, 7u, plane_in, f0, rs, cs); }
-    if (NR > 8u) { acc = add_in_row(acc, 8u, plane_in, f0, rs, cs); }
-    if (NR > 9u) { acc = add_in_row(acc, 9u, plane_in, f0, rs, cs); }
-    if (NR > 10u) { acc = add_in_row(acc, 10u, plane_in, f0, rs, cs); }
-    if (NR > 11u) { acc = add_in_row(acc, 11u, plane_in, f0, rs, cs); }
-    let dst = p.output_base + n * p.out_strides.x + c * p.out_strides.y + oh0 * p.out_strides.z + ow0 * p.out_strides.w;
-    store_cols(dst, acc.a0, ncol);
-    if (oh0 + 1u < p.out_sizes.z) { store_cols(dst + p.out_strides.z, acc.a1, ncol); }
-    if (RO > 2u) {
-        if (oh0 + 2u < p.out_sizes.z) { store_cols(dst + 2u * p.out_strides.z, acc.a2, ncol); }
-        if (oh0 + 3u < p.out_sizes.z) { store_cols(dst + 3u * p.out_strides.z, acc.a3, ncol); }
-    }
 }

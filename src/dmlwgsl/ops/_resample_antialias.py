@@ -72,7 +72,7 @@ from ..tensor import DataType, TensorDesc
 __all__ = ["ResampleAntialiasOperator", "plan_resample_antialias", "compile_resample3", "antialias_tables", "KERNELS"]
 
 SHADER = "resample_antialias.wgsl"
-KERNELS = ("aa_taps", "aa_taps_rows", "aa_rows", "aa_tile", "aa_element", "aa_element_atomic")
+KERNELS = ("aa_taps", "aa_rows", "aa_tile", "aa_element", "aa_element_atomic")
 #: The Params fields of each path's geometry (zero where another path runs).
 _TILE = ("tile_w", "tile_h", "tiles_per_row", "tiles_per_plane", "tile_workgroups", "tile_planes_c")
 _WALK = ("column_groups", "bands", "band_rows", "walk_threads")
@@ -246,35 +246,6 @@ def _taps_rule(desc, pd, taps, out_res: int) -> str | None:
     return _word_rows_rule(desc, pd, out_res)
 
 
-#: aa_taps_rows: the most input rows a thread's output rows may span (the shader's NR_CAP), and the
-#: fewest threads it keeps (more output rows a thread only where that many remain).
-_NR_CAP = 12
-_TAPS_ROWS_THREADS = 1 << 16
-
-
-def _taps_rows(taps, threads_per_row: int, planes: int, min_threads: int) -> tuple[int, int]:
-    """aa_taps_rows' (output rows per thread, input rows they span), or (1, 0) where no grouping
-    of 2 or 4 output rows shares input rows: the fewest W-filtered input rows per output row,
-    with at most _NR_CAP input rows, every group's first row starting first and at least
-    ``min_threads`` threads."""
-    first, count = (np.asarray(a, dtype=np.int64) for a in taps[2])
-    oh = first.size
-    best, best_cost = (1, 0), float(count.max())
-    for ro in (2, 4):
-        groups = -(-oh // ro)
-        if groups * threads_per_row * planes < min_threads:
-            continue
-        pad = groups * ro - oh
-        f = np.concatenate([first, np.repeat(first[-1:], pad)]).reshape(groups, ro)
-        e = np.concatenate([first + count, np.repeat((first + count)[-1:], pad)]).reshape(groups, ro)
-        if (f.min(axis=1) != f[:, 0]).any():
-            continue
-        nr = int((e.max(axis=1) - f[:, 0]).max())
-        if nr <= _NR_CAP and nr / ro < best_cost:
-            best, best_cost = (ro, nr), nr / ro
-    return best
-
-
 def _rows_grid(pd, cw: int) -> tuple[int, int, int, int]:
     """aa_rows' (column groups per row, bands per plane, rows per band, threads)."""
     n, c, oh, ow = pd["out_sizes"]
@@ -317,7 +288,6 @@ def plan_resample_antialias(
         "count": count,
         "input_base": in_res // esize,
         "output_base": out_res // esize,
-        "in_last_row": pd["in_sizes"][2] - 1,
     }
     element = "aa_element" if esize == 4 else "aa_element_atomic"
     # aa_tile's rules, each with the reason it declines
@@ -345,57 +315,39 @@ def plan_resample_antialias(
     taps_note = f"taps per output: h {int(taps[2][1].max())}, w {int(taps[3][1].max())}"
     uniforms.update(dict.fromkeys(_WALK, 0))
     taps_not = _taps_rule(desc, pd, taps, out_res)
-    if kernel in ("aa_taps", "aa_taps_rows") and taps_not is not None:
-        raise PlanError(f"kernel: {kernel} cannot run this description: {taps_not}")
+    if kernel == "aa_taps" and taps_not is not None:
+        raise PlanError(f"kernel: aa_taps cannot run this description: {taps_not}")
     chosen = kernel or ("aa_taps" if taps_not is None else element)
     # A CPU adapter pays for every atomic: 8/16-bit outputs take aa_rows where it runs (lavapipe,
     # float16 and uint8 at scales 1/2 and 1/4: 1.3-2.3x faster than aa_element_atomic).
     cpu_rows = kernel is None and caps.is_cpu and esize < 4 and rows_not is None
     if cpu_rows:
         chosen = "aa_rows"
-    if chosen in ("aa_taps", "aa_taps_rows"):
+    if chosen == "aa_taps":
         n, c, oh, ow = pd["out_sizes"]
         cw = pw  # one output word a thread (two or four float32 columns ran up to 3.3x slower)
         groups = -(-ow // cw)
-        th, tw = int(taps[2][1].max()), int(taps[3][1].max())
-        ro, nr = _taps_rows(taps, groups, n * c, 0 if kernel else _TAPS_ROWS_THREADS)  # (CPU: not measured)
-        if chosen == "aa_taps_rows" and ro == 1:
-            raise PlanError(
-                "kernel: aa_taps_rows cannot run this description: no group of 2 or 4 output rows shares "
-                f"input rows within {_NR_CAP} input rows"
-            )
-        if kernel is None and ro > 1 and not caps.is_cpu:
-            chosen = "aa_taps_rows"
-        if chosen == "aa_taps":
-            ro, nr = 1, 0
-        bands = -(-oh // ro)
-        threads = n * c * bands * groups
+        threads = n * c * oh * groups
         uniforms.update(dict.fromkeys(_TILE, 0))
-        uniforms.update(zip(_WALK, (groups, bands, ro, threads)))
-        rows_how = (
-            f"{ro} output rows (the {nr} input rows they span each summed along w once)"
-            if ro > 1
-            else "one output row"
-        )
+        uniforms.update(zip(_WALK, (groups, oh, 1, threads)))
+        th, tw = int(taps[2][1].max()), int(taps[3][1].max())
         s = step(
-            chosen,
+            "aa_taps",
             SHADER,
-            f"a thread owns {cw} output column(s) of {rows_how} and sums their taps in written-out code, "
+            f"a thread owns {cw} output column(s) of one output row and sums their taps in written-out code, "
             + ("every load independent" if th <= _TH_CAP else f"row by row ({th} rows: more than {_TH_CAP})")
             + f"; {taps_note}",
             threads,
-            constants=dict(constants, CW=cw, TH=th if th <= _TH_CAP else 0, TW=4 if tw <= 4 else 8)
-            | ({"RO": ro, "NR": nr} if ro > 1 else {}),
+            constants=dict(constants, CW=cw, TH=th if th <= _TH_CAP else 0, TW=4 if tw <= 4 else 8),
             uniforms=uniforms,
             bindings=dict(bindings, output="output", table=("table", "table2", "table4")),
             uniform_var="p",
         )
-        why = f"{chosen}: " + (
+        why = "aa_taps: " + (
             "requested"
             if kernel
             else "n and c are not filtered and at most "
             f"{_TAP_CAP} taps along w: every tap's load is independent (written-out code)"
-            + (f"; {ro} output rows a thread share their input rows' w sums" if ro > 1 else "")
         )
     elif chosen == "aa_rows":
         cw = max(_ROWS_COLS, pw)
