@@ -27,11 +27,11 @@
 // Output row r, rows ordered (n, c, h, i): its first input element (j = 0, w = 0) and output element.
 fn row_at(r: u32) -> RowAt {
     let i = r % BLOCK;
-    var t = r / BLOCK;
-    let h = t % rw.height;
-    t = t / rw.height;
-    let c = t % rw.channels;
-    let n = t / rw.channels;
+    let t = r / BLOCK;
+    let q = div_magic(t, rw.height_m, rw.height_s);
+    let h = t - q * rw.height;
+    let n = div_magic(q, rw.channels_m, rw.channels_s);
+    let c = q - n * rw.channels;
     let in_c = i * rw.chan_i + c * rw.chan_c;
     return RowAt(rw.src_base + n * rw.in_stride_n + in_c * rw.in_stride_c + h * rw.in_stride_h,
                  rw.dst_base + n * rw.out_stride_n + c * rw.out_stride_c + (h * BLOCK + i) * rw.out_stride_h);

@@ -25,11 +25,11 @@
 fn row_at(r: u32) -> RowAt {
     let j = r % BLOCK;
     let i = (r / BLOCK) % BLOCK;
-    var t = r / (BLOCK * BLOCK);
-    let h = t % rw.height;
-    t = t / rw.height;
-    let c = t % rw.channels;
-    let n = t / rw.channels;
+    let t = r / (BLOCK * BLOCK);
+    let q = div_magic(t, rw.height_m, rw.height_s);
+    let h = t - q * rw.height;
+    let n = div_magic(q, rw.channels_m, rw.channels_s);
+    let c = q - n * rw.channels;
     let out_c = i * rw.chan_i + j * rw.chan_j + c * rw.chan_c;
     return RowAt(rw.src_base + n * rw.in_stride_n + c * rw.in_stride_c + (h * BLOCK + i) * rw.in_stride_h
                      + j * rw.in_stride_w,

@@ -369,3 +369,24 @@ class Plan:
             for k, v in s.uniforms:
                 lines.append(f"    {s.uniform_var}.{k} = {_jsonable(v)}")
         return "\n".join(lines)
+
+
+def div_magic(d: int) -> tuple[int, int]:
+    """(m, s): the magic pair by which grid.wgsl's ``div_magic(a, m, s)`` divides any u32 ``a`` by
+    the run-time divisor ``d`` (1 <= d < 2^32) with multiplies and shifts (round-up method:
+    q = (t + ((a - t) >> 1)) >> s with t = mulhi(a, m); s = 32 marks d = 1)."""
+    d = int(d)
+    if not 1 <= d < 1 << 32:
+        raise ValueError(f"div_magic: divisor {d} is outside 1 .. 2^32 - 1")
+    if d == 1:
+        return 0, 32
+    l = (d - 1).bit_length()
+    return (((1 << 32) * ((1 << l) - d)) // d + 1) & 0xFFFFFFFF, l - 1
+
+
+def magic_uniforms(**divisors: int) -> dict:
+    """``name_m`` and ``name_s`` (div_magic's pair) for each ``name=divisor``."""
+    out = {}
+    for name, d in divisors.items():
+        out[f"{name}_m"], out[f"{name}_s"] = div_magic(max(1, d))
+    return out

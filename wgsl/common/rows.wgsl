@@ -78,6 +78,10 @@ struct Rows {
     run_words: u32,
     run_stride: u32,
     seg_stride: u32,
+    height_m: u32,          // magic pairs (grid.wgsl's div_magic) of height and channels
+    height_s: u32,
+    channels_m: u32,
+    channels_s: u32,
 }
 
 @group(0) @binding(8) var<uniform> rw: Rows;

@@ -29,6 +29,12 @@ struct Tiled {
     threads: u32,        // invocations that do work
     src_base: u32,       // element offset of the input in its binding
     dst_base: u32,       // element offset of the output in its binding
+    chunks_m: u32,       // magic pairs (grid.wgsl's div_magic) of chunks, height and channels
+    chunks_s: u32,
+    height_m: u32,
+    height_s: u32,
+    channels_m: u32,
+    channels_s: u32,
 }
 
 @group(0) @binding(5) var<storage, read> input4: array<vec4<u32>>;
@@ -106,15 +112,14 @@ struct TileAt {
 // chunk = columns per thread (V, or V / 2 on the half-vector path of DepthToSpace).
 fn tile_at(tid: u32, chunk: u32) -> TileAt {
     var t: TileAt;
-    let chunks = tl.chunks;
-    t.w0 = (tid % chunks) * chunk;
-    var r = tid / chunks;
+    var r = div_magic(tid, tl.chunks_m, tl.chunks_s);
+    t.w0 = (tid - r * tl.chunks) * chunk;
     t.i = r % BLOCK;
     r = r / BLOCK;
-    t.h = r % tl.height;
-    r = r / tl.height;
-    t.c = r % tl.channels;
-    t.n = r / tl.channels;
+    let q = div_magic(r, tl.height_m, tl.height_s);
+    t.h = r - q * tl.height;
+    t.n = div_magic(q, tl.channels_m, tl.channels_s);
+    t.c = q - t.n * tl.channels;
     return t;
 }
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..operator import Operator
-from ..plan import Capabilities, Placement, Plan, PlanError, placement_of, step
+from ..plan import Capabilities, Placement, Plan, PlanError, magic_uniforms, placement_of, step
 from ..tensor import DmlValidationError, TensorDesc
 
 MAX_DIMS = 8
@@ -496,6 +496,7 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int, ti
             "threads": threads,
             "src_base": src_base,
             "dst_base": dst_base,
+            **magic_uniforms(chunks=chunks, height=hb, channels=cb),
         }
         name = _name(op, path)
         return [
@@ -800,6 +801,7 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout,
         "src_base": src_base % 2**32,
         "dst_base": dst_base % 2**32,
         **staging,
+        **magic_uniforms(height=hb, channels=cb),
     }
     consts = {"ELEM_BYTES": esize, "BLOCK": r.block, "ILV": r.interleave}
     if kind == "staged":
