@@ -49,6 +49,10 @@ struct Params {
     bands: u32,              // aa_rows: bands per (n, c) plane
     band_rows: u32,          // aa_rows: output rows per band
     walk_threads: u32,       // aa_rows: threads in the dispatch
+    div_w: vec2<u32>,        // magic pairs (grid.wgsl's div_magic) of out_sizes.w, .z, .y and
+    div_h: vec2<u32>,        //   column_groups
+    div_c: vec2<u32>,
+    div_groups: vec2<u32>,
 }
 
 #include "common/grid.wgsl"
@@ -105,13 +109,10 @@ fn weight(d: u32, o: u32, j: u32) -> f32 {
 
 // (n, c, h, w) of output element e in row-major order.
 fn coords(e: u32) -> vec4<u32> {
-    var r = e;
-    let w = r % p.out_sizes.w;
-    r = r / p.out_sizes.w;
-    let h = r % p.out_sizes.z;
-    r = r / p.out_sizes.z;
-    let c = r % p.out_sizes.y;
-    return vec4<u32>(r / p.out_sizes.y, c, h, w);
+    let r1 = div_magic(e, p.div_w.x, p.div_w.y);
+    let r2 = div_magic(r1, p.div_h.x, p.div_h.y);
+    let n = div_magic(r2, p.div_c.x, p.div_c.y);
+    return vec4<u32>(n, r2 - n * p.out_sizes.y, r1 - r2 * p.out_sizes.z, e - r1 * p.out_sizes.w);
 }
 
 // The filtered value of output element o (the nested sums of the header, in their order).
@@ -591,12 +592,12 @@ fn add_row(acc: vec4<f32>, i: u32, plane_in: u32, hh: vec2<u32>, oh: u32, cs: Co
 fn aa_taps(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_id(gid, nwg);
     if (t >= p.walk_threads) { return; }
-    let g = t % p.column_groups;
-    let rest = t / p.column_groups;
-    let oh = rest % p.out_sizes.z;
-    let plane = rest / p.out_sizes.z;
-    let n = plane / p.out_sizes.y;
-    let c = plane % p.out_sizes.y;
+    let rest = div_magic(t, p.div_groups.x, p.div_groups.y);
+    let g = t - rest * p.column_groups;
+    let plane = div_magic(rest, p.div_h.x, p.div_h.y);
+    let oh = rest - plane * p.out_sizes.z;
+    let n = div_magic(plane, p.div_c.x, p.div_c.y);
+    let c = plane - n * p.out_sizes.y;
     let ow0 = g * CW;
     let ncol = min(CW, p.out_sizes.w - ow0);
     let cs = cols_taps(ow0);

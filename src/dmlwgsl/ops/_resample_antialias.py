@@ -64,7 +64,7 @@ from typing import Mapping
 import numpy as np
 
 from ..operator import Operator
-from ..plan import Capabilities, Plan, PlanError, placement_of, step
+from ..plan import Capabilities, Plan, PlanError, div_magic, placement_of, step
 from ..reference import resample as ref
 from ..runtime import GpuTensor
 from ..tensor import DataType, TensorDesc
@@ -288,6 +288,10 @@ def plan_resample_antialias(
         "count": count,
         "input_base": in_res // esize,
         "output_base": out_res // esize,
+        "div_w": div_magic(pd["out_sizes"][3]),
+        "div_h": div_magic(pd["out_sizes"][2]),
+        "div_c": div_magic(pd["out_sizes"][1]),
+        "div_groups": div_magic(1),
     }
     element = "aa_element" if esize == 4 else "aa_element_atomic"
     # aa_tile's rules, each with the reason it declines
@@ -329,7 +333,7 @@ def plan_resample_antialias(
         groups = -(-ow // cw)
         threads = n * c * oh * groups
         uniforms.update(dict.fromkeys(_TILE, 0))
-        uniforms.update(zip(_WALK, (groups, oh, 1, threads)))
+        uniforms.update(zip(_WALK, (groups, oh, 1, threads)), div_groups=div_magic(groups))
         th, tw = int(taps[2][1].max()), int(taps[3][1].max())
         s = step(
             "aa_taps",
