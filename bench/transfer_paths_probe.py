@@ -13,14 +13,16 @@ measurements behind Device.copy_threads (bench/README.md, "Host path").
 import collections
 import concurrent.futures as cf
 import contextlib
-import statistics
+import pathlib
 import sys
-import time
 
 import numpy as np
 import wgpu
 
 import dmlwgsl
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from bench_host import _median_s  # noqa: E402  (the bench directory, run as a script)
 
 dev = dmlwgsl.default_device()
 d, q = dev.device, dev.device.queue
@@ -40,17 +42,6 @@ def tcopy(dst, src, T):
     fs = [pool.submit(np.copyto, dst[a : a + step], src[a : a + step]) for a in range(0, n, step)]
     for f in fs:
         f.result()
-
-
-def med(fn, reps):
-    """Median wall time of reps calls to fn, after one warm-up call."""
-    fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
 
 
 rows = []
@@ -191,7 +182,7 @@ for mib in tuple(int(a) for a in (sys.argv[1:] or ["16", "64", "256", "1024"])):
     ]:
         try:
             ok = np.array_equal(fn(), want)
-            t = med(fn, reps)
+            t = _median_s(fn, reps)
             rows.append((mib, name, n / t / 1e9, ok))
         except Exception as e:
             rows.append((mib, name, float("nan"), repr(e)[:80]))
@@ -210,7 +201,7 @@ for mib in tuple(int(a) for a in (sys.argv[1:] or ["16", "64", "256", "1024"])):
             dev.write(kept, 0, np.zeros(16, np.uint8))
             fn()
             ok = np.array_equal(np.frombuffer(dev.read(kept, 0, n), np.uint8), host) if mib <= 256 else True
-            t = med(fn, reps)
+            t = _median_s(fn, reps)
             rows.append((mib, name, n / t / 1e9, ok))
         except Exception as e:
             rows.append((mib, name, float("nan"), repr(e)[:80]))
