@@ -624,6 +624,7 @@ def test_staged_uploads_and_threaded_readbacks_are_exact(device, threads, monkey
             np.testing.assert_array_equal(got, want)
             buf.destroy()
         assert len(device._write_ring) <= runtime.WRITE_DEPTH
+        assert device.memory()["upload_staging_bytes"] <= runtime.WRITE_DEPTH * device.write_chunk
         assert threads == 1 or device._write_ring, "the staged path did not run"
     finally:
         device.copy_threads, device.write_chunk = keep

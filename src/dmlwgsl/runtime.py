@@ -709,6 +709,7 @@ class Device:
                 "pool_bytes": self.pool.kept_bytes,
                 "upload_bytes": self.uploads.kept_bytes,
                 "staging_bytes": self.staging.kept_bytes,
+                "upload_staging_bytes": sum(stg.size for stg, _ in self._write_ring),
                 "operators": len(self.operators),
             }
 
