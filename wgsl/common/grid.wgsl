@@ -36,7 +36,7 @@ fn output_block(tid: u32, base_bytes: u32, count: u32, eb: u32) -> Block {
     return b;
 }
 
-// a / d for a run-time divisor d >= 1 given as its magic pair dm = (m, s) (plan.div_magic: the
+// a / d for a run-time divisor d >= 1 given as its magic pair (m, s) (plan.div_magic: the
 // round-up method, m = floor(2^32 (2^l - d) / d) + 1 and s = l - 1 for l = ceil(log2 d); d = 1 has
 // s = 32). Exact for every u32 a. A CPU adapter's compiler splits a vector division by a run-time
 // value into one scalar division per lane: lavapipe ran three of them per thread 2.1x slower than
