@@ -34,7 +34,6 @@ struct Params {
     in_strides: vec4<u32>,   // input strides in elements
     head: vec4<u32>,         // first word of each axis's (first, count) pairs
     weight: vec4<u32>,       // first word of each axis's weights
-    tap_stride: vec4<u32>,   // weights per output entry, per axis
     entries: vec4<u32>,      // table entries per axis (the output length rounded up to 4)
     count: u32,              // output elements
     input_base: u32,         // first input element inside the binding

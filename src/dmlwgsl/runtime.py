@@ -526,7 +526,7 @@ def default_copy_threads() -> int:
     return max(1, min(8, cpus // 2))
 
 
-_COPY_POOL: "concurrent.futures.ThreadPoolExecutor | None" = None
+_COPY_POOL: "tuple[concurrent.futures.ThreadPoolExecutor, int] | None" = None  # (pool, its workers)
 _COPY_POOL_LOCK = threading.Lock()
 
 
@@ -542,9 +542,10 @@ def host_copy(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
         return
     step = (-(-n // threads) + 4095) & ~4095
     with _COPY_POOL_LOCK:
-        if _COPY_POOL is None or _COPY_POOL._max_workers < threads - 1:
-            _COPY_POOL = concurrent.futures.ThreadPoolExecutor(max(threads - 1, 7), thread_name_prefix="dmlwgsl-copy")
-        pool = _COPY_POOL
+        if _COPY_POOL is None or _COPY_POOL[1] < threads - 1:
+            workers = max(threads - 1, 7)
+            _COPY_POOL = (concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="dmlwgsl-copy"), workers)
+        pool = _COPY_POOL[0]
     futures = [pool.submit(np.copyto, dst[a : a + step], src[a : a + step]) for a in range(step, n, step)]
     try:
         np.copyto(dst[:step], src[:step])  # this thread copies the first slice
@@ -866,8 +867,9 @@ class Device:
         return _track(buf)
 
     def _drop_write_ring(self) -> None:
+        """Destroy the staged-upload ring's buffers (after a failed upload)."""
         while self._write_ring:
-            stg, promise = self._write_ring.popleft()
+            stg, _ = self._write_ring.popleft()
             with contextlib.suppress(Exception):
                 stg.destroy()
 

@@ -123,15 +123,15 @@ def _padded(desc) -> dict:
 
 
 @functools.lru_cache(maxsize=64)
-def antialias_tables(desc) -> tuple[np.ndarray, tuple, tuple, tuple, tuple, tuple]:
-    """The shader's tap table for ``desc``: (u32 words, head offsets, weight offsets, taps per entry,
+def antialias_tables(desc) -> tuple[np.ndarray, tuple, tuple, tuple, tuple]:
+    """The shader's tap table for ``desc``: (u32 words, head offsets, weight offsets,
     padded entries per axis, per-axis (first, count) arrays). Per axis d (padded to 4), with E[d] its
     output length rounded up to 4: first pixels at ``head[d] + o``, tap counts at ``head[d] + E[d] + o``,
     weight j at ``weight[d] + j * E[d] + o`` (zeros past the count). Output-fastest, so neighbouring
     threads read neighbouring words and four columns are one 16-byte load; every offset is a
     multiple of 4 words."""
     pd = _padded(desc)
-    parts, heads, weights, strides, entries, taps, at = [], [], [], [], [], [], 0
+    parts, heads, weights, entries, taps, at = [], [], [], [], [], 0
     for d in range(4):
         x = ref.input_coordinates(pd["out_sizes"][d], pd["scales"][d], pd["in_off"][d], pd["out_off"][d])
         first, count, w = ref.antialias_taps(x, pd["in_sizes"][d], pd["scales"][d])
@@ -145,14 +145,12 @@ def antialias_tables(desc) -> tuple[np.ndarray, tuple, tuple, tuple, tuple, tupl
         wt[:, : first.size] = w.T
         parts.append(wt.view(np.uint32).reshape(-1))
         at += wt.size
-        strides.append(w.shape[1])
         entries.append(e)
         taps.append((first, count))
     return (
         np.concatenate(parts).astype(np.uint32),
         tuple(heads),
         tuple(weights),
-        tuple(strides),
         tuple(entries),
         tuple(taps),
     )
@@ -266,7 +264,7 @@ def plan_resample_antialias(
     dt = desc.input.data_type
     esize = dt.size_in_bytes
     pw = 4 // esize
-    words, heads, wofs, tstride, entries, taps = antialias_tables(desc)
+    words, heads, wofs, entries, taps = antialias_tables(desc)
     in_res = placement_of(placements, "input").residual
     out_res = placement_of(placements, "output").residual
     count = desc.output.element_count
@@ -283,7 +281,6 @@ def plan_resample_antialias(
         "in_strides": pd["in_strides"],
         "head": heads,
         "weight": wofs,
-        "tap_stride": tstride,
         "entries": entries,
         "count": count,
         "input_base": in_res // esize,

@@ -1018,9 +1018,9 @@ def _split_parts(desc, caps: Capabilities, in_res: int, out_res: int, esize: int
         # as many parts, of even sizes where they fit (a last part of one slice would run a
         # dispatch of few threads as long as the others)
         even = -(-n // len(parts))
-        starts = range(0, n, even)
-        if len(starts) == len(parts) and all(fits(*box_at(d, fixed, a, min(even, n - a))) for a in starts):
-            parts = [box_at(d, fixed, a, min(even, n - a)) for a in starts]
+        evened = [box_at(d, fixed, a, min(even, n - a)) for a in range(0, n, even)]
+        if len(evened) == len(parts) and all(fits(*b) for b in evened):
+            parts = evened
         return parts
 
     outer = [d for d in range(4) if pd["out_sizes"][d] > 1] or [3]
