@@ -1,0 +1,128 @@
+"""Probe: what bounds Resample3's aa_taps kernel? The kernel timed as it is and with parts of its
+work taken out (results wrong on purpose; time only), on (8, 64, 240, 240) at 1/2, 1/3, 1/4:
+
+    base     the kernel as it is
+    now_w    W weights are constants, not table loads
+    no_in    input taps are a function of the index, not loads (no input traffic)
+    no_st    the store is skipped (kept alive by an impossible test)
+    th1      only the first of the TH rows (a quarter to a sixth of the taps)
+    fixed    no table at all: first pixels, counts and weights are constants
+
+The variants are made by editing the shader's text in this process only (runtime.load_wgsl is
+wrapped); the plan's other constants are kept. Prints a table of microseconds per variant.
+
+    python bench/antialias_bound_probe.py [--dtype float32 ...] [--shape 8,64,240,240]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import dmlwgsl  # noqa: E402
+from bench.pass_times_probe import pass_times_us  # noqa: E402
+from dmlwgsl import runtime  # noqa: E402
+from dmlwgsl.benchmark import Bench, hold_clocks  # noqa: E402
+from dmlwgsl.ops import _resample_antialias as aa  # noqa: E402
+from dmlwgsl.ops.resample import AxisDirection, Resample3Desc  # noqa: E402
+from dmlwgsl.tensor import DataType, TensorDesc  # noqa: E402
+
+VARIANTS = {"base": 0, "now_w": 1, "no_in": 2, "no_st": 3, "th1": 4, "fixed": 5}
+
+EDITS = [
+    ("override TW: u32 = 4u;", "override TW: u32 = 4u;\noverride AA_PROBE: u32 = 0u;"),
+    ("fn wts(j: u32, ow0: u32) -> vec4<f32> {", "fn wts(j: u32, ow0: u32) -> vec4<f32> {\n    if (AA_PROBE == 1u || AA_PROBE == 5u) { return vec4<f32>(0.25); }"),
+    ("fn elems4(s: u32) -> vec4<f32> {", "fn elems4(s: u32) -> vec4<f32> {\n    if (AA_PROBE == 2u) { return vec4<f32>(f32(s & 7u), f32(s & 3u), f32(s & 5u), 1.0); }"),
+    (
+        "    store_cols(dst, acc, ncol);\n}",
+        "    if (AA_PROBE == 3u && acc.x != 1234.5) { return; }\n    store_cols(dst, acc, ncol);\n}",
+    ),
+    ("        if (TH > 1u) { acc = add_row(", "        if (TH > 1u && AA_PROBE != 4u) { acc = add_row("),
+    ("        if (TH > 2u) { acc = add_row(", "        if (TH > 2u && AA_PROBE != 4u) { acc = add_row("),
+    ("        if (TH > 3u) { acc = add_row(", "        if (TH > 3u && AA_PROBE != 4u) { acc = add_row("),
+    (
+        "    let f = words(p.head[3] + ow0);\n    let n = words(p.head[3] + p.entries[3] + ow0);",
+        "    var f = words(p.head[3] + ow0);\n    var n = words(p.head[3] + p.entries[3] + ow0);\n"
+        "    if (AA_PROBE == 5u) { f = vec4<u32>(ow0 * 2u) + vec4<u32>(0u, 2u, 4u, 6u); n = vec4<u32>(4u); }",
+    ),
+    (
+        "    let hh = head(2u, oh);\n    let plane_in",
+        "    var hh = head(2u, oh);\n    if (AA_PROBE == 5u) { hh = vec2<u32>(oh * 2u, 4u); }\n    let plane_in",
+    ),
+]
+
+
+def patched(orig):
+    def load(name: str) -> str:
+        text = orig(name)
+        if name == "resample_antialias.wgsl":
+            for a, b in EDITS:
+                if a not in text:
+                    raise RuntimeError(f"probe edit does not apply: {a!r}")
+                text = text.replace(a, b)
+        return text
+
+    return load
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dtype", action="append", default=[])
+    ap.add_argument("--shape", default="8,64,240,240")
+    ap.add_argument("--reps", type=int, default=15)
+    a = ap.parse_args(argv)
+    runtime.load_wgsl = patched(runtime.load_wgsl)
+    variant = {"v": 0}
+    plan0 = aa.plan_resample_antialias
+
+    def plan(*args, **kw):
+        p = plan0(*args, **kw)
+        steps = []
+        for s in p.steps:
+            if s.name == "aa_taps":
+                s = s.__class__(**{**s.__dict__, "constants": tuple(sorted({**dict(s.constants), "AA_PROBE": variant["v"]}.items()))})
+            steps.append(s)
+        return p.__class__(**{**p.__dict__, "steps": tuple(steps)})
+
+    aa.plan_resample_antialias = plan
+    dev = dmlwgsl.default_device()
+    bench = Bench(dev, reps=a.reps)
+    print(f"# adapter: {dev.name}; clocks: {hold_clocks(dev)}")
+    shape = tuple(int(s) for s in a.shape.split(","))
+    rng = np.random.default_rng(0)
+    table = []
+    for dt_name in a.dtype or ["float32", "float16", "uint8"]:
+        dt = DataType.parse(dt_name)
+        x = rng.integers(0, 256, size=shape).astype(dt.numpy_dtype)
+        xt = dev.upload(x)
+        for f in (2, 3, 4):
+            out = shape[:2] + tuple(s // f for s in shape[2:])
+            od = TensorDesc(dt, out)
+            scales = (1.0, 1.0) + tuple(o / i for o, i in zip(out[2:], shape[2:]))
+            desc = Resample3Desc(xt.desc, od, "linear", AxisDirection.DECREASING, scales, (0.5,) * 4, (-0.5,) * 4, True)
+            yt = dev.tensor(od)
+            row = {}
+            for name, v in VARIANTS.items():
+                variant["v"] = v
+                op = aa.compile_resample3(desc, device=dev)
+                if op.plan.steps[0].name != "aa_taps":
+                    row[name] = float("nan")
+                    continue
+                row[name] = pass_times_us(bench, lambda op=op: op(xt, yt), len(op.plan.steps))[0]
+            copy_us = op.plan.bytes_moved / bench.copy_gbps(op.plan.bytes_moved // 2) / 1e3
+            line = f"{dt_name:8s} 1/{f} copy {copy_us:6.1f} " + " ".join(f"{k} {t:6.1f}" for k, t in row.items())
+            print(line, flush=True)
+            table.append(line)
+            yt.buffer.destroy()
+        xt.buffer.destroy()
+    print("\n".join(["# us, median of", *table]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Probe: every dispatch of a ConvolutionInteger plan timed on its own, for each kernel path that can
+run the sweep's convolution layers, beside the fixed cost of a timed pass that does no work.
+
+A plan of two dispatches pays two passes' fixed cost, and the sweep's roofline (the larger of the
+in-run copy and the dp4a ceiling) counts neither: this says where each row's time goes.
+
+    python bench/pass_times_probe.py [--quick] [--filter NAME] [--kernel K ...] [--reps N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import dmlwgsl  # noqa: E402
+from bench.bench_sweep import _conv_cases, _values  # noqa: E402
+from dmlwgsl.benchmark import Bench, hold_clocks, roofline_ns  # noqa: E402
+from dmlwgsl.ops.convolution_integer import KERNELS, ConvolutionIntegerDesc, compile_convolution_integer  # noqa: E402
+from dmlwgsl.plan import PlanError  # noqa: E402
+from dmlwgsl.tensor import DataType, TensorDesc  # noqa: E402
+
+
+def pass_times_us(bench: Bench, record, n_disp: int) -> list[float]:
+    """Median GPU microseconds of each of a run's ``n_disp`` dispatches."""
+    n = bench.warmup + bench.reps
+    bench.settle()
+    with bench.device.batch(timestamps=True) as b:
+        for _ in range(n):
+            record()
+    t = np.asarray(b.gpu_times_ns, dtype=np.float64).reshape(n, -1)[bench.warmup :]
+    assert t.shape[1] == n_disp, (t.shape, n_disp)
+    return [float(np.median(t[:, i])) / 1e3 for i in range(n_disp)]
+
+
+def layer(c: dict, dev, rng):
+    xt, wt = DataType.parse(c["dtype"]), DataType.parse(c["filter_dtype"])
+    xs, ws, m, g = tuple(c["input_shape"]), tuple(c["filter_shape"]), c["filter_shape"][0], c["group_count"]
+    nd = len(xs) - 2
+    pads = tuple(c["pads"][:nd])
+    kw = dict(strides=tuple(c["strides"]), dilations=tuple(c["dilations"]), start_padding=pads, end_padding=pads)
+    one = (1,) * len(xs)
+    zs = list(one)
+    zs[1] = m
+    xz = wz = None
+    if c["zero_points"] != "none":
+        xz = np.array(7 if xt == DataType.UINT8 else -3, dtype=xt.numpy_dtype).reshape(one)
+        wz = _values(wt, tuple(zs) if c["zero_points"] == "per-channel" else one, rng)
+    desc = ConvolutionIntegerDesc(
+        TensorDesc(xt, xs),
+        TensorDesc(wt, ws),
+        TensorDesc(DataType.INT32, tuple(c["output_shape"])),
+        TensorDesc(xt, one) if xz is not None else None,
+        TensorDesc(wt, wz.shape) if wz is not None else None,
+        group_count=g,
+        **kw,
+    )
+    x, w = _values(xt, xs, rng), _values(wt, ws, rng)
+    args = [dev.upload(x), dev.upload(w), dev.tensor(desc.output)]
+    args += [dev.upload(xz) if xz is not None else None, dev.upload(wz) if wz is not None else None]
+    return desc, args
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--filter", action="append", default=[])
+    ap.add_argument("--kernel", action="append", default=[])
+    ap.add_argument("--reps", type=int, default=15)
+    a = ap.parse_args(argv)
+    dev = dmlwgsl.default_device()
+    bench = Bench(dev, reps=a.reps)
+    print(f"# adapter: {dev.name}; clocks: {hold_clocks(dev)}")
+    # the fixed cost of a timed pass: the copy kernel on one 16-byte vector
+    from dmlwgsl.benchmark import copy_kernel, copy_uniforms
+    from dmlwgsl.runtime import GpuTensor
+
+    d16 = TensorDesc(DataType.UINT32, (4,))
+    i16, o16 = (GpuTensor(dev, d16, dev.create_buffer(16, s)) for s in ("i", "o"))
+    k = copy_kernel(dev)
+    info = copy_uniforms(1, 1)
+    empty = pass_times_us(bench, lambda: k.dispatch({"input": i16, "output": o16}, lambda _r: info, 1), 1)[0]
+    print(f"# empty pass: {empty:.2f} us; dp4a ceiling {bench.dp4a_tops():.1f} TOPS")
+    rng = np.random.default_rng(2026)
+    kernels = a.kernel or ["auto", *KERNELS]
+    lines = []
+    for case in _conv_cases(a.quick):
+        c = case.config
+        if a.filter and not any(f in c["name"] for f in a.filter):
+            continue
+        desc, args = layer(c, dev, rng)
+        seen = set()
+        for kn in kernels:
+            try:
+                op = compile_convolution_integer(desc, device=dev, kernel=None if kn == "auto" else kn)
+            except PlanError:
+                continue
+            names = tuple(s.name for s in op.plan.steps)
+            key = (op.plan.details, names)
+            if kn != "auto" and key in seen:
+                continue
+            seen.add(key)
+            try:
+                ts = pass_times_us(bench, lambda op=op: op(*args), len(names))
+            except Exception as e:  # noqa: BLE001 - a probe: report and go on
+                print(f"{c['name']:16s} {kn:12s} failed: {str(e)[:100]}")
+                continue
+            roof = roofline_ns(bench, op.plan.bytes_moved, op.plan.ops) / 1e3
+            tot = sum(ts)
+            parts = " + ".join(f"{n}={t:.1f}" for n, t in zip(names, ts))
+            line = f"{c['name']:16s} {kn:12s} {tot:8.1f} us  roof {roof:6.1f} ({100 * roof / tot:5.1f}%)  {parts}"
+            print(line, flush=True)
+            lines.append(line)
+        for t in args:
+            if t is not None:
+                t.buffer.destroy()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
