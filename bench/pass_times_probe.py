@@ -5,6 +5,11 @@ A plan of two dispatches pays two passes' fixed cost, and the sweep's roofline (
 in-run copy and the dp4a ceiling) counts neither: this says where each row's time goes.
 
     python bench/pass_times_probe.py [--quick] [--filter NAME] [--kernel K ...] [--reps N]
+        [--const STEP:NAME=VALUE ...] [--zp none|per-tensor|per-channel] [--variant NAME]
+
+``--const`` sets an override constant on the steps of that name (A/B of a shader's structural
+switch in one process); ``--variant`` edits a shader's text in this process only (parts of its
+work taken out: results wrong on purpose, time only; see VARIANTS).
 """
 
 from __future__ import annotations
@@ -20,9 +25,60 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import dmlwgsl  # noqa: E402
 from bench.bench_sweep import _conv_cases, _values  # noqa: E402
 from dmlwgsl.benchmark import Bench, hold_clocks, roofline_ns  # noqa: E402
-from dmlwgsl.ops.convolution_integer import KERNELS, ConvolutionIntegerDesc, compile_convolution_integer  # noqa: E402
+from dmlwgsl.ops.convolution_integer import KERNELS, ConvolutionIntegerDesc, ConvolutionIntegerOperator  # noqa: E402
 from dmlwgsl.plan import PlanError  # noqa: E402
 from dmlwgsl.tensor import DataType, TensorDesc  # noqa: E402
+
+
+# Text edits of the depthwise kernel that take parts of its work out (time only).
+_DW = "convolution_integer_depthwise.wgsl"
+VARIANTS = {
+    "dw_no_store": [
+        (_DW, "    let o = output_index(n, m, oh, ow0);", "    if (lo.x != 123457) { return; }\n    let o = output_index(n, m, oh, ow0);"),
+    ],
+    "dw_no_load": [(_DW, "    if (i < 0) { return 0u; }", "    if (i >= 0) { return u32(i) * 0x01030507u; }")],
+    "dw_no_sx": [(_DW, "    if (WZP != 0u || (X_SIGNED && !W_SIGNED)) { sx = sum_x(x, kmask); }", "")],
+    "dw_no_edge": [(_DW, "            if (edge) {", "            if (edge && lo.x == 77777) {")],
+}
+
+
+def apply_variant(name: str) -> None:
+    """Wrap runtime.load_wgsl so that the variant's edits apply (each must match)."""
+    from dmlwgsl import runtime
+
+    orig = runtime.load_wgsl
+    edits = VARIANTS[name]
+
+    def load(shader: str) -> str:
+        text = orig(shader)
+        for f, a, b in edits:
+            if f == shader or shader.endswith(f):
+                if a not in text:
+                    raise RuntimeError(f"variant {name}: edit does not apply: {a!r}")
+                text = text.replace(a, b)
+        return text
+
+    runtime.load_wgsl = load
+
+
+def set_constants(pairs: list[str]) -> None:
+    """--const STEP:NAME=VALUE: wrap the plans' step factory so that steps named STEP get it."""
+    from dmlwgsl import plan as plan_mod
+    from dmlwgsl.ops import convolution_integer as ci
+
+    extra: dict[str, dict] = {}
+    for p in pairs:
+        st, kv = p.split(":", 1)
+        k, v = kv.split("=", 1)
+        extra.setdefault(st, {})[k] = int(v)
+    orig = plan_mod.step
+
+    def step(name, *a, constants=None, **kw):
+        c = dict(constants or {})
+        c.update(extra.get(name, {}))
+        return orig(name, *a, constants=c, **kw)
+
+    ci.step = step
 
 
 def pass_times_us(bench: Bench, record, n_disp: int) -> list[float]:
@@ -71,7 +127,16 @@ def main(argv=None) -> int:
     ap.add_argument("--filter", action="append", default=[])
     ap.add_argument("--kernel", action="append", default=[])
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--const", action="append", default=[])
+    ap.add_argument("--zp", choices=("none", "per-tensor", "per-channel"))
+    ap.add_argument("--variant", choices=sorted(VARIANTS))
+    ap.add_argument(
+        "--gemm-shapes", action="store_true", help="the dot4 GEMM under every threads x RP x TM (unsplit) besides"
+    )
     a = ap.parse_args(argv)
+    if a.variant:
+        apply_variant(a.variant)
+    set_constants(a.const)
     dev = dmlwgsl.default_device()
     bench = Bench(dev, reps=a.reps)
     print(f"# adapter: {dev.name}; clocks: {hold_clocks(dev)}")
@@ -89,14 +154,25 @@ def main(argv=None) -> int:
     kernels = a.kernel or ["auto", *KERNELS]
     lines = []
     for case in _conv_cases(a.quick):
-        c = case.config
+        c = dict(case.config)
+        if a.zp:
+            c["zero_points"] = a.zp
         if a.filter and not any(f in c["name"] for f in a.filter):
             continue
         desc, args = layer(c, dev, rng)
         seen = set()
-        for kn in kernels:
+        tries = [(kn, {}) for kn in kernels]
+        if a.gemm_shapes:
+            for nt, tm in ((128, 64), (256, 64), (512, 64), (512, 128)):
+                for rp in (4, 6, 8):
+                    shape = dict(threads=nt, pixels_per_thread=rp, tile_channels=tm, split_k=1)
+                    tries.append((f"{nt}/{rp}/{tm}", shape))
+        for kn, shape in tries:
             try:
-                op = compile_convolution_integer(desc, device=dev, kernel=None if kn == "auto" else kn)
+                k_req = None if kn == "auto" or shape else kn
+                op = ConvolutionIntegerOperator(dev, desc, k_req, **shape)
+                if shape and "dot4" not in op.plan.steps[-1].name:
+                    continue
             except PlanError:
                 continue
             names = tuple(s.name for s in op.plan.steps)

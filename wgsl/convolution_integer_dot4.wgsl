@@ -558,10 +558,15 @@ fn im2col_word(xn: u32, ih0: i32, iw0: i32, k: u32, t: ptr<function, TapPos>, zx
     return word;
 }
 
+// Thread e packs vec4 v of row r (a pixel and group): neighbouring threads take neighbouring rows
+// (pixels) at the same v, so their taps share (c, kh, kw), their branches agree and their byte loads
+// fall on neighbouring input bytes (measured on an H200: 1-D k3 98.6 -> 62.5 us, the stem 42.0 ->
+// 39.4 us, against v fastest).
 fn pack_im2col_vec4(e: u32) {
     let v4s = cv.group_words_padded / 4u;
-    let v = e % v4s;
-    var r = e / v4s;
+    let rows = cv.packed_input_words / cv.group_words_padded;
+    let v = e / rows;
+    let r = e - v * rows;
     let g = r % cv.group_count;
     let p = r / cv.group_count;
     let ohw = cv.out_height * cv.out_width;
@@ -579,7 +584,7 @@ fn pack_im2col_vec4(e: u32) {
     let w1 = im2col_word(xn, ih0, iw0, k0 + 4u, &t, zx_byte, inside);
     let w2 = im2col_word(xn, ih0, iw0, k0 + 8u, &t, zx_byte, inside);
     let w3 = im2col_word(xn, ih0, iw0, k0 + 12u, &t, zx_byte, inside);
-    packed_input[e] = vec4<u32>(w0, w1, w2, w3);
+    packed_input[r * v4s + v] = vec4<u32>(w0, w1, w2, w3);
 }
 
 // Word j of filter row m in im2col order, flipped (0 past K).
