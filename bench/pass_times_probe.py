@@ -38,7 +38,7 @@ VARIANTS = {
     ],
     "dw_no_load": [(_DW, "    if (i < 0) { return 0u; }", "    if (i >= 0) { return u32(i) * 0x01030507u; }")],
     "dw_no_sx": [(_DW, "    if (WZP != 0u || (X_SIGNED && !W_SIGNED)) { sx = sum_x(x, kmask); }", "")],
-    "dw_no_edge": [(_DW, "            if (edge) {", "            if (edge && lo.x == 77777) {")],
+    "dw_one_row": [(_DW, "for (var kh = 0u; kh < cv.kernel_h; kh++) {", "for (var kh = 0u; kh < 1u; kh++) {")],
 }
 
 
