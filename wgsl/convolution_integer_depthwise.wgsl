@@ -48,10 +48,14 @@ fn in_row(x: u32, c: i32, W: i32, zrep: u32) -> u32 {
     return (x & m) | (zrep & ~m);
 }
 
-// in_row on four words, their first columns c.
-fn in_rows(x: vec4<u32>, c: vec4<i32>, W: i32, zrep: u32) -> vec4<u32> {
-    return vec4<u32>(in_row(x.x, c.x, W, zrep), in_row(x.y, c.y, W, zrep), in_row(x.z, c.z, W, zrep),
-                     in_row(x.w, c.w, W, zrep));
+// Input word i of a fast row whose column 0 is byte rs of the binding; at an edge of the input
+// (`edge`) its bytes outside the row's columns [0, W) replaced by the zero point (zrep), so that
+// every word funnel-shifted from these holds the zero point in the lanes of taps outside the row.
+// (Masking the raw words, 4 to 7 a row, costs less than masking each output's shifted word, 8 to 16.)
+fn row_word(i: i32, rs: i32, W: i32, zrep: u32, edge: bool) -> u32 {
+    let v = word_at(i);
+    if (edge) { return in_row(v, 4 * i - rs, W, zrep); }
+    return v;
 }
 
 // Taps k0 .. k0 + 3 of the filter row starting at filter element w_row, as one word (lanes outside
@@ -146,13 +150,14 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
             let w = filter_word(w_row, 0u, kmask);
             // the row's bytes from column iw0 on as words (words before the buffer read as 0:
             // their lanes are outside the row), aligned to that column
-            let a = i32(cv.input_base + x_row) + iw0;
+            let rs = i32(cv.input_base + x_row);
+            let a = rs + iw0;
             let sh = u32(a & 3) * 8u;
             let i = a >> 2u;
-            let v0 = word_at(i);
-            let v1 = word_at(i + 1);
-            let v2 = word_at(i + 2);
-            let v3 = word_at(i + 3);
+            let v0 = row_word(i, rs, W, zrep, edge);
+            let v1 = row_word(i + 1, rs, W, zrep, edge);
+            let v2 = row_word(i + 2, rs, W, zrep, edge);
+            let v3 = row_word(i + 3, rs, W, zrep, edge);
             let u0 = funnel(v0, v1, sh);
             let u1 = funnel(v1, v2, sh);
             let u2 = funnel(v2, v3, sh);
@@ -160,17 +165,11 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
             var xl = vec4<u32>(u0, funnel(u0, u1, 8u), funnel(u0, u1, 16u), funnel(u0, u1, 24u));
             var xh = vec4<u32>(u1, funnel(u1, u2, 8u), funnel(u1, u2, 16u), funnel(u1, u2, 24u));
             if (DW_SW == 2u) {
-                let u3 = funnel(v3, word_at(i + 4), sh);
-                let u4 = funnel(word_at(i + 4), word_at(i + 5), sh);
+                let v4 = row_word(i + 4, rs, W, zrep, edge);
+                let u3 = funnel(v3, v4, sh);
+                let u4 = funnel(v4, row_word(i + 5, rs, W, zrep, edge), sh);
                 xl = vec4<u32>(u0, funnel(u0, u1, 16u), u1, funnel(u1, u2, 16u));
                 xh = vec4<u32>(u2, funnel(u2, u3, 16u), u3, funnel(u3, u4, 16u));
-            }
-            // the first tap columns of outputs 0-3 (4-7: 4 * DW_SW further)
-            let c = iw0 + i32(DW_SW) * vec4<i32>(0, 1, 2, 3);
-            let c4 = vec4<i32>(4 * i32(DW_SW));
-            if (edge) {
-                xl = in_rows(xl, c, W, zrep);
-                xh = in_rows(xh, c + c4, W, zrep);
             }
             let sw = sum_w(w);
             var fix = vec4<i32>(-xz * sw + i32(KW) * xz * wz);
@@ -178,21 +177,17 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
                 // taps 4 .. KW - 1: output o's second word starts 4 bytes after its first
                 let kmask2 = 0xFFFFFFFFu >> (32u - 8u * (KW - 4u));
                 let w2 = filter_word(w_row, 4u, kmask2);
-                let v4 = word_at(i + 4);
+                let v4 = row_word(i + 4, rs, W, zrep, edge);
                 let u3 = funnel(v3, v4, sh);
                 var yl = xh;   // stride 1: outputs 0-3's second words are outputs 4-7's first
                 var yh = vec4<u32>(u2, funnel(u2, u3, 8u), funnel(u2, u3, 16u), funnel(u2, u3, 24u));
                 if (DW_SW == 2u) {
-                    let v5 = word_at(i + 5);
-                    let v6 = word_at(i + 6);
+                    let v5 = row_word(i + 5, rs, W, zrep, edge);
+                    let v6 = row_word(i + 6, rs, W, zrep, edge);
                     let u4 = funnel(v4, v5, sh);
                     let u5 = funnel(v5, v6, sh);
                     yl = vec4<u32>(u1, funnel(u1, u2, 16u), u2, funnel(u2, u3, 16u));
                     yh = vec4<u32>(u3, funnel(u3, u4, 16u), u4, funnel(u4, u5, 16u));
-                }
-                if (edge) {
-                    yl = in_rows(yl, c + vec4<i32>(4), W, zrep);
-                    yh = in_rows(yh, c + c4 + vec4<i32>(4), W, zrep);
                 }
                 let sw2 = sum_w(w2);
                 fix -= vec4<i32>(xz * sw2);
