@@ -22,6 +22,9 @@ override DW_SW: u32 = 1u;        // the stride along W (1 or 2) where DW_FAST
 override DW_VEC: bool = false;
 // Fast rows of 5 to 8 taps: a second word of taps (4 .. KW - 1) a row.
 override DW_KW8: bool = false;
+// Fast rows: the kernel height where the rows are written out as a loop of constant count (1 to
+// _DW_KH_CAP of the plan), 0 for a loop over cv.kernel_h.
+override DW_KH: u32 = 0u;
 
 @group(0) @binding(9) var<storage, read_write> output4: array<vec4<i32>>;
 
@@ -110,6 +113,69 @@ fn row_sums(x: vec4<u32>, w: u32, kmask: u32, wz: i32, sw: i32) -> vec4<i32> {
                      row_sum(x.z, w, kmask, wz, sw), row_sum(x.w, w, kmask, wz, sw));
 }
 
+// The eight outputs' sums over one fast row of taps: input row x_row (element offset), filter row
+// w_row, iw0 the first tap column of output ow0 (see the entry point for the rest).
+struct Eight {
+    lo: vec4<i32>,   // outputs ow0 .. ow0 + 3
+    hi: vec4<i32>,   // outputs ow0 + 4 .. ow0 + 7
+}
+
+fn fast_row(x_row: u32, w_row: u32, iw0: i32, W: i32, KW: u32, xz: i32, wz: i32, zrep: u32, kmask: u32,
+            edge: bool) -> Eight {
+    var r = Eight(vec4<i32>(0), vec4<i32>(0));
+    // the filter row's taps 0-3 as one word (lanes past KW zero)
+    let w = filter_word(w_row, 0u, kmask);
+    // the row's bytes from column iw0 on as words (words before the buffer read as 0:
+    // their lanes are outside the row), aligned to that column
+    let rs = i32(cv.input_base + x_row);
+    let a = rs + iw0;
+    let sh = u32(a & 3) * 8u;
+    let i = a >> 2u;
+    let v0 = row_word(i, rs, W, zrep, edge);
+    let v1 = row_word(i + 1, rs, W, zrep, edge);
+    let v2 = row_word(i + 2, rs, W, zrep, edge);
+    let v3 = row_word(i + 3, rs, W, zrep, edge);
+    let u0 = funnel(v0, v1, sh);
+    let u1 = funnel(v1, v2, sh);
+    let u2 = funnel(v2, v3, sh);
+    // output o's taps start at byte o * DW_SW
+    var xl = vec4<u32>(u0, funnel(u0, u1, 8u), funnel(u0, u1, 16u), funnel(u0, u1, 24u));
+    var xh = vec4<u32>(u1, funnel(u1, u2, 8u), funnel(u1, u2, 16u), funnel(u1, u2, 24u));
+    if (DW_SW == 2u) {
+        let v4 = row_word(i + 4, rs, W, zrep, edge);
+        let u3 = funnel(v3, v4, sh);
+        let u4 = funnel(v4, row_word(i + 5, rs, W, zrep, edge), sh);
+        xl = vec4<u32>(u0, funnel(u0, u1, 16u), u1, funnel(u1, u2, 16u));
+        xh = vec4<u32>(u2, funnel(u2, u3, 16u), u3, funnel(u3, u4, 16u));
+    }
+    let sw = sum_w(w);
+    var fix = vec4<i32>(-xz * sw + i32(KW) * xz * wz);
+    if (DW_KW8) {
+        // taps 4 .. KW - 1: output o's second word starts 4 bytes after its first
+        let kmask2 = 0xFFFFFFFFu >> (32u - 8u * (KW - 4u));
+        let w2 = filter_word(w_row, 4u, kmask2);
+        let v4 = row_word(i + 4, rs, W, zrep, edge);
+        let u3 = funnel(v3, v4, sh);
+        var yl = xh;   // stride 1: outputs 0-3's second words are outputs 4-7's first
+        var yh = vec4<u32>(u2, funnel(u2, u3, 8u), funnel(u2, u3, 16u), funnel(u2, u3, 24u));
+        if (DW_SW == 2u) {
+            let v5 = row_word(i + 5, rs, W, zrep, edge);
+            let v6 = row_word(i + 6, rs, W, zrep, edge);
+            let u4 = funnel(v4, v5, sh);
+            let u5 = funnel(v5, v6, sh);
+            yl = vec4<u32>(u1, funnel(u1, u2, 16u), u2, funnel(u2, u3, 16u));
+            yh = vec4<u32>(u3, funnel(u3, u4, 16u), u4, funnel(u4, u5, 16u));
+        }
+        let sw2 = sum_w(w2);
+        fix -= vec4<i32>(xz * sw2);
+        r.lo += row_sums(yl, w2, kmask2, wz, sw2);
+        r.hi += row_sums(yh, w2, kmask2, wz, sw2);
+    }
+    r.lo += row_sums(xl, w, kmask, wz, sw) + fix;
+    r.hi += row_sums(xh, w, kmask, wz, sw) + fix;
+    return r;
+}
+
 @compute @workgroup_size(WG)
 fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
                                  @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -140,62 +206,27 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
     let zrep = (u32(xz) & 0xFFu) * ONES4;
     var lo = vec4<i32>(0);   // outputs ow0 .. ow0 + 3
     var hi = vec4<i32>(0);   // outputs ow0 + 4 .. ow0 + 7
-    for (var kh = 0u; kh < cv.kernel_h; kh++) {
+    if (DW_FAST && DW_KH > 0u) {
+        // rows of a constant count (the kernel height): a row outside the input is read clamped
+        // and its sums dropped, so no row's loads wait on a branch and all can be in flight
+        for (var kh = 0u; kh < DW_KH; kh++) {
+            let ih = ih0 + i32(kh * cv.dilation_h);
+            let x_row = x_n + u32(clamp(ih, 0, H - 1)) * cv.in_stride_h;
+            let r = fast_row(x_row, w_m + kh * cv.filter_stride_h, iw0, W, KW, xz, wz, zrep, kmask, edge);
+            let inside = ih >= 0 && ih < H;
+            lo += select(vec4<i32>(0), r.lo, inside);
+            hi += select(vec4<i32>(0), r.hi, inside);
+        }
+    }
+    for (var kh = 0u; kh < select(cv.kernel_h, 0u, DW_FAST && DW_KH > 0u); kh++) {
         let ih = ih0 + i32(kh * cv.dilation_h);
         if (ih < 0 || ih >= H) { continue; }
         let x_row = x_n + u32(ih) * cv.in_stride_h;
         let w_row = w_m + kh * cv.filter_stride_h;
         if (DW_FAST) {
-            // the filter row's taps 0-3 as one word (lanes past KW zero)
-            let w = filter_word(w_row, 0u, kmask);
-            // the row's bytes from column iw0 on as words (words before the buffer read as 0:
-            // their lanes are outside the row), aligned to that column
-            let rs = i32(cv.input_base + x_row);
-            let a = rs + iw0;
-            let sh = u32(a & 3) * 8u;
-            let i = a >> 2u;
-            let v0 = row_word(i, rs, W, zrep, edge);
-            let v1 = row_word(i + 1, rs, W, zrep, edge);
-            let v2 = row_word(i + 2, rs, W, zrep, edge);
-            let v3 = row_word(i + 3, rs, W, zrep, edge);
-            let u0 = funnel(v0, v1, sh);
-            let u1 = funnel(v1, v2, sh);
-            let u2 = funnel(v2, v3, sh);
-            // output o's taps start at byte o * DW_SW
-            var xl = vec4<u32>(u0, funnel(u0, u1, 8u), funnel(u0, u1, 16u), funnel(u0, u1, 24u));
-            var xh = vec4<u32>(u1, funnel(u1, u2, 8u), funnel(u1, u2, 16u), funnel(u1, u2, 24u));
-            if (DW_SW == 2u) {
-                let v4 = row_word(i + 4, rs, W, zrep, edge);
-                let u3 = funnel(v3, v4, sh);
-                let u4 = funnel(v4, row_word(i + 5, rs, W, zrep, edge), sh);
-                xl = vec4<u32>(u0, funnel(u0, u1, 16u), u1, funnel(u1, u2, 16u));
-                xh = vec4<u32>(u2, funnel(u2, u3, 16u), u3, funnel(u3, u4, 16u));
-            }
-            let sw = sum_w(w);
-            var fix = vec4<i32>(-xz * sw + i32(KW) * xz * wz);
-            if (DW_KW8) {
-                // taps 4 .. KW - 1: output o's second word starts 4 bytes after its first
-                let kmask2 = 0xFFFFFFFFu >> (32u - 8u * (KW - 4u));
-                let w2 = filter_word(w_row, 4u, kmask2);
-                let v4 = row_word(i + 4, rs, W, zrep, edge);
-                let u3 = funnel(v3, v4, sh);
-                var yl = xh;   // stride 1: outputs 0-3's second words are outputs 4-7's first
-                var yh = vec4<u32>(u2, funnel(u2, u3, 8u), funnel(u2, u3, 16u), funnel(u2, u3, 24u));
-                if (DW_SW == 2u) {
-                    let v5 = row_word(i + 5, rs, W, zrep, edge);
-                    let v6 = row_word(i + 6, rs, W, zrep, edge);
-                    let u4 = funnel(v4, v5, sh);
-                    let u5 = funnel(v5, v6, sh);
-                    yl = vec4<u32>(u1, funnel(u1, u2, 16u), u2, funnel(u2, u3, 16u));
-                    yh = vec4<u32>(u3, funnel(u3, u4, 16u), u4, funnel(u4, u5, 16u));
-                }
-                let sw2 = sum_w(w2);
-                fix -= vec4<i32>(xz * sw2);
-                lo += row_sums(yl, w2, kmask2, wz, sw2);
-                hi += row_sums(yh, w2, kmask2, wz, sw2);
-            }
-            lo += row_sums(xl, w, kmask, wz, sw) + fix;
-            hi += row_sums(xh, w, kmask, wz, sw) + fix;
+            let r = fast_row(x_row, w_row, iw0, W, KW, xz, wz, zrep, kmask, edge);
+            lo += r.lo;
+            hi += r.hi;
             continue;
         }
         // a tap at a time (the layers the fast rows do not take)

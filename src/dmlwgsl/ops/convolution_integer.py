@@ -514,6 +514,9 @@ def _plan_portable(d, caps, placements, why_choice):
     return (s,), why_choice, (), (("kernel", "portable"),)
 
 
+_DW_KH_CAP = 8  # the most fast rows written out as a loop of constant count (DW_KH)
+
+
 def _depthwise_fast(d) -> bool:
     """Whether the depthwise kernel runs its fast rows (DW_FAST): contiguous input rows, a kernel at
     most 8 wide (two words of taps past 4), no W dilation, W stride 1 or 2."""
@@ -541,6 +544,9 @@ def _plan_depthwise(d, caps, placements, why_choice):
     consts = {**_structure(d), "DW_FAST": int(fast), "DW_SW": d.strides[1] if fast else 1, "DW_VEC": int(vec)}
     if fast and kw > 4:  # (absent otherwise: the cache keys of narrower kernels stay as they were)
         consts["DW_KW8"] = 1
+    kh = d.filter.sizes[2]
+    if fast and kh <= _DW_KH_CAP:
+        consts["DW_KH"] = kh  # the rows as a loop of constant count: every row's loads in flight
     s = step(
         "convolution_integer_depthwise",
         "convolution_integer_depthwise.wgsl",
