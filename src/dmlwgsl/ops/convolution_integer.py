@@ -514,7 +514,11 @@ def _plan_portable(d, caps, placements, why_choice):
     return (s,), why_choice, (), (("kernel", "portable"),)
 
 
-_DW_KH_CAP = 8  # the most fast rows written out as a loop of constant count (DW_KH)
+# Fast rows written out as a loop of constant count (DW_KH) from this kernel height to the cap.
+# H200, same run (us, run-time loop / DW_KH): 7x7 47.4 / 44.4, 5x5 24.0 / 22.7, but 3x3 32.0 / 32.9
+# and 3x3 stride 2 25.0 / 25.1, so short kernels keep the run-time loop.
+_DW_KH_MIN = 5
+_DW_KH_CAP = 8
 
 
 def _depthwise_fast(d) -> bool:
@@ -545,7 +549,7 @@ def _plan_depthwise(d, caps, placements, why_choice):
     if fast and kw > 4:  # (absent otherwise: the cache keys of narrower kernels stay as they were)
         consts["DW_KW8"] = 1
     kh = d.filter.sizes[2]
-    if fast and kh <= _DW_KH_CAP:
+    if fast and _DW_KH_MIN <= kh <= _DW_KH_CAP:
         consts["DW_KH"] = kh  # the rows as a loop of constant count: every row's loads in flight
     s = step(
         "convolution_integer_depthwise",
