@@ -36,8 +36,14 @@ VARIANTS = {"base": 0, "now_w": 1, "no_in": 2, "no_st": 3, "th1": 4, "fixed": 5}
 
 EDITS = [
     ("override TW: u32 = 4u;", "override TW: u32 = 4u;\noverride AA_PROBE: u32 = 0u;"),
-    ("fn wts(j: u32, ow0: u32) -> vec4<f32> {", "fn wts(j: u32, ow0: u32) -> vec4<f32> {\n    if (AA_PROBE == 1u || AA_PROBE == 5u) { return vec4<f32>(0.25); }"),
-    ("fn elems4(s: u32) -> vec4<f32> {", "fn elems4(s: u32) -> vec4<f32> {\n    if (AA_PROBE == 2u) { return vec4<f32>(f32(s & 7u), f32(s & 3u), f32(s & 5u), 1.0); }"),
+    (
+        "fn wts(j: u32, ow0: u32) -> vec4<f32> {",
+        "fn wts(j: u32, ow0: u32) -> vec4<f32> {\n    if (AA_PROBE == 1u || AA_PROBE == 5u) { return vec4<f32>(0.25); }",  # noqa: E501
+    ),
+    (
+        "fn elems4(s: u32) -> vec4<f32> {",
+        "fn elems4(s: u32) -> vec4<f32> {\n    if (AA_PROBE == 2u) { return vec4<f32>(f32(s & 7u), f32(s & 3u), f32(s & 5u), 1.0); }",  # noqa: E501
+    ),
     (
         "    store_cols(dst, acc, ncol);\n}",
         "    if (AA_PROBE == 3u && acc.x != 1234.5) { return; }\n    store_cols(dst, acc, ncol);\n}",
@@ -85,7 +91,12 @@ def main(argv=None) -> int:
         steps = []
         for s in p.steps:
             if s.name == "aa_taps":
-                s = s.__class__(**{**s.__dict__, "constants": tuple(sorted({**dict(s.constants), "AA_PROBE": variant["v"]}.items()))})
+                s = s.__class__(
+                    **{
+                        **s.__dict__,
+                        "constants": tuple(sorted({**dict(s.constants), "AA_PROBE": variant["v"]}.items())),
+                    }
+                )
             steps.append(s)
         return p.__class__(**{**p.__dict__, "steps": tuple(steps)})
 

@@ -29,12 +29,15 @@ from dmlwgsl.ops.convolution_integer import KERNELS, ConvolutionIntegerDesc, Con
 from dmlwgsl.plan import PlanError  # noqa: E402
 from dmlwgsl.tensor import DataType, TensorDesc  # noqa: E402
 
-
 # Text edits of the depthwise kernel that take parts of its work out (time only).
 _DW = "convolution_integer_depthwise.wgsl"
 VARIANTS = {
     "dw_no_store": [
-        (_DW, "    let o = output_index(n, m, oh, ow0);", "    if (lo.x != 123457) { return; }\n    let o = output_index(n, m, oh, ow0);"),
+        (
+            _DW,
+            "    let o = output_index(n, m, oh, ow0);",
+            "    if (lo.x != 123457) { return; }\n    let o = output_index(n, m, oh, ow0);",
+        ),
     ],
     "dw_no_load": [(_DW, "    if (i < 0) { return 0u; }", "    if (i >= 0) { return u32(i) * 0x01030507u; }")],
     "dw_no_sx": [(_DW, "    if (WZP != 0u || (X_SIGNED && !W_SIGNED)) { sx = sum_x(x, kmask); }", "")],

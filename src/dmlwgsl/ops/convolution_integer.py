@@ -69,6 +69,15 @@ __all__ = [
 OP = "convolution_integer"
 INTEGER_TYPES = frozenset({DataType.INT8, DataType.UINT8})
 KERNELS = ("portable", "depthwise", "direct", "direct_dot4", "dot4", "dot4_im2col")
+#: On a CPU adapter, layers the plan would run as an im2col GEMM run on direct_dot4 instead where
+#: they are grouped (G > 1) or have at most this many output positions (N x OH x OW). lavapipe,
+#: Mesa 25, interleaved three times, direct_dot4 against the im2col GEMM: grouped G=2 2.51x (7x7),
+#: 1.67x (28x28), 1.51x (4x64x56x56); C=3 7x7 stride-2 stems 1.68x (256 positions), 1.85x (1024),
+#: C=24 on 8x8 1.35x; but a C=3 stem of 25,088 positions 0.78x and C=32 on 2x56x56 (6,272) 0.87x.
+#: (Dense layers on the channel-padded GEMM keep it: 1.0-1.7x faster than direct_dot4 on 1x1 and
+#: 3x3 layers of 49 to 6,272 positions; 3x3 layers of 16-64 positions were 1.05-1.84x faster on
+#: direct_dot4, left for a later rule.)
+_CPU_DIRECT_POSITIONS = 2048
 DOT4_FEATURE = "packed_4x8_integer_dot_product"  # the WGSL language feature the dot4 path needs
 _WG = 256
 _KC = 16  # k words per step of the dot4 kernel (KC in the WGSL)
@@ -589,6 +598,11 @@ def _plan_direct(d, caps, placements, why_choice, shape, words=False):
         workgroups=wgs,
     )
     structure = _structure(d)
+    if words and caps.is_cpu:
+        # A CPU adapter stages into the whole budget whatever the tile: one pipeline per sign mix,
+        # zero-point form and kernel width serves every layer (each XS/WS pair was a pipeline of its
+        # own, compiled cold at 1-4 s on lavapipe), for a larger zero-fill of workgroup memory.
+        xs, ws = _direct_budget(caps)
     consts = {**structure, "XS": xs, "WS": ws, "KW_FIXED": kw if kw in _DIRECT_UNROLLED_WIDTHS else 0}
     if not words:
         consts["ROW_WORDS"] = int(d.input.element_strides[3] == 1)  # contiguous rows: staged a word at a time
@@ -858,7 +872,23 @@ def plan_convolution_integer(
             else ""
         )
         gemm_ok = has_dot4 and not gemm_off
-        if gemm_ok and im2col:
+        positions = d.output.sizes[0] * int(np.prod(d.output.sizes[2:]))
+        if (
+            gemm_ok
+            and im2col
+            and caps.is_cpu
+            and direct4[0] is not None
+            and (d.group_count > 1 or positions <= _CPU_DIRECT_POSITIONS)
+        ):
+            # A CPU adapter: the one-pass direct_dot4 kernel instead of packing an im2col copy and
+            # multiplying it, for grouped layers and small ones (see _CPU_DIRECT_POSITIONS)
+            kernel = "direct_dot4"
+            why = (
+                f"C/G = {cg}, M/G = {mg}, G = {d.group_count}, {positions} output positions on a CPU adapter: the "
+                "direct kernel, four channels a word on the packed 4x8 dot product, in one pass (the im2col GEMM's "
+                "packing pass and per-group tiles cost more there)"
+            )
+        elif gemm_ok and im2col:
             kernel = "dot4_im2col"
             why = (
                 f"M/G = {mg} >= 16 with C/G = {cg}: a GEMM with K = C/G*KH*KW = {cg * kh * kw} taps packed whole "
