@@ -75,10 +75,23 @@ def run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected):
 
 
 def check(
-    device, kernel, x, w, xz=None, wz=None, *, expected=None, x_in=None, w_in=None, out_pattern="packed", **params
+    device,
+    kernel,
+    x,
+    w,
+    xz=None,
+    wz=None,
+    *,
+    expected=None,
+    x_in=None,
+    w_in=None,
+    out_pattern="packed",
+    ops=None,
+    **params,
 ):
     """Run the op on (x, w, zero points) with ``kernel`` under run_checked; compare with
-    ``expected`` or the reference. ``x_in``/``w_in`` give (desc, raw) for strided inputs."""
+    ``expected`` or the reference. ``x_in``/``w_in`` give (desc, raw) for strided inputs; the
+    compiled operator is appended to ``ops`` where given."""
     need_kernel(device, kernel)
     x_in = x_in or tensor_from(x)
     w_in = w_in or tensor_from(w)
@@ -97,6 +110,8 @@ def check(
     desc = ConvolutionIntegerDesc(x_in[0], w_in[0], out_desc, xz_in and xz_in[0], wz_in and wz_in[0], **params)
     op = compile_convolution_integer(desc, device=device, kernel=kernel)
     assert op.kernel == kernel
+    if ops is not None:
+        ops.append(op)
     return run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
 
 
@@ -981,6 +996,38 @@ def test_repeat_calls_take_the_shortcut(device, rng):
     with unittest.mock.patch.object(op, "_check_args", side_effect=AssertionError("checked again")):
         op(gx, gw, go)
     np.testing.assert_array_equal(go.numpy(), reference(x, w, None, None, **params))
+
+
+@pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
+def test_im2col_row_form(device, mix, rng):
+    """The im2col pack's row form (each kernel row as whole words gathered from the input row's
+    words; lanes past KW 0, lanes outside the input the zero point): kernel widths 1-8, rows
+    cut by padding on either side, strides 1-3, H dilation, groups, 1-D, batch items, every
+    zero-point form; the plan takes it exactly where it costs no k step; exact."""
+    zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
+    cases = [
+        dict(c=3, m=16, hw=(15, 17), k=(7, 7), strides=(2, 2), start_padding=(3, 3), end_padding=(3, 2)),
+        dict(n=2, c=3, m=16, hw=(9, 11), k=(5, 5), start_padding=(2, 2), end_padding=(2, 2)),
+        dict(c=4, m=16, hw=(7, 13), k=(3, 8), strides=(1, 3), start_padding=(1, 4), end_padding=(0, 3)),
+        dict(c=6, m=32, hw=(8, 9), k=(2, 6), dilations=(2, 1), start_padding=(1, 0), end_padding=(1, 5)),
+        dict(c=8, m=32, hw=(6, 7), k=(1, 4), group_count=2, start_padding=(0, 1), end_padding=(0, 2)),
+        dict(c=2, m=16, hw=(23,), k=(7,), strides=(2,), dilations=(1,), start_padding=(3,), end_padding=(3,)),
+    ]
+    for i, case in enumerate(cases):
+        p = dict(case)
+        params = {
+            k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p
+        }
+        zp, wzp = zps[i % len(zps)]
+        x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
+        ops = []
+        check(device, "dot4_im2col", x, w, xz, wz, ops=ops, **params)
+        assert dict(ops[0].plan.steps[0].constants).get("IM2COL_ROWS") == 1, case
+    # a 3x3 on 24 channels would take 5 k steps in row form instead of 4: the dense form stays
+    x, w, xz, wz = random_case(rng, *mix, c=24, m=16, hw=(5, 6), zp="tensor", wzp="channel", start_padding=(1, 1))
+    ops = []
+    check(device, "dot4_im2col", x, w, xz, wz, ops=ops, start_padding=(1, 1))
+    assert "IM2COL_ROWS" not in dict(ops[0].plan.steps[0].constants)
 
 
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")

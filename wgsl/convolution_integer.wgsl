@@ -93,6 +93,27 @@ fn widen(bits: u32, signed: bool) -> i32 {
 fn input_byte(e: u32) -> u32 { let a = cv.input_base + e; return byte_of(input[a >> 2u], a); }
 fn filter_byte(e: u32) -> u32 { let a = cv.filter_base + e; return byte_of(filter_weights[a >> 2u], a); }
 
+// A funnel shift: bytes sh/8 .. of the 64-bit (hi:lo).
+fn funnel(lo: u32, hi: u32, sh: u32) -> u32 {
+    return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
+}
+
+// Input word i (of the binding), 0 before its start.
+fn word_at(i: i32) -> u32 {
+    if (i < 0) { return 0u; }
+    return input[u32(i)];
+}
+
+// The 4 bytes of x that start at input column c: those outside the row [0, W) replaced by the
+// zero point (zrep: its byte in every lane), so that their taps add exactly 0.
+fn in_row(x: u32, c: i32, W: i32, zrep: u32) -> u32 {
+    let lo = u32(clamp(-c, 0, 4));       // lanes before column 0
+    let hi = u32(clamp(W - c, 0, 4));    // lanes before column W
+    var m = 0u;
+    if (hi > lo) { m = (0xFFFFFFFFu >> (8u * (4u - hi + lo))) << (8u * lo); }
+    return (x & m) | (zrep & ~m);
+}
+
 // The input zero point as an integer (0 when absent).
 fn input_zp() -> i32 {
     if (!XZP) { return 0; }

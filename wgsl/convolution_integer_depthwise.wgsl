@@ -30,27 +30,6 @@ override DW_KH: u32 = 0u;
 
 const ONES4 = 0x01010101u;
 
-// A funnel shift: bytes sh/8 .. of the 64-bit (hi:lo).
-fn funnel(lo: u32, hi: u32, sh: u32) -> u32 {
-    return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
-}
-
-// Input word i (of the binding), 0 before its start.
-fn word_at(i: i32) -> u32 {
-    if (i < 0) { return 0u; }
-    return input[u32(i)];
-}
-
-// The 4 bytes of x that start at input column c: those outside the row [0, W) replaced by the
-// zero point (zrep: its byte in every lane), so that their taps add exactly 0.
-fn in_row(x: u32, c: i32, W: i32, zrep: u32) -> u32 {
-    let lo = u32(clamp(-c, 0, 4));       // lanes before column 0
-    let hi = u32(clamp(W - c, 0, 4));    // lanes before column W
-    var m = 0u;
-    if (hi > lo) { m = (0xFFFFFFFFu >> (8u * (4u - hi + lo))) << (8u * lo); }
-    return (x & m) | (zrep & ~m);
-}
-
 // Input word i of a fast row whose column 0 is byte rs of the binding; at an edge of the input
 // (`edge`) its bytes outside the row's columns [0, W) replaced by the zero point (zrep), so that
 // every word funnel-shifted from these holds the zero point in the lanes of taps outside the row.

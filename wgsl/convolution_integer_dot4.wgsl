@@ -522,10 +522,25 @@ fn fw4(a: u32, d: u32) -> u32 {
 // the GEMM entry points then run the layer as a 1x1 convolution over the OH x OW output pixels
 // (the plan gives the GEMM step that geometry; K zx' zw' uses the real K in `taps`).
 
+// Row form (IM2COL_ROWS, where the input's rows are contiguous, W is not dilated, KW <= 8 and the
+// padding costs the GEMM no k step): each kernel row (c, kh) holds ceil(KW/4) whole words, taps
+// kw = 4 * part .. 4 * part + 3 of word `part`, lanes past KW 0 in both input and filter rows. A
+// word is then 4 neighbouring bytes of one input row: two word loads and a funnel shift, the
+// lanes outside the input replaced by zx' (as in_row does), instead of four byte gathers.
+override IM2COL_ROWS: bool = false;
+
 // Tap k's byte of output pixel (n, oh, ow), group g, channel-major: (c, kh, kw) advance by carries.
+// In row form `kw` counts words of a kernel row (part), not taps.
 struct TapPos { c: u32, kh: u32, kw: u32 }
 
+// Words of a kernel row in row form (1 or 2).
+fn row_words() -> u32 { return (cv.kernel_w + 3u) / 4u; }
+
 fn tap_pos(k: u32) -> TapPos {
+    if (IM2COL_ROWS) {   // k counts words
+        let r = k / row_words();
+        return TapPos(r / cv.kernel_h, r % cv.kernel_h, k % row_words());
+    }
     let khw = cv.kernel_h * cv.kernel_w;
     let r = k % khw;
     return TapPos(k / khw, r / cv.kernel_w, r % cv.kernel_w);
@@ -534,7 +549,7 @@ fn tap_pos(k: u32) -> TapPos {
 fn next_tap(t: TapPos) -> TapPos {
     var u = t;
     u.kw += 1u;
-    if (u.kw == cv.kernel_w) { u.kw = 0u; u.kh += 1u; if (u.kh == cv.kernel_h) { u.kh = 0u; u.c += 1u; } }
+    if (u.kw == select(cv.kernel_w, row_words(), IM2COL_ROWS)) { u.kw = 0u; u.kh += 1u; if (u.kh == cv.kernel_h) { u.kh = 0u; u.c += 1u; } }
     return u;
 }
 
@@ -562,6 +577,22 @@ fn im2col_word(xn: u32, ih0: i32, iw0: i32, k: u32, t: ptr<function, TapPos>, zx
 // (pixels) at the same v, so their taps share (c, kh, kw), their branches agree and their byte loads
 // fall on neighbouring input bytes (measured on an H200: 1-D k3 98.6 -> 62.5 us, the stem 42.0 ->
 // 39.4 us, against v fastest).
+// Row form: word `t.kw` of kernel row (t.c, t.kh) of the pixel whose window starts at (ih0, iw0),
+// flipped (lanes past KW 0, lanes outside the input zx'); past the window's rows, 0.
+fn im2col_row_word(xn: u32, ih0: i32, iw0: i32, t: TapPos, zx_byte: u32) -> u32 {
+    if (t.c >= cv.group_in_channels) { return 0u; }
+    let lanes = min(4u, cv.kernel_w - 4u * t.kw);   // taps in this word
+    let kmask = 0xFFFFFFFFu >> (32u - 8u * lanes);
+    let zrep = zx_byte * ONES;
+    let ih = ih0 + i32(t.kh * cv.dilation_h);
+    if (ih < 0 || ih >= i32(cv.in_height)) { return zrep & kmask; }
+    let col = iw0 + i32(4u * t.kw);
+    let a = i32(cv.input_base + xn + t.c * cv.in_stride_c + u32(ih) * cv.in_stride_h) + col;
+    let i = a >> 2u;
+    let x = funnel(word_at(i), word_at(i + 1), u32(a & 3) * 8u) ^ (x_flip() * ONES);
+    return in_row(x, col, i32(cv.in_width), zrep) & kmask;
+}
+
 fn pack_im2col_vec4(e: u32) {
     let v4s = cv.group_words_padded / 4u;
     let rows = cv.packed_input_words / cv.group_words_padded;
@@ -578,6 +609,16 @@ fn pack_im2col_vec4(e: u32) {
     let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
     let inside = ih0 >= 0 && iw0 >= 0 && ih0 + i32((cv.kernel_h - 1u) * cv.dilation_h) < i32(cv.in_height)
         && iw0 + i32((cv.kernel_w - 1u) * cv.dilation_w) < i32(cv.in_width);
+    if (IM2COL_ROWS) {
+        let t0 = tap_pos(v * 4u);
+        let t1 = next_tap(t0);
+        let t2 = next_tap(t1);
+        let t3 = next_tap(t2);
+        packed_input[r * v4s + v] = vec4<u32>(im2col_row_word(xn, ih0, iw0, t0, zx_byte),
+            im2col_row_word(xn, ih0, iw0, t1, zx_byte), im2col_row_word(xn, ih0, iw0, t2, zx_byte),
+            im2col_row_word(xn, ih0, iw0, t3, zx_byte));
+        return;
+    }
     let k0 = v * 16u;
     var t = tap_pos(k0);
     let w0 = im2col_word(xn, ih0, iw0, k0, &t, zx_byte, inside);
@@ -590,6 +631,19 @@ fn pack_im2col_vec4(e: u32) {
 // Word j of filter row m in im2col order, flipped (0 past K).
 fn pack_im2col_filter_word(f: u32) {
     let m = f / cv.group_words_padded;
+    if (IM2COL_ROWS) {
+        let t = tap_pos(f % cv.group_words_padded);
+        var word = 0u;
+        if (t.c < cv.group_in_channels) {
+            let a = m * cv.filter_stride_m + t.c * cv.filter_stride_c + t.kh * cv.filter_stride_h;
+            for (var j = 0u; j < 4u; j++) {
+                let kw = 4u * t.kw + j;
+                if (kw < cv.kernel_w) { word |= (filter_byte(a + kw * cv.filter_stride_w) ^ w_flip()) << (8u * j); }
+            }
+        }
+        packed_filter[f] = word;
+        return;
+    }
     let k0 = (f % cv.group_words_padded) * 4u;
     var t = tap_pos(k0);
     var word = 0u;

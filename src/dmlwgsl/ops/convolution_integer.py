@@ -638,6 +638,18 @@ def _pad4(words: int) -> int:
     return -(-words // 4) * 4
 
 
+def _im2col_rows(d: ConvolutionIntegerDesc) -> bool:
+    """Whether the im2col pack takes its row form (IM2COL_ROWS): each kernel row in whole words,
+    gathered as words from contiguous input rows. It needs W stride 1 in the input, no W dilation,
+    KW <= 8, and it must cost the GEMM no k step (its K is Cg*KH*ceil(KW/4)*4 instead of
+    Cg*KH*KW: a 7x7 stem on 3 channels keeps 3 steps, a 3x3 on 24 channels would take 5, not 4).
+    H200, the 7x7 stride-2 stem (8,3,224,224): the pack 39.4 -> see bench/EXPERIMENTS.md."""
+    _m, cg, kh, kw = d.filter.sizes
+    if d.input.element_strides[3] != 1 or d.dilations[1] != 1 or kw > 8:
+        return False
+    return -(-_pad4(cg * kh * -(-kw // 4)) // _KC) == _k_steps(cg, kh, kw, True)
+
+
 def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     n, c, h, w = d.input.sizes
     m, cg, kh, kw = d.filter.sizes
@@ -647,6 +659,9 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     pixels = n * oh * ow
     # words of a pixel's group row: channel words a tap, or the whole window's (im2col)
     cg4p = _pad4(-(-cg * kh * kw // 4)) if im2col else _pad4(-(-cg // 4))
+    rows = im2col and _im2col_rows(d)
+    if rows:
+        cg4p = _pad4(cg * kh * -(-kw // 4))
     k_words = cg4p if im2col else kh * kw * cg4p
     x_signed = d.input.data_type == DataType.INT8
     w_signed = d.filter.data_type == DataType.INT8
@@ -727,6 +742,8 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         tiles=tiles,
     )
     pack_consts = {**structure, **fast}
+    if rows:
+        pack_consts["IM2COL_ROWS"] = 1
     pack_bind = {"input": "input", "filter": "filter_weights", "packed_input": "packed_input"}
     pack_bind["packed_filter"] = "packed_filter"
     n_pack = x_words // 4 + w_words
@@ -746,6 +763,11 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         (
             f"each output pixel's window of Cg*KH*KW = {cg * kh * kw} taps into {cg4p} signed 4x8 words "
             "(UINT8 flipped by 0x80; outside the input: the zero point), and the filter rows in the same order"
+            + (
+                f"; each kernel row as {-(-kw // 4)} whole word(s) gathered from the input row's words (no k step more)"
+                if rows
+                else ""
+            )
             if im2col
             else "input and filter into signed 4x8 words (UINT8 flipped by 0x80), 16 channels a thread"
             + ("; zero the output the split GEMM adds into" if split else "")
