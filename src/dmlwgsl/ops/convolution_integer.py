@@ -638,15 +638,12 @@ def _pad4(words: int) -> int:
     return -(-words // 4) * 4
 
 
-_IM2COL_VPT = 4  # vec4s of a row one pack_im2col thread writes (IM2COL_VPT in the WGSL)
-
-
 def _im2col_rows(d: ConvolutionIntegerDesc) -> bool:
     """Whether the im2col pack takes its row form (IM2COL_ROWS): each kernel row in whole words,
     gathered as words from contiguous input rows. It needs W stride 1 in the input, no W dilation,
     KW <= 8, and it must cost the GEMM no k step (its K is Cg*KH*ceil(KW/4)*4 instead of
     Cg*KH*KW: a 7x7 stem on 3 channels keeps 3 steps, a 3x3 on 24 channels would take 5, not 4).
-    H200, the 7x7 stride-2 stem (8,3,224,224): its pack 39.7 -> 24.3 us (same run)."""
+    H200, the 7x7 stride-2 stem (8,3,224,224): the pack 39.4 -> see bench/EXPERIMENTS.md."""
     _m, cg, kh, kw = d.filter.sizes
     if d.input.element_strides[3] != 1 or d.dilations[1] != 1 or kw > 8:
         return False
@@ -750,8 +747,6 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     pack_bind = {"input": "input", "filter": "filter_weights", "packed_input": "packed_input"}
     pack_bind["packed_filter"] = "packed_filter"
     n_pack = x_words // 4 + w_words
-    if im2col:  # a thread packs up to IM2COL_VPT (4) vec4s of a row
-        n_pack = (x_words // cg4p) * -(-(cg4p // 4) // _IM2COL_VPT) + w_words
     if split:  # the pack also zeroes the output the slices add into
         pack_consts["OUT_PACKED"] = int(zero_linear)
         pack_bind["output"] = "output"
