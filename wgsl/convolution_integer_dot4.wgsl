@@ -573,10 +573,6 @@ fn im2col_word(xn: u32, ih0: i32, iw0: i32, k: u32, t: ptr<function, TapPos>, zx
     return word;
 }
 
-// Thread e packs vec4 v of row r (a pixel and group): neighbouring threads take neighbouring rows
-// (pixels) at the same v, so their taps share (c, kh, kw), their branches agree and their byte loads
-// fall on neighbouring input bytes (measured on an H200: 1-D k3 98.6 -> 62.5 us, the stem 42.0 ->
-// 39.4 us, against v fastest).
 // Row form: word `t.kw` of kernel row (t.c, t.kh) of the pixel whose window starts at (ih0, iw0),
 // flipped (lanes past KW 0, lanes outside the input zx'); past the window's rows, 0.
 fn im2col_row_word(xn: u32, ih0: i32, iw0: i32, t: TapPos, zx_byte: u32) -> u32 {
@@ -593,11 +589,22 @@ fn im2col_row_word(xn: u32, ih0: i32, iw0: i32, t: TapPos, zx_byte: u32) -> u32 
     return in_row(x, col, i32(cv.in_width), zrep) & kmask;
 }
 
+// Thread e packs vec4 v of row r (a pixel and group): neighbouring threads take neighbouring rows
+// (pixels) at the same v, so their taps share (c, kh, kw), their branches agree and their byte loads
+// fall on neighbouring input bytes (measured on an H200: 1-D k3 98.6 -> 62.5 us, the stem 42.0 ->
+// 39.4 us, against v fastest); the row form takes v fastest (below).
 fn pack_im2col_vec4(e: u32) {
     let v4s = cv.group_words_padded / 4u;
     let rows = cv.packed_input_words / cv.group_words_padded;
-    let v = e / rows;
-    let r = e - v * rows;
+    var v = e / rows;
+    var r = e - v * rows;
+    if (IM2COL_ROWS) {
+        // row form: a vec4's words are whole-word loads, so neighbouring threads take a row's
+        // neighbouring vec4s and store them together (H200, the stem's pack: 24.3 -> 22.9 us; the
+        // byte-gathering form runs slower so: C=24 18.7 -> 19.9, 1-D k3 62.7 -> 98.8)
+        r = e / v4s;
+        v = e - r * v4s;
+    }
     let g = r % cv.group_count;
     let p = r / cv.group_count;
     let ohw = cv.out_height * cv.out_width;
