@@ -999,11 +999,13 @@ def test_repeat_calls_take_the_shortcut(device, rng):
 
 
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
-def test_im2col_row_form(device, mix, rng):
-    """The im2col pack's row form (each kernel row as whole words gathered from the input row's
-    words; lanes past KW 0, lanes outside the input the zero point): kernel widths 1-8, rows
-    cut by padding on either side, strides 1-3, H dilation, groups, 1-D, batch items, every
-    zero-point form; the plan takes it exactly where it costs no k step; exact."""
+def test_im2col_word_forms(device, mix, rng):
+    """The im2col pack's word gathers: the row form (each kernel row as whole words gathered from
+    the input row's words; lanes past KW 0, lanes outside the input the zero point) where it costs
+    no k step, and otherwise the dense tap order with each word from two spans of input rows (KW >=
+    3) or byte by byte: kernel widths 1-9, rows cut by padding on either side, strides 1-3, H and W
+    dilation, groups, 1-D, batch items, every zero-point form; exact."""
+    names = ("strides", "dilations", "start_padding", "end_padding", "group_count")
     zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
     cases = [
         dict(c=3, m=16, hw=(15, 17), k=(7, 7), strides=(2, 2), start_padding=(3, 3), end_padding=(3, 2)),
@@ -1015,19 +1017,33 @@ def test_im2col_row_form(device, mix, rng):
     ]
     for i, case in enumerate(cases):
         p = dict(case)
-        params = {
-            k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p
-        }
+        params = {k: p.pop(k) for k in names if k in p}
         zp, wzp = zps[i % len(zps)]
         x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
         ops = []
         check(device, "dot4_im2col", x, w, xz, wz, ops=ops, **params)
         assert dict(ops[0].plan.steps[0].constants).get("IM2COL_ROWS") == 1, case
-    # a 3x3 on 24 channels would take 5 k steps in row form instead of 4: the dense form stays
-    x, w, xz, wz = random_case(rng, *mix, c=24, m=16, hw=(5, 6), zp="tensor", wzp="channel", start_padding=(1, 1))
-    ops = []
-    check(device, "dot4_im2col", x, w, xz, wz, ops=ops, start_padding=(1, 1))
-    assert "IM2COL_ROWS" not in dict(ops[0].plan.steps[0].constants)
+    # where the row form would cost k steps (a 3x3 on 24 channels: 5, not 4), the dense tap order
+    # gathers each word from two spans of input rows (KW >= 3); KW < 3 or W dilation: byte gathers
+    dense = [
+        dict(c=24, m=16, hw=(5, 6), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)),
+        dict(n=2, c=20, m=16, hw=(7, 9), k=(5, 5), strides=(2, 1), start_padding=(2, 2), end_padding=(1, 2)),
+        dict(c=12, m=16, hw=(6, 20), k=(2, 9), start_padding=(1, 4), end_padding=(0, 4)),
+        dict(c=40, m=32, hw=(5, 8), k=(3, 3), group_count=2, dilations=(2, 1), start_padding=(2, 1)),
+        dict(c=56, m=16, hw=(31,), k=(3,), strides=(3,), dilations=(1,), start_padding=(1,), end_padding=(2,)),
+        dict(c=24, m=16, hw=(6, 7), k=(3, 2), start_padding=(1, 1), end_padding=(1, 0)),  # KW 2: bytes
+        dict(c=24, m=16, hw=(6, 9), k=(3, 3), dilations=(1, 2), start_padding=(1, 2)),  # W dilation: bytes
+    ]
+    for i, case in enumerate(dense):
+        p = dict(case)
+        params = {k: p.pop(k) for k in names if k in p}
+        zp, wzp = zps[(i + 1) % len(zps)]
+        x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
+        ops = []
+        check(device, "dot4_im2col", x, w, xz, wz, ops=ops, **params)
+        consts = dict(ops[0].plan.steps[0].constants)
+        assert "IM2COL_ROWS" not in consts, case
+        assert consts.get("IM2COL_DENSE_ROWS", 0) == int(i < 5), case
 
 
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")

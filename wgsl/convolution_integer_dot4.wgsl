@@ -528,6 +528,7 @@ fn fw4(a: u32, d: u32) -> u32 {
 // word is then 4 neighbouring bytes of one input row: two word loads and a funnel shift, the
 // lanes outside the input replaced by zx' (as in_row does), instead of four byte gathers.
 override IM2COL_ROWS: bool = false;
+override IM2COL_DENSE_ROWS: bool = false;
 
 // Tap k's byte of output pixel (n, oh, ow), group g, channel-major: (c, kh, kw) advance by carries.
 // In row form `kw` counts words of a kernel row (part), not taps.
@@ -573,35 +574,63 @@ fn im2col_word(xn: u32, ih0: i32, iw0: i32, k: u32, t: ptr<function, TapPos>, zx
     return word;
 }
 
+// The 4 input bytes of kernel row (c, kh) of the pixel whose window starts at (ih0, iw0), from tap
+// column kw on (contiguous input rows, no W dilation), flipped; lanes outside the input zx' (zrep).
+fn im2col_span(xn: u32, ih0: i32, iw0: i32, c: u32, kh: u32, kw: u32, zrep: u32) -> u32 {
+    let ih = ih0 + i32(kh * cv.dilation_h);
+    if (ih < 0 || ih >= i32(cv.in_height)) { return zrep; }
+    let col = iw0 + i32(kw);
+    let a = i32(cv.input_base + xn + c * cv.in_stride_c + u32(ih) * cv.in_stride_h) + col;
+    let i = a >> 2u;
+    let x = funnel(word_at(i), word_at(i + 1), u32(a & 3) * 8u) ^ (x_flip() * ONES);
+    return in_row(x, col, i32(cv.in_width), zrep);
+}
+
 // Row form: word `t.kw` of kernel row (t.c, t.kh) of the pixel whose window starts at (ih0, iw0),
 // flipped (lanes past KW 0, lanes outside the input zx'); past the window's rows, 0.
 fn im2col_row_word(xn: u32, ih0: i32, iw0: i32, t: TapPos, zx_byte: u32) -> u32 {
     if (t.c >= cv.group_in_channels) { return 0u; }
     let lanes = min(4u, cv.kernel_w - 4u * t.kw);   // taps in this word
-    let kmask = 0xFFFFFFFFu >> (32u - 8u * lanes);
-    let zrep = zx_byte * ONES;
-    let ih = ih0 + i32(t.kh * cv.dilation_h);
-    if (ih < 0 || ih >= i32(cv.in_height)) { return zrep & kmask; }
-    let col = iw0 + i32(4u * t.kw);
-    let a = i32(cv.input_base + xn + t.c * cv.in_stride_c + u32(ih) * cv.in_stride_h) + col;
-    let i = a >> 2u;
-    let x = funnel(word_at(i), word_at(i + 1), u32(a & 3) * 8u) ^ (x_flip() * ONES);
-    return in_row(x, col, i32(cv.in_width), zrep) & kmask;
+    return im2col_span(xn, ih0, iw0, t.c, t.kh, 4u * t.kw, zx_byte * ONES) & (0xFFFFFFFFu >> (32u - 8u * lanes));
 }
+
+// Dense-rows form (IM2COL_DENSE_ROWS: the dense tap order, contiguous input rows, no W dilation,
+// KW >= 3): the word of taps k .. k + 3 (t: tap k's position) lies in at most two kernel rows, the
+// taps from t.kw to the row's end (at most 4) and the next row's first: two 4-byte spans of input
+// row words instead of four byte gathers; lanes past K 0.
+fn im2col_dense_word(xn: u32, ih0: i32, iw0: i32, t: TapPos, k: u32, zx_byte: u32) -> u32 {
+    if (k >= cv.taps) { return 0u; }
+    let zrep = zx_byte * ONES;
+    let na = min(4u, cv.kernel_w - t.kw);   // lanes from this kernel row
+    var word = im2col_span(xn, ih0, iw0, t.c, t.kh, t.kw, zrep);
+    if (na < 4u) {
+        var c = t.c;
+        var kh = t.kh + 1u;
+        if (kh == cv.kernel_h) { kh = 0u; c += 1u; }
+        let b = im2col_span(xn, ih0, iw0, c, kh, 0u, zrep);   // (past the last row: masked below)
+        word = (word & (0xFFFFFFFFu >> (32u - 8u * na))) | (b << (8u * na));
+    }
+    return word & (0xFFFFFFFFu >> (32u - 8u * min(4u, cv.taps - k)));
+}
+
+// Tap position t advanced by 4 taps.
+fn next_tap4(t: TapPos) -> TapPos { return next_tap(next_tap(next_tap(next_tap(t)))); }
 
 // Thread e packs vec4 v of row r (a pixel and group): neighbouring threads take neighbouring rows
 // (pixels) at the same v, so their taps share (c, kh, kw), their branches agree and their byte loads
 // fall on neighbouring input bytes (measured on an H200: 1-D k3 98.6 -> 62.5 us, the stem 42.0 ->
-// 39.4 us, against v fastest); the row form takes v fastest (below).
+// 39.4 us, against v fastest); the word-gathering forms take v fastest (below).
 fn pack_im2col_vec4(e: u32) {
     let v4s = cv.group_words_padded / 4u;
     let rows = cv.packed_input_words / cv.group_words_padded;
     var v = e / rows;
     var r = e - v * rows;
-    if (IM2COL_ROWS) {
-        // row form: a vec4's words are whole-word loads, so neighbouring threads take a row's
-        // neighbouring vec4s and store them together (H200, the stem's pack: 24.3 -> 22.9 us; the
-        // byte-gathering form runs slower so: C=24 18.7 -> 19.9, 1-D k3 62.7 -> 98.8)
+    if (IM2COL_ROWS || IM2COL_DENSE_ROWS) {
+        // the word-gathering forms: neighbouring threads take a row's neighbouring vec4s and
+        // store them together (row form, H200, the stem's pack: 24.3 -> 22.9 us; dense rows, H100:
+        // 5x5 C=64 85 -> 76 us, depthwise 5x5 as im2col 130 -> 75.5, C=24 even, but 1-D k3 C=256
+        // 54 -> 101); the byte-gathering form keeps pixel lanes (v fastest there: C=24 18.7 ->
+        // 19.9, 1-D k3 62.7 -> 98.8)
         r = e / v4s;
         v = e - r * v4s;
     }
@@ -627,6 +656,16 @@ fn pack_im2col_vec4(e: u32) {
         return;
     }
     let k0 = v * 16u;
+    if (IM2COL_DENSE_ROWS) {
+        let t0 = tap_pos(k0);
+        let t1 = next_tap4(t0);
+        let t2 = next_tap4(t1);
+        let t3 = next_tap4(t2);
+        packed_input[r * v4s + v] = vec4<u32>(im2col_dense_word(xn, ih0, iw0, t0, k0, zx_byte),
+            im2col_dense_word(xn, ih0, iw0, t1, k0 + 4u, zx_byte), im2col_dense_word(xn, ih0, iw0, t2, k0 + 8u, zx_byte),
+            im2col_dense_word(xn, ih0, iw0, t3, k0 + 12u, zx_byte));
+        return;
+    }
     var t = tap_pos(k0);
     let w0 = im2col_word(xn, ih0, iw0, k0, &t, zx_byte, inside);
     let w1 = im2col_word(xn, ih0, iw0, k0 + 4u, &t, zx_byte, inside);
