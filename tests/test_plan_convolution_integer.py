@@ -165,18 +165,20 @@ def test_few_channels_a_group_run_the_direct_kernel(profile, name, kw):
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_small_channel_stem_is_an_im2col_gemm(profile):
-    """C = 3, 7x7 stride 2: K = 147 taps packed whole (37 words -> 40, 3 k steps of 16 words)
-    instead of 49 steps of one padded word each; the GEMM sees a 1x1 layer over the OH x OW pixels."""
+    """C = 3, 7x7 stride 2: K = 147 taps packed whole (3 k steps of 16 words) instead of 49 steps
+    of one padded word each; the GEMM sees a 1x1 layer over the OH x OW pixels. Its pack takes the
+    row form (each of the 21 kernel rows as 2 whole words: 42 words -> 44, still 3 k steps)."""
     d = layer(8, 3, 64, (224, 224), 7, stride=2)
     plan = plan_convolution_integer(d, Capabilities.profile(profile))
     assert plan.kernels == ["pack_im2col", "convolution_integer_dot4"] and "K = C/G*KH*KW = 147" in plan.why
     assert dict(plan.details)["k_steps"] == 3
     pixels = 8 * 112 * 112
-    assert dict(plan.workspace) == {"packed_input": 4 * pixels * 40, "packed_filter": 4 * 64 * 40}
+    assert dict(plan.workspace) == {"packed_input": 4 * pixels * 44, "packed_filter": 4 * 64 * 44}
+    assert plan.steps[0].constants_dict.get("IM2COL_ROWS") == 1
     pack, gemm = (s.uniforms_dict for s in plan.steps)
     assert (pack["kernel_h"], pack["stride_h"], pack["pad_top"], pack["in_height"], pack["taps"]) == (7, 2, 3, 224, 147)
     assert (gemm["kernel_h"], gemm["stride_h"], gemm["pad_top"], gemm["in_height"], gemm["taps"]) == (1, 1, 0, 112, 147)
-    assert gemm["group_words_padded"] == gemm["k_words"] == 40 and gemm["pixels"] == pixels
+    assert gemm["group_words_padded"] == gemm["k_words"] == 44 and gemm["pixels"] == pixels
     assert plan.steps[0].bindings_dict["input_zero_point"] == "input_zero_point"
     assert plan.ops == 2 * 8 * 64 * 112 * 112 * 147
 

@@ -14,9 +14,10 @@ choice and why):
   reference every fast path is tested against;
 * ``depthwise`` (wgsl/convolution_integer_depthwise.wgsl): one input channel per group (C/G = 1)
   on adapters with the packed dot product: eight neighbouring outputs of a row a thread, no
-  workgroup memory; rows of at most 4 taps (contiguous input rows, W stride 1 or 2, no W
-  dilation) as one packed 4x8 dot product an output, taps outside the input reading the zero
-  point; other layers a tap at a time (binds whole tensors: not past the binding limit);
+  workgroup memory; rows of at most 8 taps (contiguous input rows, W stride 1 or 2, no W
+  dilation) as one or two packed 4x8 dot products an output, taps outside the input reading the
+  zero point (the row's raw words masked at the input's edges), kernels of 5-8 rows as a loop of
+  constant count; other layers a tap at a time (binds whole tensors: not past the binding limit);
 * ``direct`` (wgsl/convolution_integer_direct.wgsl): few channels per group (depthwise, small
   groups, small-channel stems without the packed dot product): the input window of a tile of
   outputs and a block of filters staged once in workgroup memory as i32 values, then four output
@@ -30,7 +31,10 @@ choice and why):
   workgroups would otherwise be partial; see _gemm_shape);
 * ``dot4_im2col`` (same file): the GEMM with a pixel's whole C/G x KH x KW window as its K, four
   taps a word (a C = 3 7x7 stem is 3 k steps, not 49 of one padded word), where that saves over
-  40 % of the k steps; its pack writes the im2col rows.
+  40 % of the k steps; its pack writes the im2col rows, gathering words from contiguous input
+  rows: each kernel row as whole words where that padding costs no k step (the stem), else each
+  word from at most two 4-byte spans (KW >= 3), else byte by byte. On CPU adapters grouped layers
+  and layers of at most 2048 output positions take direct_dot4 instead (one pass).
 
 Past the binding limit the one-pass kernels (portable, direct, direct_dot4) run in steps, each
 binding windows of the input and output (and filter): whole batch items where one fits, else
