@@ -2,6 +2,7 @@
 uploads and reads, each result exact (issue 11: threads)."""
 
 import threading
+import time
 
 import numpy as np
 
@@ -151,3 +152,40 @@ def test_upload_buffer_recorded_in_an_open_batch_is_not_reused(device):
     np.testing.assert_array_equal(out.numpy(), a)
     after = [device.upload(a + k) for k in range(3)]  # two free buffers of this size: buf among them
     assert any(u.buffer is buf for u in after)
+
+
+def test_a_poll_waiting_for_the_lock_skips_a_stopped_device():
+    """A device's poll thread that waited for the poll lock while the device was released (its
+    poll function swapped for a no-op by wgpu-py's stop()) must not poll the released device: that
+    aborted the process in wgpu-native. Also with a real device, released while the lock is held."""
+    from dmlwgsl import runtime
+
+    class Poller:
+        def __init__(self, func):
+            self._poll_func = func
+
+    class Raw:
+        pass
+
+    calls = []
+    raw = Raw()
+    raw._poller = Poller(calls.append)
+    runtime._lock_polls(raw)
+    raw._poller._poll_func(False)
+    assert calls == [False]  # a live device polls through the lock
+    waiting = threading.Thread(target=raw._poller._poll_func, args=(True,))
+    with runtime._POLL_LOCK:
+        waiting.start()  # blocks on the lock, like a poll thread behind a device being created
+        raw._poller._poll_func = lambda _block: None  # wgpu-py's stop(), as a release does
+    waiting.join(5)
+    assert not waiting.is_alive() and calls == [False]
+
+    # a real device released while another holds the lock: its poll thread must not poll it later
+    dev = dmlwgsl.Device()
+    poller = dev.device._poller
+    with runtime._POLL_LOCK:
+        poller.get_token()  # wake the poll thread: it now waits for the lock
+        time.sleep(0.2)
+        dev.device._release()  # stop() gives up joining it after a second
+    poller.join(5)
+    assert not poller.is_alive()

@@ -286,15 +286,23 @@ _POLL_LOCK = threading.RLock()
 
 def _lock_polls(raw) -> None:
     """Make wgpu-py's poll thread of device ``raw`` hold _POLL_LOCK around each poll (a no-op
-    where the wgpu-py version keeps its poll thread elsewhere)."""
+    where the wgpu-py version keeps its poll thread elsewhere).
+
+    A poll that has waited for the lock polls only if its device is still live: releasing or
+    destroying a device stops its poll thread (wgpu-py swaps the thread's poll function for a no-op
+    and joins it for at most a second), and a thread still waiting for the lock after that would
+    otherwise poll the released device, which aborted the process in wgpu-native (lavapipe, a
+    cold-cache test run under pytest-xdist: the poll thread of a device released by the garbage
+    collector got the lock from a thread creating the next device)."""
     poller = getattr(raw, "_poller", None)
     poll = getattr(poller, "_poll_func", None)
     if poll is None:
         return
 
-    def locked(block, poll=poll):
+    def locked(block, poll=poll, poller=poller):
         with _POLL_LOCK:
-            poll(block)
+            if poller._poll_func is locked:  # not stopped while this thread waited
+                poll(block)
 
     poller._poll_func = locked
 
