@@ -41,7 +41,14 @@ VARIANTS = {
     ],
     "dw_no_load": [(_DW, "    if (i < 0) { return 0u; }", "    if (i >= 0) { return u32(i) * 0x01030507u; }")],
     "dw_no_sx": [(_DW, "    if (WZP != 0u || (X_SIGNED && !W_SIGNED)) { sx = sum_x(x, kmask); }", "")],
-    "dw_one_row": [(_DW, "for (var kh = 0u; kh < cv.kernel_h; kh++) {", "for (var kh = 0u; kh < 1u; kh++) {")],
+    "dw_one_row": [
+        (_DW, "for (var kh = 0u; kh < DW_KH; kh++) {", "for (var kh = 0u; kh < min(DW_KH, 1u); kh++) {"),
+        (
+            _DW,
+            "for (var kh = 0u; kh < select(cv.kernel_h, 0u, DW_FAST && DW_KH > 0u); kh++) {",
+            "for (var kh = 0u; kh < min(select(cv.kernel_h, 0u, DW_FAST && DW_KH > 0u), 1u); kh++) {",
+        ),
+    ],
 }
 
 
