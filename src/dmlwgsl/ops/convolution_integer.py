@@ -570,6 +570,7 @@ def _plan_depthwise(d, caps, placements, why_choice):
         "one thread eight neighbouring outputs of a row"
         + (
             f", each interior row of taps {'two packed 4x8 dot products' if kw > 4 else 'one packed 4x8 dot product'}"
+            + (f", the {kh} rows a loop of constant count (all rows' loads in flight)" if "DW_KH" in consts else "")
             if fast
             else ", a tap at a time"
         ),
