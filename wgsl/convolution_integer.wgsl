@@ -93,6 +93,9 @@ fn widen(bits: u32, signed: bool) -> i32 {
 fn input_byte(e: u32) -> u32 { let a = cv.input_base + e; return byte_of(input[a >> 2u], a); }
 fn filter_byte(e: u32) -> u32 { let a = cv.filter_base + e; return byte_of(filter_weights[a >> 2u], a); }
 
+// The low n bytes of a word set (n = 1 to 4): the lanes of n taps.
+fn low_lanes(n: u32) -> u32 { return 0xFFFFFFFFu >> (32u - 8u * n); }
+
 // A funnel shift: bytes sh/8 .. of the 64-bit (hi:lo).
 fn funnel(lo: u32, hi: u32, sh: u32) -> u32 {
     return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);

@@ -131,7 +131,7 @@ fn fast_row(x_row: u32, w_row: u32, iw0: i32, W: i32, KW: u32, xz: i32, wz: i32,
     var fix = vec4<i32>(-xz * sw + i32(KW) * xz * wz);
     if (DW_KW8) {
         // taps 4 .. KW - 1: output o's second word starts 4 bytes after its first
-        let kmask2 = 0xFFFFFFFFu >> (32u - 8u * (KW - 4u));
+        let kmask2 = low_lanes(KW - 4u);
         let w2 = filter_word(w_row, 4u, kmask2);
         let v4 = row_word(i + 4, rs, W, zrep, edge);
         let u3 = funnel(v3, v4, sh);
@@ -181,7 +181,7 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
     let nout = min(8u, cv.out_width - ow0);
     // an eight with taps outside its rows (an edge of the input): those taps read the zero point
     let edge = iw0 < 0 || iw0 + i32(7u * DW_SW + KW) > W;
-    let kmask = 0xFFFFFFFFu >> (32u - 8u * min(KW, 4u));   // the tap lanes of a fast row's words
+    let kmask = low_lanes(min(KW, 4u));   // the tap lanes of a fast row's words
     let zrep = (u32(xz) & 0xFFu) * ONES4;
     var lo = vec4<i32>(0);   // outputs ow0 .. ow0 + 3
     var hi = vec4<i32>(0);   // outputs ow0 + 4 .. ow0 + 7

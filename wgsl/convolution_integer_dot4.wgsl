@@ -528,6 +528,8 @@ fn fw4(a: u32, d: u32) -> u32 {
 // word is then 4 neighbouring bytes of one input row: two word loads and a funnel shift, the
 // lanes outside the input replaced by zx' (as in_row does), instead of four byte gathers.
 override IM2COL_ROWS: bool = false;
+// Dense-rows form (IM2COL_DENSE_ROWS, otherwise where the rows are contiguous, W is not dilated and
+// KW >= 3): the dense tap order, each word from at most two 4-byte spans (im2col_dense_word).
 override IM2COL_DENSE_ROWS: bool = false;
 
 // Tap k's byte of output pixel (n, oh, ow), group g, channel-major: (c, kh, kw) advance by carries.
@@ -591,7 +593,7 @@ fn im2col_span(xn: u32, ih0: i32, iw0: i32, c: u32, kh: u32, kw: u32, zrep: u32)
 fn im2col_row_word(xn: u32, ih0: i32, iw0: i32, t: TapPos, zx_byte: u32) -> u32 {
     if (t.c >= cv.group_in_channels) { return 0u; }
     let lanes = min(4u, cv.kernel_w - 4u * t.kw);   // taps in this word
-    return im2col_span(xn, ih0, iw0, t.c, t.kh, 4u * t.kw, zx_byte * ONES) & (0xFFFFFFFFu >> (32u - 8u * lanes));
+    return im2col_span(xn, ih0, iw0, t.c, t.kh, 4u * t.kw, zx_byte * ONES) & low_lanes(lanes);
 }
 
 // Dense-rows form (IM2COL_DENSE_ROWS: the dense tap order, contiguous input rows, no W dilation,
@@ -608,9 +610,9 @@ fn im2col_dense_word(xn: u32, ih0: i32, iw0: i32, t: TapPos, k: u32, zx_byte: u3
         var kh = t.kh + 1u;
         if (kh == cv.kernel_h) { kh = 0u; c += 1u; }
         let b = im2col_span(xn, ih0, iw0, c, kh, 0u, zrep);   // (past the last row: masked below)
-        word = (word & (0xFFFFFFFFu >> (32u - 8u * na))) | (b << (8u * na));
+        word = (word & low_lanes(na)) | (b << (8u * na));
     }
-    return word & (0xFFFFFFFFu >> (32u - 8u * min(4u, cv.taps - k)));
+    return word & low_lanes(min(4u, cv.taps - k));
 }
 
 // Tap position t advanced by 4 taps.

@@ -658,7 +658,7 @@ def _im2col_rows(d: ConvolutionIntegerDesc) -> bool:
     gathered as words from contiguous input rows. It needs W stride 1 in the input, no W dilation,
     KW <= 8, and it must cost the GEMM no k step (its K is Cg*KH*ceil(KW/4)*4 instead of
     Cg*KH*KW: a 7x7 stem on 3 channels keeps 3 steps, a 3x3 on 24 channels would take 5, not 4).
-    H200, the 7x7 stride-2 stem (8,3,224,224): the pack 39.4 -> see bench/EXPERIMENTS.md."""
+    H200, the 7x7 stride-2 stem (8,3,224,224): its pack 39.4 -> 22.9 us (bench/EXPERIMENTS.md)."""
     _m, cg, kh, kw = d.filter.sizes
     if d.input.element_strides[3] != 1 or d.dilations[1] != 1 or kw > 8:
         return False
@@ -675,6 +675,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     # words of a pixel's group row: channel words a tap, or the whole window's (im2col)
     cg4p = _pad4(-(-cg * kh * kw // 4)) if im2col else _pad4(-(-cg // 4))
     rows = im2col and _im2col_rows(d)
+    dense_rows = im2col and not rows and _im2col_dense_rows(d)
     if rows:
         cg4p = _pad4(cg * kh * -(-kw // 4))
     k_words = cg4p if im2col else kh * kw * cg4p
@@ -759,7 +760,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     pack_consts = {**structure, **fast}
     if rows:
         pack_consts["IM2COL_ROWS"] = 1
-    elif im2col and _im2col_dense_rows(d):
+    elif dense_rows:
         pack_consts["IM2COL_DENSE_ROWS"] = 1
     pack_bind = {"input": "input", "filter": "filter_weights", "packed_input": "packed_input"}
     pack_bind["packed_filter"] = "packed_filter"
@@ -783,11 +784,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
             + (
                 f"; each kernel row as {-(-kw // 4)} whole word(s) gathered from the input row's words (no k step more)"
                 if rows
-                else (
-                    "; each word from at most two 4-byte spans of input rows"
-                    if im2col and _im2col_dense_rows(d)
-                    else ""
-                )
+                else ("; each word from at most two 4-byte spans of input rows" if dense_rows else "")
             )
             if im2col
             else "input and filter into signed 4x8 words (UINT8 flipped by 0x80), 16 channels a thread"
