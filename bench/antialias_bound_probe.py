@@ -25,7 +25,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import dmlwgsl  # noqa: E402
-from bench.pass_times_probe import pass_times_us  # noqa: E402
 from dmlwgsl import runtime  # noqa: E402
 from dmlwgsl.benchmark import Bench, hold_clocks  # noqa: E402
 from dmlwgsl.ops import _resample_antialias as aa  # noqa: E402
@@ -124,7 +123,7 @@ def main(argv=None) -> int:
                 if op.plan.steps[0].name != "aa_taps":
                     row[name] = float("nan")
                     continue
-                row[name] = pass_times_us(bench, lambda op=op: op(xt, yt), len(op.plan.steps))[0]
+                row[name] = bench.pass_times_ns(lambda op=op: op(xt, yt), len(op.plan.steps))[0] / 1e3
             copy_us = op.plan.bytes_moved / bench.copy_gbps(op.plan.bytes_moved // 2) / 1e3
             line = f"{dt_name:8s} 1/{f} copy {copy_us:6.1f} " + " ".join(f"{k} {t:6.1f}" for k, t in row.items())
             print(line, flush=True)

@@ -556,11 +556,33 @@ def _torch_resample(torch, x: np.ndarray, c: dict):
     return (lambda: F.interpolate(tx, scale_factor=sf, mode=mode, recompute_scale_factor=False, **kw)), name
 
 
-def _measure_conv(case: Case, ctx: Ctx) -> dict:
-    from dmlwgsl.ops.convolution_integer import ConvolutionIntegerDesc, compile_convolution_integer
-    from dmlwgsl.reference.convolution_integer import convolution_integer as reference
+@dataclass
+class ConvCase:
+    """A ConvolutionInteger row's description and random data (zero points: x's 0-d, w's flat)."""
 
-    c, dev, rng = case.config, ctx.device, ctx.rng
+    desc: object
+    x: np.ndarray
+    w: np.ndarray
+    xz: np.ndarray | None
+    wz: np.ndarray | None
+    kw: dict
+
+    def upload(self, dev) -> list:
+        """(input, filter, output, input zero point, filter zero point) as GPU tensors."""
+        d = self.desc
+        return [
+            dev.upload(self.x),
+            dev.upload(self.w),
+            dev.tensor(d.output),
+            dev.upload(self.xz.reshape(d.input_zero_point.sizes)) if self.xz is not None else None,
+            dev.upload(self.wz.reshape(d.filter_zero_point.sizes)) if self.wz is not None else None,
+        ]
+
+
+def conv_case(c: dict, rng) -> ConvCase:
+    """The description and seeded data of a ConvolutionInteger grid row ``c`` (its config)."""
+    from dmlwgsl.ops.convolution_integer import ConvolutionIntegerDesc
+
     xt_, wt_ = DataType.parse(c["dtype"]), DataType.parse(c["filter_dtype"])
     xs, ws, m, g = tuple(c["input_shape"]), tuple(c["filter_shape"]), c["filter_shape"][0], c["group_count"]
     nd = len(xs) - 2
@@ -572,24 +594,31 @@ def _measure_conv(case: Case, ctx: Ctx) -> dict:
         xz = np.array(7 if xt_ == DataType.UINT8 else -3, dtype=xt_.numpy_dtype)
         wz = _values(wt_, (m,) if c["zero_points"] == "per-channel" else (1,), rng)
     kw = dict(strides=tuple(c["strides"]), dilations=tuple(c["dilations"]), start_padding=pads, end_padding=pads)
-    want = _exact_conv(ctx.torch, x, w, xz, wz, g, kw) if ctx.torch is not None else None
-    if want is None:
-        want = reference(x, w, xz, wz, group_count=g, **kw)
     one = (1,) * len(xs)
     zshape = list(one)
     zshape[1] = m
     xzd = TensorDesc(xt_, one) if xz is not None else None
     wzd = TensorDesc(wt_, tuple(zshape) if c["zero_points"] == "per-channel" else one) if wz is not None else None
-    desc = ConvolutionIntegerDesc(
-        TensorDesc(xt_, xs), TensorDesc(wt_, ws), TensorDesc(DataType.INT32, want.shape), xzd, wzd, group_count=g, **kw
-    )
+    out = TensorDesc(DataType.INT32, tuple(c["output_shape"]))
+    desc = ConvolutionIntegerDesc(TensorDesc(xt_, xs), TensorDesc(wt_, ws), out, xzd, wzd, group_count=g, **kw)
+    return ConvCase(desc, x, w, xz, wz, kw)
+
+
+def _measure_conv(case: Case, ctx: Ctx) -> dict:
+    from dmlwgsl.ops.convolution_integer import compile_convolution_integer
+    from dmlwgsl.reference.convolution_integer import convolution_integer as reference
+
+    c, dev = case.config, ctx.device
+    cc = conv_case(c, ctx.rng)
+    desc, x, w, xz, wz, kw = cc.desc, cc.x, cc.w, cc.xz, cc.wz, cc.kw
+    g, xs, ws = c["group_count"], tuple(c["input_shape"]), tuple(c["filter_shape"])
+    want = _exact_conv(ctx.torch, x, w, xz, wz, g, kw) if ctx.torch is not None else None
+    if want is None:
+        want = reference(x, w, xz, wz, group_count=g, **kw)
     fallback_ops = 2 * int(np.prod(want.shape)) * int(np.prod(ws[1:]))
     fallback_bytes = x.nbytes + w.nbytes + 4 * want.size + (wz.nbytes if wz is not None else 0)
     ctx.bench.copy_gbps(fallback_bytes // 2)
-    xg, wg = dev.upload(x), dev.upload(w)
-    xzg = dev.upload(xz.reshape(one)) if xz is not None else None
-    wzg = dev.upload(wz.reshape(wzd.sizes)) if wz is not None else None
-    out = dev.tensor(desc.output)
+    xg, wg, out, xzg, wzg = cc.upload(dev)
     op = compile_convolution_integer(desc, device=dev, **ctx.compile_kwargs())
     row = _finish_row(
         case,
@@ -621,7 +650,8 @@ def _measure_conv(case: Case, ctx: Ctx) -> dict:
         if xz is not None:
             names += [("xz", x.dtype, ()), ("wz", w.dtype, ())]
             inits += [("xz", xz), ("wz", wz.reshape(()))]
-        attrs = dict(group=g, strides=list(c["strides"]), dilations=list(c["dilations"]), pads=list(pads) * 2)
+        pads = list(kw["start_padding"]) * 2
+        attrs = dict(group=g, strides=list(c["strides"]), dilations=list(c["dilations"]), pads=pads)
         model_fn = lambda: onnx_model(  # noqa: E731
             "ConvInteger", names, ("y", np.int32, want.shape), attrs, opset=10, initializers=inits
         )

@@ -23,9 +23,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import dmlwgsl  # noqa: E402
-from bench.bench_sweep import _conv_cases, _values  # noqa: E402
+from bench.bench_sweep import _conv_cases, conv_case  # noqa: E402
 from dmlwgsl.benchmark import Bench, hold_clocks, roofline_ns  # noqa: E402
-from dmlwgsl.ops.convolution_integer import KERNELS, ConvolutionIntegerDesc, ConvolutionIntegerOperator  # noqa: E402
+from dmlwgsl.ops.convolution_integer import KERNELS, ConvolutionIntegerOperator  # noqa: E402
 from dmlwgsl.plan import PlanError  # noqa: E402
 from dmlwgsl.tensor import DataType, TensorDesc  # noqa: E402
 
@@ -91,46 +91,6 @@ def set_constants(pairs: list[str]) -> None:
     ci.step = step
 
 
-def pass_times_us(bench: Bench, record, n_disp: int) -> list[float]:
-    """Median GPU microseconds of each of a run's ``n_disp`` dispatches."""
-    n = bench.warmup + bench.reps
-    bench.settle()
-    with bench.device.batch(timestamps=True) as b:
-        for _ in range(n):
-            record()
-    t = np.asarray(b.gpu_times_ns, dtype=np.float64).reshape(n, -1)[bench.warmup :]
-    assert t.shape[1] == n_disp, (t.shape, n_disp)
-    return [float(np.median(t[:, i])) / 1e3 for i in range(n_disp)]
-
-
-def layer(c: dict, dev, rng):
-    xt, wt = DataType.parse(c["dtype"]), DataType.parse(c["filter_dtype"])
-    xs, ws, m, g = tuple(c["input_shape"]), tuple(c["filter_shape"]), c["filter_shape"][0], c["group_count"]
-    nd = len(xs) - 2
-    pads = tuple(c["pads"][:nd])
-    kw = dict(strides=tuple(c["strides"]), dilations=tuple(c["dilations"]), start_padding=pads, end_padding=pads)
-    one = (1,) * len(xs)
-    zs = list(one)
-    zs[1] = m
-    xz = wz = None
-    if c["zero_points"] != "none":
-        xz = np.array(7 if xt == DataType.UINT8 else -3, dtype=xt.numpy_dtype).reshape(one)
-        wz = _values(wt, tuple(zs) if c["zero_points"] == "per-channel" else one, rng)
-    desc = ConvolutionIntegerDesc(
-        TensorDesc(xt, xs),
-        TensorDesc(wt, ws),
-        TensorDesc(DataType.INT32, tuple(c["output_shape"])),
-        TensorDesc(xt, one) if xz is not None else None,
-        TensorDesc(wt, wz.shape) if wz is not None else None,
-        group_count=g,
-        **kw,
-    )
-    x, w = _values(xt, xs, rng), _values(wt, ws, rng)
-    args = [dev.upload(x), dev.upload(w), dev.tensor(desc.output)]
-    args += [dev.upload(xz) if xz is not None else None, dev.upload(wz) if wz is not None else None]
-    return desc, args
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -158,7 +118,7 @@ def main(argv=None) -> int:
     i16, o16 = (GpuTensor(dev, d16, dev.create_buffer(16, s)) for s in ("i", "o"))
     k = copy_kernel(dev)
     info = copy_uniforms(1, 1)
-    empty = pass_times_us(bench, lambda: k.dispatch({"input": i16, "output": o16}, lambda _r: info, 1), 1)[0]
+    empty = bench.pass_times_ns(lambda: k.dispatch({"input": i16, "output": o16}, lambda _r: info, 1), 1)[0] / 1e3
     print(f"# empty pass: {empty:.2f} us; dp4a ceiling {bench.dp4a_tops():.1f} TOPS")
     rng = np.random.default_rng(2026)
     kernels = a.kernel or ["auto", *KERNELS]
@@ -169,7 +129,8 @@ def main(argv=None) -> int:
             c["zero_points"] = a.zp
         if a.filter and not any(f in c["name"] for f in a.filter):
             continue
-        desc, args = layer(c, dev, rng)
+        cc = conv_case(c, rng)
+        desc, args = cc.desc, cc.upload(dev)
         seen = set()
         tries = [(kn, {}) for kn in kernels]
         if a.gemm_shapes:
@@ -191,7 +152,7 @@ def main(argv=None) -> int:
                 continue
             seen.add(key)
             try:
-                ts = pass_times_us(bench, lambda op=op: op(*args), len(names))
+                ts = [t / 1e3 for t in bench.pass_times_ns(lambda op=op: op(*args), len(names))]
             except Exception as e:  # noqa: BLE001 - a probe: report and go on
                 print(f"{c['name']:16s} {kn:12s} failed: {str(e)[:100]}")
                 continue

@@ -392,18 +392,11 @@ class Bench:
         """Median GPU nanoseconds of one run; ``record()`` issues one run (an op call, whatever its
         number of dispatches). All runs go into one submission, one timed pass per dispatch; the
         dispatches per run are counted from the timestamps (``dispatches`` checks the count)."""
+        if self.device.has_timestamps:
+            return float(np.median(self._timed_runs(record, dispatches).sum(axis=1)))
         n = self.warmup + self.reps
         self.warm_up()
         self.settle()
-        if self.device.has_timestamps:
-            with self.device.batch(timestamps=True) as b:
-                for _ in range(n):
-                    record()
-            t = np.asarray(b.gpu_times_ns, dtype=np.float64)
-            if t.size % n or (dispatches is not None and t.size != n * dispatches):
-                raise RuntimeError(f"expected {n} runs of {dispatches or '?'} timed dispatches, got {t.size}")
-            per_run = t.reshape(n, t.size // n).sum(axis=1)[self.warmup :]
-            return float(np.median(per_run))
         times = []
         for i in range(n):
             self.device.wait()
@@ -413,6 +406,27 @@ class Bench:
             if i >= self.warmup:
                 times.append((time.perf_counter() - t0) * 1e9)
         return float(statistics.median(times))
+
+    def pass_times_ns(self, record: Callable[[], object], dispatches: int | None = None) -> list[float]:
+        """Median GPU nanoseconds of each dispatch of a run (one entry per timed pass), measured as
+        :meth:`time_ns` measures their sum; needs timestamps."""
+        if not self.device.has_timestamps:
+            raise RuntimeError(f"{self.device.name} has no timestamp queries: dispatches cannot be timed apart")
+        return [float(v) for v in np.median(self._timed_runs(record, dispatches), axis=0)]
+
+    def _timed_runs(self, record: Callable[[], object], dispatches: int | None) -> np.ndarray:
+        """GPU nanoseconds of every dispatch of the timed runs, (reps, dispatches a run): warm-up
+        and settle, then warmup + reps runs in one submission, the warm-up runs dropped."""
+        n = self.warmup + self.reps
+        self.warm_up()
+        self.settle()
+        with self.device.batch(timestamps=True) as b:
+            for _ in range(n):
+                record()
+        t = np.asarray(b.gpu_times_ns, dtype=np.float64)
+        if t.size % n or (dispatches is not None and t.size != n * dispatches):
+            raise RuntimeError(f"expected {n} runs of {dispatches or '?'} timed dispatches, got {t.size}")
+        return t.reshape(n, t.size // n)[self.warmup :]
 
     def copy_gbps(self, nbytes: int) -> float:
         """Bandwidth (GB/s, read + write counted) of the vec4 copy kernel copying ``nbytes``: the
