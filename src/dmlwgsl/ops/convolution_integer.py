@@ -950,7 +950,7 @@ def plan_convolution_integer(
             kernel = "depthwise"
             why = gemm_off + (
                 f"C/G = 1 (depthwise), M/G = {mg}: the depthwise kernel, eight outputs of a row a thread, a row of "
-                f"taps one packed 4x8 dot product ({caps.name} has {DOT4_FEATURE})"
+                f"taps one or two packed 4x8 dot products ({caps.name} has {DOT4_FEATURE})"
             )
         elif has_dot4 and cg >= 4 and direct4[0] is not None:
             kernel = "direct_dot4"
