@@ -1,8 +1,10 @@
 """Probe: every dispatch of a ConvolutionInteger plan timed on its own, for each kernel path that can
 run the sweep's convolution layers, beside the fixed cost of a timed pass that does no work.
 
-A plan of two dispatches pays two passes' fixed cost, and the sweep's roofline (the larger of the
-in-run copy and the dp4a ceiling) counts neither: this says where each row's time goes.
+Each dispatch is timed in a compute pass of its own here (their sum, "passes"), and the whole plan
+as the sweep times it, its dispatches in one pass ("run"): a second dispatch costs about 2.3 us
+more even empty (H200), which the sweep's roofline (the larger of the in-run copy and the dp4a
+ceiling) does not count. This says where each row's time goes.
 
     python bench/pass_times_probe.py [--quick] [--filter NAME] [--kernel K ...] [--reps N]
         [--const STEP:NAME=VALUE ...] [--zp none|per-tensor|per-channel] [--variant NAME]
@@ -86,6 +88,8 @@ def set_constants(pairs: list[str]) -> None:
     def step(name, *a, constants=None, **kw):
         c = dict(constants or {})
         c.update(extra.get(name, {}))
+        if "WG" in extra.get(name, {}):  # the dispatch follows the workgroup size
+            kw["workgroup_size"] = c["WG"]
         return orig(name, *a, constants=c, **kw)
 
     ci.step = step
@@ -119,7 +123,14 @@ def main(argv=None) -> int:
     k = copy_kernel(dev)
     info = copy_uniforms(1, 1)
     empty = bench.pass_times_ns(lambda: k.dispatch({"input": i16, "output": o16}, lambda _r: info, 1), 1)[0] / 1e3
-    print(f"# empty pass: {empty:.2f} us; dp4a ceiling {bench.dp4a_tops():.1f} TOPS")
+
+    def empties(count: int):
+        for _ in range(count):
+            k.dispatch({"input": i16, "output": o16}, lambda _r: info, 1)
+
+    in_one = " / ".join(f"{bench.time_ns(lambda c=c: empties(c), c) / 1e3:.2f}" for c in (1, 2, 4))
+    print(f"# empty pass: {empty:.2f} us; 1 / 2 / 4 empty dispatches in one pass: {in_one} us")
+    print(f"# dp4a ceiling {bench.dp4a_tops():.1f} TOPS; 'run' is the plan timed as one pass (time_ns)")
     rng = np.random.default_rng(2026)
     kernels = a.kernel or ["auto", *KERNELS]
     lines = []
@@ -156,10 +167,14 @@ def main(argv=None) -> int:
             except Exception as e:  # noqa: BLE001 - a probe: report and go on
                 print(f"{c['name']:16s} {kn:12s} failed: {str(e)[:100]}")
                 continue
+            run = bench.time_ns(lambda op=op: op(*args), len(names)) / 1e3
             roof = roofline_ns(bench, op.plan.bytes_moved, op.plan.ops) / 1e3
             tot = sum(ts)
             parts = " + ".join(f"{n}={t:.1f}" for n, t in zip(names, ts))
-            line = f"{c['name']:16s} {kn:12s} {tot:8.1f} us  roof {roof:6.1f} ({100 * roof / tot:5.1f}%)  {parts}"
+            line = (
+                f"{c['name']:16s} {kn:12s} run {run:8.1f} us ({100 * roof / run:5.1f}%)  passes {tot:8.1f} us"
+                f"  roof {roof:6.1f}  {parts}"
+            )
             print(line, flush=True)
             lines.append(line)
         for t in args:

@@ -67,8 +67,44 @@ def test_time_ns_counts_dispatches_from_timestamps(device):
 
     assert bench.time_ns(two) > 0
     assert bench.time_ns(two, dispatches=2) > 0
-    with pytest.raises(RuntimeError, match="timed dispatches"):
+    with pytest.raises(RuntimeError, match="expected 4 runs of 1 dispatches, got 8"):
         bench.time_ns(two, dispatches=1)
+    # each dispatch timed apart: two figures a run
+    assert len(bench.pass_times_ns(two, dispatches=2)) == 2
+
+
+def test_run_timestamps_time_each_run_in_one_span(device):
+    """A timestamps="run" batch gives one GPU time per run (end_run), its dispatches in one compute
+    pass; copies inside a run, first or last, stay inside its span; the results are those of the
+    same work untimed."""
+    from dmlwgsl.runtime import GpuTensor
+    from dmlwgsl.tensor import TensorDesc
+
+    if not device.has_timestamps:
+        pytest.skip(f"{device.name} has no GPU timestamps")
+    d = TensorDesc(DataType.UINT32, (1024,))
+    bufs = [GpuTensor(device, d, device.create_buffer(4096)) for _ in range(3)]
+    a, b, c = bufs
+    data = np.arange(1024, dtype=np.uint32)
+    device.queue.write_buffer(a.buffer, 0, data.tobytes())
+    device.fill(b.buffer, b"\xa5")
+    device.fill(c.buffer, b"\xa5")
+    k = bm.copy_kernel(device)
+    info = np.array([256, 256, 0, 0], np.uint32).tobytes()
+    with device.batch(timestamps="run") as batch:
+        device.copy(a.buffer, 0, c.buffer, 0, 4096)  # a copy first in its run
+        k.dispatch({"input": c, "output": b}, lambda _r: info, 256)
+        batch.end_run()
+        k.dispatch({"input": a, "output": b}, lambda _r: info, 256)
+        device.copy(b.buffer, 0, c.buffer, 0, 2048)  # a copy between dispatches
+        k.dispatch({"input": c, "output": b}, lambda _r: info, 256)
+        device.copy(b.buffer, 0, c.buffer, 2048, 2048)  # and one last
+        batch.end_run()
+        batch.end_run()  # an empty run adds nothing
+    assert len(batch.gpu_times_ns) == 2 and all(t >= 0 for t in batch.gpu_times_ns)
+    assert batch.timed_dispatches == 3
+    np.testing.assert_array_equal(np.frombuffer(device.read(b.buffer), np.uint32), data)
+    np.testing.assert_array_equal(np.frombuffer(device.read(c.buffer), np.uint32), np.concatenate([data[:512]] * 2))
 
 
 def test_benchmarks_size_themselves_to_the_adapter(device):

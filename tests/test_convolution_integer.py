@@ -1067,6 +1067,13 @@ def test_depthwise_kernel(device, mix, rng):
         dict(c=2, m=2, hw=(5, 30), k=(2, 6), strides=(2, 2)),  # no padding: interior eights, stride 2
         dict(c=2, m=2, hw=(7, 20), k=(3, 3), dilations=(1, 2), start_padding=(1, 2), end_padding=(1, 2)),
         dict(c=2, m=2, hw=(4, 24), k=(1, 9), start_padding=(0, 4), end_padding=(0, 4)),  # 9 wide: a tap at a time
+        # rows of whole words (DW_ROWS4 from 5 rows: edge masks once a thread): 7x7, stride-2
+        # two-word rows (3 rows: per row), an eight with both edges, rows partly above and below
+        dict(c=3, m=3, hw=(9, 20), k=(7, 7), start_padding=(3, 3), end_padding=(3, 3)),
+        dict(c=2, m=4, hw=(8, 28), k=(3, 8), strides=(1, 2), start_padding=(1, 3), end_padding=(0, 4)),
+        dict(c=2, m=2, hw=(3, 4), k=(5, 5), start_padding=(2, 2), end_padding=(2, 2)),
+        dict(c=3, m=3, hw=(6, 12), k=(4, 3), strides=(2, 2), start_padding=(2, 1), end_padding=(1, 0)),
+        dict(c=2, m=2, hw=(11, 24), k=(6, 7), strides=(2, 2), start_padding=(3, 3), end_padding=(2, 3)),
     ]
     for i, case in enumerate(cases):
         p = dict(case)
@@ -1074,7 +1081,11 @@ def test_depthwise_kernel(device, mix, rng):
         params["group_count"] = p["c"]
         zp, wzp = zps[i % len(zps)]
         x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
-        check(device, "depthwise", x, w, xz, wz, **params)
+        ops = []
+        check(device, "depthwise", x, w, xz, wz, ops=ops, **params)
+        consts = dict(ops[0].plan.steps[0].constants)
+        if i in (0, 1, 11, 12, 13, 15):  # 3x3 rows of whole words stay per row; 5-8 rows take DW_ROWS4
+            assert consts.get("DW_ROWS4", 0) == int(i in (11, 13, 15)), case
     # 1-D, stride 3 (the tap-at-a-time path for every row)
     p1 = dict(strides=(3,), dilations=(1,), start_padding=(1,), end_padding=(0,), group_count=4)
     x, w, xz, wz = random_case(rng, *mix, c=4, m=4, hw=(40,), k=(3,), **p1)

@@ -22,6 +22,11 @@ override DW_SW: u32 = 1u;        // the stride along W (1 or 2) where DW_FAST
 override DW_VEC: bool = false;
 // Fast rows of 5 to 8 taps: a second word of taps (4 .. KW - 1) a row.
 override DW_KW8: bool = false;
+// Fast rows whose starts are congruent mod 4 bytes (the input's H stride a multiple of 4): a thread's
+// rows share one alignment, so the lanes of each row word outside the row are masked by the same
+// masks, computed once a thread (row_mask / row_fill) and applied without a branch. (Per-row
+// masking under an `edge` branch diverges in every warp that holds a row's first or last eight.)
+override DW_ROWS4: bool = false;
 // Fast rows: the kernel height where the rows are written out as a loop of constant count (1 to
 // _DW_KH_CAP of the plan), 0 for a loop over cv.kernel_h.
 override DW_KH: u32 = 0u;
@@ -38,6 +43,23 @@ fn row_word(i: i32, rs: i32, W: i32, zrep: u32, edge: bool) -> u32 {
     let v = word_at(i);
     if (edge) { return in_row(v, 4 * i - rs, W, zrep); }
     return v;
+}
+
+// DW_ROWS4: the lanes of row word j (from the row's first aligned word of the thread's taps on)
+// inside the row, and the zero point in the others.
+var<private> row_mask: array<u32, 7>;
+var<private> row_fill: array<u32, 7>;
+
+// Row word i + j in the raw domain (x_flip): masked as row_word masks it, the zero point everywhere
+// where the row is outside the input.
+fn raw_word(i: i32, j: i32, rs: i32, W: i32, zrep: u32, edge: bool, inside: bool, xf: u32) -> u32 {
+    var v: u32;
+    if (DW_ROWS4) {
+        v = (word_at(i + j) & row_mask[j]) | row_fill[j];
+    } else {
+        v = row_word(i + j, rs, W, zrep, edge);
+    }
+    return select(zrep, v, inside) ^ xf;
 }
 
 // Taps k0 .. k0 + 3 of the filter row starting at filter element w_row, as one word (lanes outside
@@ -57,102 +79,104 @@ fn filter_word(w_row: u32, k0: u32, mask: u32) -> u32 {
     return w;
 }
 
-// sum of the tap lanes of x (signed or not as the input's type says).
-fn sum_x(x: u32, kmask: u32) -> i32 {
-    if (X_SIGNED) { return dot4I8Packed(x, ONES4 & kmask); }
-    return i32(dot4U8Packed(x, ONES4 & kmask));
-}
-
 fn sum_w(w: u32) -> i32 {
     if (W_SIGNED) { return dot4I8Packed(w, ONES4); }
     return i32(dot4U8Packed(w, ONES4));
 }
 
-// The taps of a fast row for one output, x the input bytes from its first tap column on:
-// sum_k x_k * (w_k - zw) over the tap lanes (`kmask`; w is 0 beyond them, x need not be), each
-// byte signed or not as its tensor's type says; sw = sum_w(w).
-fn row_sum(x: u32, w: u32, kmask: u32, wz: i32, sw: i32) -> i32 {
-    var sx = 0;   // the input sum: for the filter's zero point, and for a signed x with an unsigned w
-    if (WZP != 0u || (X_SIGNED && !W_SIGNED)) { sx = sum_x(x, kmask); }
-    var a: i32;
-    if (X_SIGNED && W_SIGNED) {
-        a = dot4I8Packed(x, w);
-    } else if (!X_SIGNED && !W_SIGNED) {
-        a = i32(dot4U8Packed(x, w));
-    } else if (!X_SIGNED) {   // (x - 128) * w + 128 * w, with w signed
-        a = dot4I8Packed(x ^ 0x80808080u, w) + 128 * sw;
-    } else {                  // x * (w - 128) + 128 * x, with x signed
-        a = dot4I8Packed(x, w ^ (0x80808080u & kmask)) + 128 * sx;
+// The fast rows work in a "raw" domain where one packed dot product serves every sign mix: a UINT8
+// input with an INT8 filter has its input bytes flipped (x ^ 0x80 = x - 128 as INT8: RAW_X_FLIP),
+// an INT8 input with a UINT8 filter its filter bytes (w - 128). Each output accumulates
+// dot(x, w) and (where the filter zero point or the mix needs it, NEED_SX) sum(x) in that domain;
+// every other term is the same for all outputs of a thread and goes into one constant:
+//   sum_k (x_k - zx)(w_k - zw) = raw dot + SX_COEF * raw sum + (the rows' constants)
+// (all wrapping i32, as the reference: the identity holds modulo 2^32). A row's input words flip
+// before their bytes are shifted into place (a flip commutes with byte moves), so a row pays it
+// once a word, not once an output.
+const RAW_X_FLIP: u32 = 0x80808080u;
+fn x_flip() -> u32 { return select(0u, RAW_X_FLIP, !X_SIGNED && W_SIGNED); }
+fn need_sx() -> bool { return WZP != 0u || (X_SIGNED && !W_SIGNED); }
+fn raw_dot(x: u32, w: u32) -> i32 {
+    if (X_SIGNED || W_SIGNED) { return dot4I8Packed(x, w); }
+    return i32(dot4U8Packed(x, w));
+}
+
+var<private> dot_lo: vec4<i32>;   // raw dot products, outputs ow0 .. ow0 + 3
+var<private> dot_hi: vec4<i32>;   // outputs ow0 + 4 .. ow0 + 7
+var<private> sx_lo: vec4<i32>;    // raw input sums (NEED_SX)
+var<private> sx_hi: vec4<i32>;
+var<private> row_consts: i32;     // the constant terms of the rows taken
+
+// One word of filter taps (true bytes w, its `kmask` lanes; ones = ONES4 & kmask) against the
+// eight outputs' input words xl, xh (raw domain): their raw sums, and the word's constant:
+// -zx * sum(w) + n * zx * zw, with the flips' corrections (128 * sum(w) - 128 * n * zw for a
+// flipped input, whose raw sum is sum(x) - 128 * n).
+fn add_word(xl: vec4<u32>, xh: vec4<u32>, w: u32, kmask: u32, xz: i32, wz: i32) {
+    let ones = ONES4 & kmask;
+    let n = i32(dot4U8Packed(ones, ONES4));
+    var wr = w;
+    if (X_SIGNED && !W_SIGNED) { wr = w ^ (RAW_X_FLIP & kmask); }
+    dot_lo += vec4<i32>(raw_dot(xl.x, wr), raw_dot(xl.y, wr), raw_dot(xl.z, wr), raw_dot(xl.w, wr));
+    dot_hi += vec4<i32>(raw_dot(xh.x, wr), raw_dot(xh.y, wr), raw_dot(xh.z, wr), raw_dot(xh.w, wr));
+    if (need_sx()) {
+        sx_lo += vec4<i32>(raw_dot(xl.x, ones), raw_dot(xl.y, ones), raw_dot(xl.z, ones), raw_dot(xl.w, ones));
+        sx_hi += vec4<i32>(raw_dot(xh.x, ones), raw_dot(xh.y, ones), raw_dot(xh.z, ones), raw_dot(xh.w, ones));
     }
-    return a - wz * sx;       // (wz is 0 without a filter zero point)
+    let sw = sum_w(w);
+    var c = n * xz * wz - xz * sw;
+    if (!X_SIGNED && W_SIGNED) { c += 128 * sw - 128 * n * wz; }
+    row_consts += c;
 }
 
-fn row_sums(x: vec4<u32>, w: u32, kmask: u32, wz: i32, sw: i32) -> vec4<i32> {
-    return vec4<i32>(row_sum(x.x, w, kmask, wz, sw), row_sum(x.y, w, kmask, wz, sw),
-                     row_sum(x.z, w, kmask, wz, sw), row_sum(x.w, w, kmask, wz, sw));
-}
-
-// The eight outputs' sums over one fast row of taps: input row x_row (element offset), filter row
-// w_row, iw0 the first tap column of output ow0 (see the entry point for the rest).
-struct Eight {
-    lo: vec4<i32>,   // outputs ow0 .. ow0 + 3
-    hi: vec4<i32>,   // outputs ow0 + 4 .. ow0 + 7
-}
-
+// The eight outputs' sums over one fast row of taps (accumulated in the private sums above):
+// input row x_row (element offset), filter row w_row, iw0 the first tap column of output ow0;
+// a row outside the input (`inside` false) reads as the zero point everywhere, adding exactly 0.
 fn fast_row(x_row: u32, w_row: u32, iw0: i32, W: i32, KW: u32, xz: i32, wz: i32, zrep: u32, kmask: u32,
-            edge: bool) -> Eight {
-    var r = Eight(vec4<i32>(0), vec4<i32>(0));
-    // the filter row's taps 0-3 as one word (lanes past KW zero)
-    let w = filter_word(w_row, 0u, kmask);
+            edge: bool, inside: bool) {
+    let xf = x_flip();
     // the row's bytes from column iw0 on as words (words before the buffer read as 0:
-    // their lanes are outside the row), aligned to that column
+    // their lanes are outside the row), aligned to that column, in the raw domain
     let rs = i32(cv.input_base + x_row);
     let a = rs + iw0;
     let sh = u32(a & 3) * 8u;
     let i = a >> 2u;
-    let v0 = row_word(i, rs, W, zrep, edge);
-    let v1 = row_word(i + 1, rs, W, zrep, edge);
-    let v2 = row_word(i + 2, rs, W, zrep, edge);
-    let v3 = row_word(i + 3, rs, W, zrep, edge);
+    let v0 = raw_word(i, 0, rs, W, zrep, edge, inside, xf);
+    let v1 = raw_word(i, 1, rs, W, zrep, edge, inside, xf);
+    let v2 = raw_word(i, 2, rs, W, zrep, edge, inside, xf);
+    let v3 = raw_word(i, 3, rs, W, zrep, edge, inside, xf);
     let u0 = funnel(v0, v1, sh);
     let u1 = funnel(v1, v2, sh);
     let u2 = funnel(v2, v3, sh);
     // output o's taps start at byte o * DW_SW
     var xl = vec4<u32>(u0, funnel(u0, u1, 8u), funnel(u0, u1, 16u), funnel(u0, u1, 24u));
     var xh = vec4<u32>(u1, funnel(u1, u2, 8u), funnel(u1, u2, 16u), funnel(u1, u2, 24u));
+    var v4 = 0u;
+    var u3 = 0u;
+    if (DW_SW == 2u || DW_KW8) {
+        v4 = raw_word(i, 4, rs, W, zrep, edge, inside, xf);
+        u3 = funnel(v3, v4, sh);
+    }
     if (DW_SW == 2u) {
-        let v4 = row_word(i + 4, rs, W, zrep, edge);
-        let u3 = funnel(v3, v4, sh);
-        let u4 = funnel(v4, row_word(i + 5, rs, W, zrep, edge), sh);
+        let u4 = funnel(v4, raw_word(i, 5, rs, W, zrep, edge, inside, xf), sh);
         xl = vec4<u32>(u0, funnel(u0, u1, 16u), u1, funnel(u1, u2, 16u));
         xh = vec4<u32>(u2, funnel(u2, u3, 16u), u3, funnel(u3, u4, 16u));
     }
-    let sw = sum_w(w);
-    var fix = vec4<i32>(-xz * sw + i32(KW) * xz * wz);
+    add_word(xl, xh, filter_word(w_row, 0u, kmask), kmask, xz, wz);
     if (DW_KW8) {
         // taps 4 .. KW - 1: output o's second word starts 4 bytes after its first
         let kmask2 = low_lanes(KW - 4u);
-        let w2 = filter_word(w_row, 4u, kmask2);
-        let v4 = row_word(i + 4, rs, W, zrep, edge);
-        let u3 = funnel(v3, v4, sh);
         var yl = xh;   // stride 1: outputs 0-3's second words are outputs 4-7's first
         var yh = vec4<u32>(u2, funnel(u2, u3, 8u), funnel(u2, u3, 16u), funnel(u2, u3, 24u));
         if (DW_SW == 2u) {
-            let v5 = row_word(i + 5, rs, W, zrep, edge);
-            let v6 = row_word(i + 6, rs, W, zrep, edge);
+            let v5 = raw_word(i, 5, rs, W, zrep, edge, inside, xf);
+            let v6 = raw_word(i, 6, rs, W, zrep, edge, inside, xf);
             let u4 = funnel(v4, v5, sh);
             let u5 = funnel(v5, v6, sh);
             yl = vec4<u32>(u1, funnel(u1, u2, 16u), u2, funnel(u2, u3, 16u));
             yh = vec4<u32>(u3, funnel(u3, u4, 16u), u4, funnel(u4, u5, 16u));
         }
-        let sw2 = sum_w(w2);
-        fix -= vec4<i32>(xz * sw2);
-        r.lo += row_sums(yl, w2, kmask2, wz, sw2);
-        r.hi += row_sums(yh, w2, kmask2, wz, sw2);
+        add_word(yl, yh, filter_word(w_row, 4u, kmask2), kmask2, xz, wz);
     }
-    r.lo += row_sums(xl, w, kmask, wz, sw) + fix;
-    r.hi += row_sums(xh, w, kmask, wz, sw) + fix;
-    return r;
 }
 
 @compute @workgroup_size(WG)
@@ -183,6 +207,17 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
     let edge = iw0 < 0 || iw0 + i32(7u * DW_SW + KW) > W;
     let kmask = low_lanes(min(KW, 4u));   // the tap lanes of a fast row's words
     let zrep = (u32(xz) & 0xFFu) * ONES4;
+    if (DW_FAST && DW_ROWS4) {
+        // row word j's first column: the same for every row of the thread
+        let c0 = iw0 - ((i32(cv.input_base + x_n) + iw0) & 3);
+        // the words a row takes: 4 (taps 0-3 of eight outputs at stride 1), one more for taps 4-7,
+        // two more at stride 2
+        let words = 4 + select(0, 1, DW_KW8) + select(0, 2, DW_SW == 2u);
+        for (var j = 0; j < words; j++) {
+            row_mask[j] = in_row(0xFFFFFFFFu, c0 + 4 * j, W, 0u);
+            row_fill[j] = in_row(0u, c0 + 4 * j, W, zrep);
+        }
+    }
     var lo = vec4<i32>(0);   // outputs ow0 .. ow0 + 3
     var hi = vec4<i32>(0);   // outputs ow0 + 4 .. ow0 + 7
     if (DW_FAST && DW_KH > 0u) {
@@ -191,10 +226,7 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
         for (var kh = 0u; kh < DW_KH; kh++) {
             let ih = ih0 + i32(kh * cv.dilation_h);
             let x_row = x_n + u32(clamp(ih, 0, H - 1)) * cv.in_stride_h;
-            let r = fast_row(x_row, w_m + kh * cv.filter_stride_h, iw0, W, KW, xz, wz, zrep, kmask, edge);
-            let inside = ih >= 0 && ih < H;
-            lo += select(vec4<i32>(0), r.lo, inside);
-            hi += select(vec4<i32>(0), r.hi, inside);
+            fast_row(x_row, w_m + kh * cv.filter_stride_h, iw0, W, KW, xz, wz, zrep, kmask, edge, ih >= 0 && ih < H);
         }
     }
     for (var kh = 0u; kh < select(cv.kernel_h, 0u, DW_FAST && DW_KH > 0u); kh++) {
@@ -203,9 +235,7 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
         let x_row = x_n + u32(ih) * cv.in_stride_h;
         let w_row = w_m + kh * cv.filter_stride_h;
         if (DW_FAST) {
-            let r = fast_row(x_row, w_row, iw0, W, KW, xz, wz, zrep, kmask, edge);
-            lo += r.lo;
-            hi += r.hi;
+            fast_row(x_row, w_row, iw0, W, KW, xz, wz, zrep, kmask, edge, true);
             continue;
         }
         // a tap at a time (the layers the fast rows do not take)
@@ -228,6 +258,12 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
             lo += t;
             hi += u;
         }
+    }
+    if (DW_FAST) {
+        // the raw sums back to the true ones (see x_flip)
+        let coef = select(0, 128, X_SIGNED && !W_SIGNED) - wz;
+        lo = dot_lo + coef * sx_lo + vec4<i32>(row_consts);
+        hi = dot_hi + coef * sx_hi + vec4<i32>(row_consts);
     }
     let o = output_index(n, m, oh, ow0);
     if (DW_VEC && !ACCUMULATE) {

@@ -390,10 +390,11 @@ class Bench:
 
     def time_ns(self, record: Callable[[], object], dispatches: int | None = None) -> float:
         """Median GPU nanoseconds of one run; ``record()`` issues one run (an op call, whatever its
-        number of dispatches). All runs go into one submission, one timed pass per dispatch; the
-        dispatches per run are counted from the timestamps (``dispatches`` checks the count)."""
+        number of dispatches). All runs go into one submission; each run's dispatches share one
+        compute pass, as an untimed call records them, timed from the first one's start to the last
+        one's end (``dispatches`` checks their number)."""
         if self.device.has_timestamps:
-            return float(np.median(self._timed_runs(record, dispatches).sum(axis=1)))
+            return float(np.median(self._timed_runs(record, dispatches, whole=True)))
         n = self.warmup + self.reps
         self.warm_up()
         self.settle()
@@ -408,25 +409,29 @@ class Bench:
         return float(statistics.median(times))
 
     def pass_times_ns(self, record: Callable[[], object], dispatches: int | None = None) -> list[float]:
-        """Median GPU nanoseconds of each dispatch of a run (one entry per timed pass), measured as
-        :meth:`time_ns` measures their sum; needs timestamps."""
+        """Median GPU nanoseconds of each dispatch of a run, each in a timed compute pass of its
+        own (their sum exceeds :meth:`time_ns` by about one pass's fixed cost per extra dispatch);
+        needs timestamps."""
         if not self.device.has_timestamps:
             raise RuntimeError(f"{self.device.name} has no timestamp queries: dispatches cannot be timed apart")
-        return [float(v) for v in np.median(self._timed_runs(record, dispatches), axis=0)]
+        return [float(v) for v in np.median(self._timed_runs(record, dispatches, whole=False), axis=0)]
 
-    def _timed_runs(self, record: Callable[[], object], dispatches: int | None) -> np.ndarray:
-        """GPU nanoseconds of every dispatch of the timed runs, (reps, dispatches a run): warm-up
-        and settle, then warmup + reps runs in one submission, the warm-up runs dropped."""
+    def _timed_runs(self, record: Callable[[], object], dispatches: int | None, *, whole: bool) -> np.ndarray:
+        """GPU nanoseconds of the timed runs: warm-up and settle, then warmup + reps runs in one
+        submission, the warm-up runs dropped. ``whole``: one figure per run, shape (reps,);
+        otherwise one per dispatch, shape (reps, dispatches a run)."""
         n = self.warmup + self.reps
         self.warm_up()
         self.settle()
-        with self.device.batch(timestamps=True) as b:
+        with self.device.batch(timestamps="run" if whole else True) as b:
             for _ in range(n):
                 record()
+                b.end_run()
         t = np.asarray(b.gpu_times_ns, dtype=np.float64)
-        if t.size % n or (dispatches is not None and t.size != n * dispatches):
-            raise RuntimeError(f"expected {n} runs of {dispatches or '?'} timed dispatches, got {t.size}")
-        return t.reshape(n, t.size // n)[self.warmup :]
+        recorded = b.timed_dispatches
+        if recorded % n or (dispatches is not None and recorded != n * dispatches) or t.size % n:
+            raise RuntimeError(f"expected {n} runs of {dispatches or '?'} dispatches, got {recorded} dispatches")
+        return t.reshape(n, t.size // n)[self.warmup :, 0] if whole else t.reshape(n, t.size // n)[self.warmup :]
 
     def copy_gbps(self, nbytes: int) -> float:
         """Bandwidth (GB/s, read + write counted) of the vec4 copy kernel copying ``nbytes``: the

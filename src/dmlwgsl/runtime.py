@@ -1079,7 +1079,10 @@ class Device:
 
         With ``timestamps=True`` each dispatch gets its own timed compute pass; the yielded batch's
         ``gpu_times_ns`` holds one GPU duration per dispatch after the block (needs the
-        timestamp-query feature). Nested batches join the outer one.
+        timestamp-query feature). With ``timestamps="run"`` the batch is cut into runs by
+        ``b.end_run()``, and each run's dispatches share one compute pass, as an untimed batch
+        records them, timed from its first dispatch's start to its last one's end:
+        ``gpu_times_ns`` holds one duration per run. Nested batches join the outer one.
         """
         tls = self._tls
         outer = getattr(tls, "batch", None)
@@ -1232,6 +1235,37 @@ except (ImportError, AttributeError):  # another wgpu-py backend or version: the
     _RAW = _NATIVE_PASS = None
 
 
+#: Marks the end of a run in a ``timestamps="run"`` batch's items.
+_RUN_END = ("run",)
+
+
+def _timed_spans(items: list, whole_runs: bool) -> list[tuple[bool, list]]:
+    """The spans of a timestamps batch, in order: (timed, segments), a segment being a list of
+    dispatches that share one compute pass or a copy item (a tuple). One timed span per dispatch,
+    copies untimed between them; or (``whole_runs``) one timed span per run, its consecutive
+    dispatches in one pass, with an empty pass at either end that is a copy to carry the
+    timestamp there."""
+    if not whole_runs:
+        return [(True, [[item]]) if len(item) == 4 else (False, [item]) for item in items if item is not _RUN_END]
+    spans, segs = [], []
+    for item in items + [_RUN_END]:
+        if item is _RUN_END:
+            if segs:
+                if type(segs[0]) is not list:
+                    segs.insert(0, [])
+                if type(segs[-1]) is not list:
+                    segs.append([])
+                spans.append((True, segs))
+            segs = []
+        elif len(item) != 4:
+            segs.append(item)
+        elif segs and type(segs[-1]) is list:
+            segs[-1].append(item)
+        else:
+            segs.append([item])
+    return spans
+
+
 class _Batch:
     """Dispatches and copies recorded together, in issue order; see :meth:`Device.batch`."""
 
@@ -1244,8 +1278,16 @@ class _Batch:
         self.release: list = []
         self.timestamps = timestamps
         self.gpu_times_ns: list[float] = []
+        #: Dispatches submitted by a timestamps batch (a check that the timed runs ran what they should).
+        self.timed_dispatches = 0
         if timestamps and not device.has_timestamps:
             raise RuntimeError(f"{device.name} has no timestamp-query feature")
+
+    def end_run(self) -> None:
+        """Close the run recorded since the last call (``timestamps="run"`` batches; a no-op for
+        the others): its dispatches get one timed span."""
+        if self.timestamps == "run" and self.items and self.items[-1] is not _RUN_END:
+            self.items.append(_RUN_END)
 
     def add(self, items: tuple, buffers: tuple) -> None:
         """Append recorded ``items`` and the tuple of ``buffers`` they bind (a repeat call's tuple,
@@ -1338,27 +1380,32 @@ class _Batch:
                     cp.end()
                 _submit_locked(dev.queue, enc)
                 return
-            n = sum(1 for item in items if len(item) == 4)
+            spans = _timed_spans(items, self.timestamps == "run")
+            n = sum(timed for timed, _ in spans)
+            self.timed_dispatches += sum(1 for item in items if len(item) == 4)
             qs = dev.device.create_query_set(type=wgpu.QueryType.timestamp, count=2 * max(n, 1))
             i = 0
-            for item in items:
-                if len(item) != 4:
-                    enc.copy_buffer_to_buffer(*item[1:])
-                    continue
-                pipe, bg, g, label = item
-                cp = enc.begin_compute_pass(
-                    label=label,
-                    timestamp_writes={
-                        "query_set": qs,
-                        "beginning_of_pass_write_index": 2 * i,
-                        "end_of_pass_write_index": 2 * i + 1,
-                    },
-                )
-                cp.set_pipeline(pipe)
-                cp.set_bind_group(0, bg)
-                cp.dispatch_workgroups(*g)
-                cp.end()
-                i += 1
+            for timed, segs in spans:
+                last = len(segs) - 1
+                for j, seg in enumerate(segs):
+                    if type(seg) is not list:  # ("copy", src, src_offset, dst, dst_offset, size)
+                        enc.copy_buffer_to_buffer(*seg[1:])
+                        continue
+                    writes = {"query_set": qs}
+                    if timed and j == 0:
+                        writes["beginning_of_pass_write_index"] = 2 * i
+                    if timed and j == last:
+                        writes["end_of_pass_write_index"] = 2 * i + 1
+                    cp = enc.begin_compute_pass(
+                        label=seg[0][3] if seg else "dmlwgsl.timestamp",
+                        timestamp_writes=writes if len(writes) > 1 else None,
+                    )
+                    for pipe, bg, g, _label in seg:
+                        cp.set_pipeline(pipe)
+                        cp.set_bind_group(0, bg)
+                        cp.dispatch_workgroups(*g)
+                    cp.end()
+                i += timed
             if not n:
                 _submit_locked(dev.queue, enc)
                 qs.destroy()
