@@ -601,8 +601,8 @@ def test_past_the_binding_limit_within_one_item(device, kernel, case, rng):
 
 
 def grouped_u8_layer(rng, hw):
-    """The dot4 tile and split-K tests' layer: 2 groups of 84 channels (two channel chunks a tap,
-    the second partial) and 70 filters, UINT8 input with zero point 77, INT8 filter with a zero
+    """The dot4 tile and split-K tests' layer: 2 groups of 84 channels (21 words a tap, padded to
+    24: steps of 16 words cross taps) and 70 filters, UINT8 input with zero point 77, INT8 filter with a zero
     point per channel, asymmetric padding. (x, w, wz, params, expected)."""
     x = rng.integers(0, 256, (2, 2 * 84, *hw)).astype(np.uint8)
     w = rng.integers(-128, 128, (2 * 70, 84, 3, 3)).astype(np.int8)
@@ -681,39 +681,67 @@ def split_layer(rng):
     return x_in, w_in, xz_in, wz_in, out_desc, desc, expected
 
 
+def test_dot4_steps_cross_taps(device, rng):
+    """The GEMM's k line is the taps' channel-word rows end to end: with Cg/4 padded to 4, 8, 12 or
+    16 words a 16-word step holds up to four taps, or the end of one and the start of the next,
+    and only the last step is partial (k_steps = ceil(KH*KW*CG4P/16)); with padding, strides,
+    dilations, groups, 1-D, every zero-point form and two sign mixes; exact."""
+    cases = [
+        dict(c=4, m=16, hw=(6, 7), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)),  # 4 taps a step
+        dict(c=40, m=32, hw=(7, 6), k=(3, 2), group_count=2, strides=(2, 1), start_padding=(1, 0)),
+        dict(c=36, m=20, hw=(9, 8), k=(3, 3), dilations=(2, 1), start_padding=(2, 1), end_padding=(2, 1)),
+        dict(c=52, m=24, hw=(5, 6), k=(2, 3), strides=(1, 2), start_padding=(0, 1), end_padding=(1, 1)),
+        dict(c=24, m=17, hw=(11,), k=(5,), strides=(2,), dilations=(1,), start_padding=(2,), end_padding=(1,)),
+    ]
+    zps = [("tensor", "channel"), (None, None), ("tensor", "tensor"), (None, "channel"), ("tensor", "channel")]
+    for i, case in enumerate(cases):
+        p = dict(case)
+        params = {k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p}
+        zp, wzp = zps[i]
+        mix = MIXES[i % len(MIXES)]
+        x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
+        ops = []
+        check(device, "dot4", x, w, xz, wz, ops=ops, **params)
+        if ops:
+            cg = w.shape[1]
+            cg4p = -(-(-(-cg // 4)) // 4) * 4
+            assert ops[0].k_steps == -(-int(np.prod(w.shape[2:])) * cg4p // 16), case
+
+
 @pytest.mark.parametrize("split", [2, 3, 5, 100, 4], ids=lambda s: f"split{s}")
 def test_dot4_split_k(device, split, rng):
     """Split-K (slices of k steps added atomically into the zeroed output): steps that do not
-    split evenly (18 steps: 2x9, 3x6, 5 -> slices of 4, 4, 4, 4, 2; 100 -> 18 slices of 1),
-    slices starting mid-tap (two channel chunks a tap, a partial last chunk), groups, all four
+    split evenly (14 steps of the taps' 24-word rows end to end, the last one partial: 2x7, 3 ->
+    slices of 5, 5, 4; 5 -> 3, 3, 3, 3, 2; 100 -> 14 slices of 1), slices and steps starting
+    mid-tap (a step holds the end of one tap and the start of the next), groups, all four
     zero-point corrections, a strided output with guard bands (run_checked), both tile sizes."""
     need_kernel(device, "dot4")
     x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
     rp = 8 if split in (2, 100, 4) else 4
     threads = {3: 128, 4: 512 if _tile_fits(Capabilities.from_device(device), 512, 128, 128) else 256}.get(split, 128)
     op = ConvolutionIntegerOperator(device, desc, "dot4", pixels_per_thread=rp, threads=threads, split_k=split)
-    assert op.k_steps == 18 and op.slices == {2: 2, 3: 3, 5: 5, 100: 18, 4: 4}[split] and op.dispatches == 2
+    assert op.k_steps == 14 and op.slices == {2: 2, 3: 3, 5: 5, 100: 14, 4: 4}[split] and op.dispatches == 2
     assert not dict(op.plan.details)["zero_linear"]  # a padded output: zeroed through the 4-D index
     run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
 
 
-@pytest.mark.parametrize("per", [7, 13, 1, 17], ids=lambda p: f"steps{p}")
+@pytest.mark.parametrize("per", [5, 13, 1, 11], ids=lambda p: f"steps{p}")
 def test_dot4_stream_k(device, per, rng):
     """Stream-K: workgroups of `per` consecutive k steps of the tile-major line of all tiles' steps
-    (18 a tile), so most start mid-tile and cross into the next tile (two segments, each adding
+    (14 a tile), so most start mid-tile and cross into the next tile (two segments, each adding
     its own corrections; the segment holding a tile's first step adds K zx' zw'), with the
     pixels-a-thread values 5-7 whose tiles leave staging rows unused, a strided output with guard
     bands, groups and all four zero-point corrections."""
     need_kernel(device, "dot4")
     x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
-    rp, threads = {7: (5, 256), 13: (6, 128), 1: (7, 256), 17: (7, 512)}[per]
+    rp, threads = {5: (5, 256), 13: (6, 128), 1: (7, 256), 11: (7, 512)}[per]
     if threads == 512 and not _tile_fits(Capabilities.from_device(device), 512, 128, 128):
         threads = 256
     op = ConvolutionIntegerOperator(
         device, desc, "dot4", pixels_per_thread=rp, threads=threads, steps_per_workgroup=per
     )
-    assert op.k_steps == 18 and op.slice_steps == per and op.tiles > 1
-    assert op.workgroups == -(-op.tiles * 18 // per)
+    assert op.k_steps == 14 and op.slice_steps == per and op.tiles > 1
+    assert op.workgroups == -(-op.tiles * 14 // per)
     run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
 
 
@@ -741,7 +769,7 @@ def test_dot4_split_k_overflow_and_mixes(device, rng):
             **params,
         )
         op = ConvolutionIntegerOperator(device, desc, "dot4", split_k=4)
-        assert op.slices == (4 if xx is x0 else 3)  # 585 steps: 4 x 147 (the last 144); 9 steps: 3 x 3
+        assert op.slices == 4  # 579 steps: 3 x 145 and 144; 7 steps (48 channels): 2, 2, 2, 1
         assert dict(op.plan.details)["zero_linear"]  # packed output: zeroed by linear index
         run_op(
             device,
@@ -807,16 +835,16 @@ def test_auto_kernel_and_cache(device, rng):
 
     op = compile_convolution_integer(desc(6, 7), device=device)
     cpu = Capabilities.from_device(device).is_cpu
-    # 16 channels: the im2col GEMM (3 k steps, not 9) on a GPU, the one-pass direct_dot4 on a CPU
-    # adapter; without dot4 the direct kernel, whose 4x5 tile leaves most of its threads idle: on a CPU
-    # adapter the portable kernel
+    # 16 channels: the GEMM (3 k steps, its taps' 4-word rows end to end; im2col would take 3 too) on
+    # a GPU, the one-pass direct_dot4 on a CPU adapter; without dot4 the direct kernel, whose 4x5 tile
+    # leaves most of its threads idle: on a CPU adapter the portable kernel
     if dot4_available(device):
-        assert op.kernel == ("direct_dot4" if cpu else "dot4_im2col")
+        assert op.kernel == ("direct_dot4" if cpu else "dot4")
     else:
         assert op.kernel == ("portable" if cpu else "direct")
     # the GEMM's pipelines are shared by every shape, and on a CPU adapter direct_dot4's too (it stages
     # into the whole budget there; on a GPU its staging sizes follow the tile)
-    kernels = ["dot4_im2col", "direct_dot4"] if dot4_available(device) and cpu else ["dot4_im2col"]
+    kernels = ["dot4", "dot4_im2col"] + (["direct_dot4"] if cpu else [])
     for kernel in kernels if dot4_available(device) else [None]:
         op = compile_convolution_integer(desc(6, 7), device=device, kernel=kernel)
         misses = device.pipelines.misses
@@ -1074,6 +1102,9 @@ def test_depthwise_kernel(device, mix, rng):
         dict(c=2, m=2, hw=(3, 4), k=(5, 5), start_padding=(2, 2), end_padding=(2, 2)),
         dict(c=3, m=3, hw=(6, 12), k=(4, 3), strides=(2, 2), start_padding=(2, 1), end_padding=(1, 0)),
         dict(c=2, m=2, hw=(11, 24), k=(6, 7), strides=(2, 2), start_padding=(3, 3), end_padding=(2, 3)),
+        # interior eights (threads first) between edge eights (threads last), and a partial last eight
+        dict(c=2, m=2, hw=(5, 64), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)),
+        dict(c=3, m=3, hw=(4, 77), k=(3, 5), strides=(1, 2), start_padding=(1, 9), end_padding=(1, 2)),
     ]
     for i, case in enumerate(cases):
         p = dict(case)

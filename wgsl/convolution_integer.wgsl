@@ -67,7 +67,10 @@ struct Conv {
     channel_block: u32,           // output channels a workgroup computes
     channel_blocks: u32,          // blocks of a group's output channels
     // depthwise (convolution_integer_depthwise.wgsl)
-    dw_threads: u32,              // N*M*OH*ceil(OW/4): a thread four neighbouring outputs of a row
+    dw_threads: u32,              // N*M*OH*ceil(OW/8): a thread eight neighbouring outputs of a row
+    dw_rows: u32,                 // N*M*OH
+    dw_q_lo: u32,                 // the first eight of a row with no tap outside the input ...
+    dw_interior: u32,             // ... and how many follow it (the threads of the others come last)
 }
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;

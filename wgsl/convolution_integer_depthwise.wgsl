@@ -185,8 +185,21 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
     let tid = thread_id(gid, nwg);
     if (tid >= cv.dw_threads) { return; }
     let octs = (cv.out_width + 7u) / 8u;
-    let q = tid % octs;
-    var rest = tid / octs;
+    // the threads of every row's interior eights first, then those of its edge eights, so that a
+    // warp takes the edge masking for all its threads or for none
+    let ni = cv.dw_interior;
+    var q: u32;
+    var rest: u32;
+    if (tid < cv.dw_rows * ni) {
+        q = cv.dw_q_lo + tid % ni;
+        rest = tid / ni;
+    } else {
+        let e = tid - cv.dw_rows * ni;
+        let ne = octs - ni;
+        let k = e % ne;
+        rest = e / ne;
+        q = select(k + ni, k, k < cv.dw_q_lo);
+    }
     let oh = rest % cv.out_height;
     rest = rest / cv.out_height;
     let m = rest % cv.out_channels;

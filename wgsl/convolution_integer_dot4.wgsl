@@ -20,7 +20,10 @@
 // and channels ty + TYN*j (j < 4). The 512-thread forms exist to put 16 warps on an SM: the driver
 // must fit them in 128 registers a thread, where the 256-thread tiles hold one workgroup (8 warps)
 // per SM. RP sizes the tile to the SM count (the host's cost model). A step stages KC = 16
-// words of k (one tap, 16 channel words) of every tile row in workgroup memory, rows of 4 vec4
+// words of k of every tile row in workgroup memory: the k line is the taps' CG4P-word rows end to
+// end, so a step may hold the end of one tap and the start of the next (or several taps where
+// CG4P < 16), and only the last step is partial (96 channels: 14 steps of 216 words, not 18 of one
+// tap each; each staging thread follows its own 4-word chunk's tap), rows of 4 vec4
 // (padded to 5 vec4s so the compute reads are free of bank conflicts); the staging is double
 // buffered (the next step's global loads are issued before the current step's dot products, and
 // one barrier a step). The accumulators are named vec4<i32> variables (one per pixel, a component
@@ -45,7 +48,11 @@ override NEED_SX: bool = true;  // zw' can be nonzero: needs the per-pixel sums 
 override NEED_SW: bool = true;  // zx' can be nonzero: needs the per-channel sums of w'
 override TM: u32 = 64u;   // output channels a tile: 64, or 128 with WG = 512 (32 threads along the channels)
 
-const KC: u32 = 16u;        // k words staged per step (one tap, 16 channel words)
+// The taps' rows cross step boundaries (CG4P not a multiple of KC): a step may hold several taps
+// and the last one may be partial. Otherwise every step is 16 channel words of one tap.
+override K_CROSS: bool = false;
+
+const KC: u32 = 16u;        // k words staged per step (of the taps' channel words end to end)
 const RS: u32 = 5u;         // vec4s per staged row (4 used, 1 pad against bank conflicts)
 const ONES: u32 = 0x01010101u;
 
@@ -205,12 +212,12 @@ fn mac(c: vec4<i32>, a: vec4<u32>, b0: vec4<u32>, b1: vec4<u32>, b2: vec4<u32>, 
 
 fn sum4(v: vec4<u32>) -> i32 { return dd(0i, v, vec4<u32>(ONES)); }
 
-// A staged pixel row: where its words start (at tap (0, 0), chunk q; may be negative), the
+// A staged pixel row: where its words start (at tap (0, 0), the group's first word; may be negative), the
 // top-left input position of its window, and whether the tile has the row (TP < 128 leaves
 // staging rows unused: they stage zeros without loading).
 struct PixRow { base: i32, ih0: i32, iw0: i32, live: bool }
 
-fn pix_row(p_in: u32, g: u32, q: u32, live: bool) -> PixRow {
+fn pix_row(p_in: u32, g: u32, live: bool) -> PixRow {
     let p = min(p_in, cv.pixels - 1u);   // rows past P read pixel P - 1: valid, never stored
     let ohw = cv.out_height * cv.out_width;
     let n = p / ohw;
@@ -219,7 +226,7 @@ fn pix_row(p_in: u32, g: u32, q: u32, live: bool) -> PixRow {
     let iw0 = i32((r % cv.out_width) * cv.stride_w) - i32(cv.pad_left);
     let pix_words = i32(cv.group_count * cv.group_words_padded);
     let base = ((i32(n) * i32(cv.in_height) + ih0) * i32(cv.in_width) + iw0) * pix_words
-             + i32(g * cv.group_words_padded + 4u * q);
+             + i32(g * cv.group_words_padded);
     return PixRow(base, ih0, iw0, live);
 }
 
@@ -235,19 +242,18 @@ fn load_a(pr: PixRow, dh: i32, dw: i32, toff: i32, chunk_ok: bool, padv: vec4<u3
 
 struct Staged { a0: vec4<u32>, a1: vec4<u32>, b0: vec4<u32>, b1: vec4<u32> }
 
-// Global loads of one step (tap kh, kw; channel words c0..c0+15) for this thread: chunk q of
-// pixel rows ra0 (and ra0 + WG/4 when TP > WG/4) and of channel rows rb0 (and rb0 + 32 when WG = 128).
-fn stage(pr0: PixRow, pr1: PixRow, wrow0: u32, w_ok0: bool, wrow1: u32, w_ok1: bool, q: u32,
-         kh: u32, kw: u32, c0: u32, zx_byte: u32) -> Staged {
-    let cg4p = cv.group_words_padded;
-    let c4 = c0 + 4u * q;
-    let chunk_ok = c4 < cg4p;
+// Global loads of one step for this thread: its chunk (4 words from k word kq, channel words c4 ..
+// c4 + 3 of tap kh, kw) of pixel rows ra0 (and ra0 + WG/4 when TP > WG/4) and of channel rows rb0
+// (and rb0 + 32 when WG = 128); zeros past the k line.
+fn stage(pr0: PixRow, pr1: PixRow, wrow0: u32, w_ok0: bool, wrow1: u32, w_ok1: bool,
+         kq: u32, kh: u32, kw: u32, c4: u32, zx_byte: u32) -> Staged {
+    let chunk_ok = !K_CROSS || kq < cv.k_words;
     let dh = i32(kh * cv.dilation_h);
     let dw = i32(kw * cv.dilation_w);
-    let toff = (dh * i32(cv.in_width) + dw) * i32(cv.group_count * cg4p) + i32(c0);
+    let toff = (dh * i32(cv.in_width) + dw) * i32(cv.group_count * cv.group_words_padded) + i32(c4);
     let padv = vec4<u32>(pad_word(c4, zx_byte), pad_word(c4 + 1u, zx_byte), pad_word(c4 + 2u, zx_byte),
                          pad_word(c4 + 3u, zx_byte));
-    let wk = ((kh * cv.kernel_w + kw) * cg4p + c0) / 4u + q;
+    let wk = kq / 4u;
     var s: Staged;
     s.a0 = load_a(pr0, dh, dw, toff, chunk_ok, padv);
     s.a1 = vec4<u32>(0u);
@@ -362,9 +368,9 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
     let q = l & 3u;
     let ra0 = l >> 2u;
     let rb0 = l >> 2u;
-    let pr0 = pix_row(ptile * TP + ra0, g, q, ra0 < TP);
+    let pr0 = pix_row(ptile * TP + ra0, g, ra0 < TP);
     var pr1 = pr0;
-    if (TP > stage_rows()) { pr1 = pix_row(ptile * TP + ra0 + stage_rows(), g, q, ra0 + stage_rows() < TP); }
+    if (TP > stage_rows()) { pr1 = pix_row(ptile * TP + ra0 + stage_rows(), g, ra0 + stage_rows() < TP); }
     let wml0 = mtile * TM + rb0;
     let wml1 = wml0 + stage_rows();
     let wrow0 = (g * mg + min(wml0, mg - 1u)) * cv.k_words;
@@ -380,12 +386,13 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
     var c4 = vec4<i32>(0); var c5 = vec4<i32>(0); var c6 = vec4<i32>(0); var c7 = vec4<i32>(0);
     var sums = vec4<i32>(0);   // partial sums (chunk q) of x' of rows ra0, ra0 + WG/4, of w' of rows rb0, rb0 + 32
 
-    let csteps = (cg4p + KC - 1u) / KC;
-    // The step that `stage` loads next: tap (kh, kw), channel words from cw.
-    let tap0 = st0 / csteps;
-    var kh = tap0 / KW; var kw = tap0 % KW; var cw = (st0 % csteps) * KC;
+    // This thread's chunk of the step that `stage` loads next: k word kq, tap (kh, kw), its
+    // channel words from cw.
+    var kq = st0 * KC + 4u * q;
+    let tap0 = kq / cg4p;
+    var kh = tap0 / KW; var kw = tap0 % KW; var cw = kq % cg4p;
     let w_ok0 = wml0 < mg && rb0 < TM;   // 512 threads with 64-channel tiles stage 64 of their 128 rows
-    var s = stage(pr0, pr1, wrow0, w_ok0, wrow1, wml1 < mg, q, kh, kw, cw, zx_byte);
+    var s = stage(pr0, pr1, wrow0, w_ok0, wrow1, wml1 < mg, kq, kh, kw, cw, zx_byte);
     put(s, 0u, ra0, rb0, q);
     if (NEED_SX) { sums.x += sum4(s.a0); if (TP > stage_rows()) { sums.y += sum4(s.a1); } }
     if (NEED_SW) { sums.z += sum4(s.b0); if (TM > stage_rows()) { sums.w += sum4(s.b1); } }
@@ -395,9 +402,21 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
         let cur = st & 1u;
         let more = st + 1u < nsteps;
         if (more) {
+            kq += KC;
             cw += KC;
-            if (cw >= cg4p) { cw = 0u; kw += 1u; if (kw == KW) { kw = 0u; kh += 1u; } }
-            s = stage(pr0, pr1, wrow0, w_ok0, wrow1, wml1 < mg, q, kh, kw, cw, zx_byte);
+            if (K_CROSS) {
+                loop {   // on to the chunk's tap (the next one, or several on where CG4P < 16)
+                    if (cw < cg4p) { break; }
+                    cw -= cg4p;
+                    kw += 1u;
+                    if (kw == KW) { kw = 0u; kh += 1u; }
+                }
+            } else if (cw >= cg4p) {   // (at most once: 16 divides CG4P)
+                cw -= cg4p;
+                kw += 1u;
+                if (kw == KW) { kw = 0u; kh += 1u; }
+            }
+            s = stage(pr0, pr1, wrow0, w_ok0, wrow1, wml1 < mg, kq, kh, kw, cw, zx_byte);
         }
         let abuf = cur * a_buf() + ab;
         let bbuf = cur * b_buf() + bb;

@@ -73,7 +73,8 @@ __all__ = [
 OP = "convolution_integer"
 INTEGER_TYPES = frozenset({DataType.INT8, DataType.UINT8})
 KERNELS = ("portable", "depthwise", "direct", "direct_dot4", "dot4", "dot4_im2col")
-#: On a CPU adapter, layers the plan would run as an im2col GEMM run on direct_dot4 instead where
+#: On a CPU adapter, layers im2col would take if each tap filled whole 16-word k steps (the scope
+#: measured before the GEMM ran the taps end to end) run on direct_dot4 instead of a GEMM where
 #: they are grouped (G > 1) or have at most this many output positions (N x OH x OW). lavapipe,
 #: Mesa 25, interleaved three times, direct_dot4 against the im2col GEMM: grouped G=2 2.51x (7x7),
 #: 1.67x (28x28), 1.51x (4x64x56x56); C=3 7x7 stride-2 stems 1.68x (256 positions), 1.85x (1024),
@@ -549,6 +550,15 @@ def _plan_depthwise(d, caps, placements, why_choice):
     threads = n * m * oh * -(-ow // 8)
     u = _common_uniforms(d, placements)
     u["dw_threads"] = threads
+    # The eights of a row with no tap outside the input (the kernel's `edge` test false): their
+    # threads come first, the edge eights' after them, so edge masking splits no warp.
+    sw, pl, kw_, w_in = d.strides[1], d.start_padding[1], d.filter.sizes[3], d.input.sizes[3]
+    octs = -(-ow // 8)
+    q_lo = min(octs, -(-pl // (8 * sw)))
+    q_hi = min(octs - 1, (w_in + pl - 7 * sw - kw_) // (8 * sw)) if w_in + pl - 7 * sw - kw_ >= 0 else -1
+    u["dw_rows"] = n * m * oh
+    u["dw_q_lo"] = q_lo
+    u["dw_interior"] = max(0, q_hi - q_lo + 1)
     fast = _depthwise_fast(d)
     out_res = placement_of(placements, "output").residual
     vec = (
@@ -637,11 +647,12 @@ def _plan_direct(d, caps, placements, why_choice, shape, words=False):
 
 
 def _k_steps(cg: int, kh: int, kw: int, im2col: bool) -> int:
-    """k steps (16 words each) of a dot4 GEMM tile: per tap, ceil(Cg/4) words padded to whole
-    vec4s; in im2col form the whole window, ceil(Cg*KH*KW/4) words padded to whole vec4s."""
+    """k steps (16 words each) of a dot4 GEMM tile: the taps' rows of ceil(Cg/4) words, each padded
+    to whole vec4s, end to end; in im2col form the whole window, ceil(Cg*KH*KW/4) words padded to
+    whole vec4s."""
     if im2col:
         return -(-_pad4(-(-cg * kh * kw // 4)) // _KC)
-    return kh * kw * -(-_pad4(-(-cg // 4)) // _KC)
+    return -(-kh * kw * _pad4(-(-cg // 4)) // _KC)
 
 
 def _pad4(words: int) -> int:
@@ -821,7 +832,15 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         + ("" if cpu else " (the H100-fitted cost model's cheapest)"),
         workgroups * threads,
         workgroup_size=threads,
-        constants={**structure, "RP": rp, "TM": tm, "NEED_SX": int(need_sx), "NEED_SW": int(need_sw)},
+        constants={
+            **structure,
+            "RP": rp,
+            "TM": tm,
+            "NEED_SX": int(need_sx),
+            "NEED_SW": int(need_sw),
+            # the taps' rows cross k steps (absent otherwise: aligned layers keep their cache keys)
+            **({"K_CROSS": 1} if cg4p % _KC else {}),
+        },
         uniforms=u,
         bindings=gemm_bind,
         uniform_var="cv",
@@ -879,12 +898,17 @@ def plan_convolution_integer(
     direct = _direct_shape(d, caps)
     direct4 = _direct_shape(d, caps, words=True)
     # im2col packs a pixel's whole window as the GEMM's K: worth its larger packed input where
-    # per-tap padding to 16-word steps wastes over 40 % of the steps (Cg = 3: 49 steps -> 3; measured on
-    # the H100: 96 channels 3x3, 18 -> 14 steps, and 5x5, 50 -> 38, ran 15-20 % slower with the pack)
+    # padding each tap's channels to whole vec4s wastes over 40 % of the steps (Cg = 3: 13 steps -> 3;
+    # measured on the H100 when each tap took whole steps: 96 channels 3x3, 18 -> 14 steps, and 5x5,
+    # 50 -> 38, ran 15-20 % slower with the pack)
     steps, steps_im2col = _k_steps(cg, kh, kw, False), _k_steps(cg, kh, kw, True)
     limit = caps.max_binding_size
     x_im2col = 4 * d.input.sizes[0] * d.output.sizes[2] * d.output.sizes[3] * d.group_count * 16 * steps_im2col
     im2col = mg >= 16 and steps_im2col <= 0.6 * steps
+    # (the CPU rule below keeps the scope it was measured on: the layers im2col took while each tap
+    # took whole 16-word steps)
+    tap_steps = kh * kw * -(-_pad4(-(-cg // 4)) // _KC)
+    cpu_direct_scope = mg >= 16 and steps_im2col <= 0.6 * tap_steps
     # Past the binding limit (input, filter or output larger than one storage binding) the
     # one-pass kernels run in steps that each bind windows (_split_windows); the dot4 paths bind
     # whole tensors and their packed workspace, so the plan does not choose them there.
@@ -920,7 +944,7 @@ def plan_convolution_integer(
         positions = d.output.sizes[0] * int(np.prod(d.output.sizes[2:]))
         if (
             gemm_ok
-            and im2col
+            and cpu_direct_scope
             and caps.is_cpu
             and direct4[0] is not None
             and (d.group_count > 1 or positions <= _CPU_DIRECT_POSITIONS)
