@@ -696,7 +696,8 @@ def test_dot4_steps_cross_taps(device, rng):
     zps = [("tensor", "channel"), (None, None), ("tensor", "tensor"), (None, "channel"), ("tensor", "channel")]
     for i, case in enumerate(cases):
         p = dict(case)
-        params = {k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p}
+        names = ("strides", "dilations", "start_padding", "end_padding", "group_count")
+        params = {k: p.pop(k) for k in names if k in p}
         zp, wzp = zps[i]
         mix = MIXES[i % len(MIXES)]
         x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
