@@ -107,7 +107,14 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--gemm-shapes", action="store_true", help="the dot4 GEMM under every threads x RP x TM (unsplit) besides"
     )
+    ap.add_argument(
+        "--direct-max-tile", type=int, help="cap the direct kernels' output pixels a tile (default: the plan's 4096)"
+    )
     a = ap.parse_args(argv)
+    if a.direct_max_tile:
+        from dmlwgsl.ops import convolution_integer as ci
+
+        ci._DIRECT_MAX_TILE = a.direct_max_tile
     if a.variant:
         apply_variant(a.variant)
     set_constants(a.const)

@@ -1,6 +1,6 @@
 // ConvolutionInteger (DML_OPERATOR_CONVOLUTION_INTEGER), direct kernel for few channels per group:
 // depthwise (C/G = 1), small groups (C/G < 16) and small-channel stems, where an implicit GEMM
-// would pad its K to whole 16-word steps and the dot4 tiles would sit mostly idle.
+// would pad each tap's channels to whole 4-word vectors and its 64-channel tiles would sit mostly idle.
 //
 // A workgroup owns one (n, g), a block of `channel_block` output channels of the group and a
 // tile of tile_h x tile_w output pixels. It stages the input window the tile reads (all Cg

@@ -28,10 +28,11 @@ choice and why):
   and out) on adapters with the packed 4x8 dot product: a pack pass (input and filter into signed
   4x8 words, in workspace buffers), then a tiled implicit GEMM on ``dot4I8Packed`` (output tiles
   of 16*RP pixels by 64 or 128 channels, RP = 4..8; split-K in stream-K form where a wave of
-  workgroups would otherwise be partial; see _gemm_shape);
+  workgroups would otherwise be partial; see _gemm_shape); its K is the taps' channel words (each
+  tap's padded to whole vec4s) end to end in steps of 16 words, so 96 channels 3x3 take 14 steps;
 * ``dot4_im2col`` (same file): the GEMM with a pixel's whole C/G x KH x KW window as its K, four
-  taps a word (a C = 3 7x7 stem is 3 k steps, not 49 of one padded word), where that saves over
-  40 % of the k steps; its pack writes the im2col rows, gathering words from contiguous input
+  taps a word (a C = 3 7x7 stem is 3 k steps, not 13 of one padded word a tap), where that saves
+  over 40 % of the k steps; its pack writes the im2col rows, gathering words from contiguous input
   rows: each kernel row as whole words where that padding costs no k step (the stem), else each
   word from at most two 4-byte spans (KW >= 3), else byte by byte. On CPU adapters grouped layers
   and layers of at most 2048 output positions take direct_dot4 instead (one pass).
@@ -998,7 +999,7 @@ def plan_convolution_integer(
             why = gemm_off + (
                 (f"C/G = {cg}, M/G = {mg}: " if not dense or gemm_off else f"no {DOT4_FEATURE} on {caps.name}: ")
                 + "the direct kernel (input window and filter block staged once in workgroup memory)"
-                + ("; a GEMM would pad K to 16-word steps and leave its tiles mostly idle" if not dense else "")
+                + ("; a GEMM would pad its channels to whole words and leave its tiles mostly idle" if not dense else "")
             )
         else:
             kernel = "portable"
