@@ -999,7 +999,7 @@ def plan_convolution_integer(
             why = gemm_off + (
                 (f"C/G = {cg}, M/G = {mg}: " if not dense or gemm_off else f"no {DOT4_FEATURE} on {caps.name}: ")
                 + "the direct kernel (input window and filter block staged once in workgroup memory)"
-                + ("; a GEMM would pad its channels to whole words and leave its tiles mostly idle" if not dense else "")
+                + ("; a GEMM would pad its channels and leave its tiles mostly idle" if not dense else "")
             )
         else:
             kernel = "portable"
