@@ -681,6 +681,38 @@ def split_layer(rng):
     return x_in, w_in, xz_in, wz_in, out_desc, desc, expected
 
 
+def test_dot4_pack_quads(device, rng):
+    """The dot4 input pack four pixels a thread (X_QUAD: Cg not a multiple of 16, rows of whole
+    aligned words): channels past Cg (24 and groups of 20) read as 0 and stay unflipped, groups,
+    padding, an input whose rows are padded (H stride 12 for W 8); and the layers it does not take
+    (W 7, an NHWC input whose W stride is C, Cg a multiple of 16: X_FAST's vec4 a thread); every
+    sign mix; exact."""
+    cases = [
+        (dict(c=24, m=16, hw=(6, 8), start_padding=(1, 1), end_padding=(1, 1)), None, True),
+        (dict(c=40, m=32, hw=(5, 12), group_count=2, start_padding=(0, 1)), None, True),
+        (dict(c=24, m=16, hw=(5, 8)), "rows12", True),
+        (dict(c=24, m=16, hw=(5, 7), start_padding=(1, 1)), None, False),
+        (dict(c=20, m=16, hw=(4, 8)), "nhwc", False),
+        (dict(c=32, m=16, hw=(4, 8)), None, False),
+    ]
+    for i, (case, layout, quad) in enumerate(cases):
+        p = dict(case)
+        params = {k: p.pop(k) for k in ("start_padding", "end_padding", "group_count") if k in p}
+        mix = MIXES[i % len(MIXES)]
+        x, w, xz, wz = random_case(rng, *mix, **p, zp="tensor", wzp="channel", **params)
+        n, c, h, wd = x.shape
+        x_in = None
+        if layout == "rows12":
+            x_in = tensor_from(x, TensorDesc(DataType.from_numpy(x.dtype), x.shape, (c * h * 12, h * 12, 12, 1)))
+        elif layout == "nhwc":
+            x_in = tensor_from(x, TensorDesc(DataType.from_numpy(x.dtype), x.shape, (h * wd * c, 1, wd * c, c)))
+        ops = []
+        check(device, "dot4", x, w, xz, wz, x_in=x_in, ops=ops, **params)
+        if ops:
+            consts = dict(ops[0].plan.steps[0].constants)
+            assert consts.get("X_QUAD", 0) == int(quad), case
+
+
 def test_dot4_steps_cross_taps(device, rng):
     """The GEMM's k line is the taps' channel-word rows end to end: with Cg/4 padded to 4, 8, 12 or
     16 words a 16-word step holds up to four taps, or the end of one and the start of the next,

@@ -125,6 +125,67 @@ fn pack_input_vec4(e: u32) {
         vec4<u32>(input_word(a0, c4), input_word(a0, c4 + 1u), input_word(a0, c4 + 2u), input_word(a0, c4 + 3u));
 }
 
+// The 4x4 byte transpose: r holds 4 pixels (bytes) of each of 4 channels (words); the result holds
+// 4 channels (bytes) of each of the 4 pixels (words).
+fn transpose4(r: vec4<u32>) -> vec4<u32> {
+    let t0 = (r.x & 0x00FF00FFu) | ((r.y << 8u) & 0xFF00FF00u);   // c0p0 c1p0 c0p2 c1p2
+    let t1 = ((r.x >> 8u) & 0x00FF00FFu) | (r.y & 0xFF00FF00u);   // c0p1 c1p1 c0p3 c1p3
+    let t2 = (r.z & 0x00FF00FFu) | ((r.w << 8u) & 0xFF00FF00u);
+    let t3 = ((r.z >> 8u) & 0x00FF00FFu) | (r.w & 0xFF00FF00u);
+    return vec4<u32>((t0 & 0xFFFFu) | (t2 << 16u), (t1 & 0xFFFFu) | (t3 << 16u),
+                     (t0 >> 16u) | (t2 & 0xFFFF0000u), (t1 >> 16u) | (t3 & 0xFFFF0000u));
+}
+
+// Word of 4 pixels of the group's channel c0 + j (j < 16; 0 past Cg) from aligned word b, channels
+// d words apart.
+fn quad_load(b: u32, d: u32, c0: u32, j: u32) -> u32 {
+    if (c0 + j >= cv.group_in_channels) { return 0u; }
+    return input[b + j * d];
+}
+
+// Channels c0 + 4k .. c0 + 4k + 3 of 4 pixels, as 4 packed words (one a pixel), the real channels'
+// lanes flipped.
+fn quad_words(b: u32, d: u32, c0: u32, k: u32) -> vec4<u32> {
+    let q = vec4<u32>(quad_load(b, d, c0, 4u * k), quad_load(b, d, c0, 4u * k + 1u), quad_load(b, d, c0, 4u * k + 2u),
+                      quad_load(b, d, c0, 4u * k + 3u));
+    let cg = cv.group_in_channels;
+    let lanes = min(4u, cg - min(cg, c0 + 4u * k));
+    let flip = (x_flip() * ONES) & select(0u, 0xFFFFFFFFu >> (32u - 8u * lanes), lanes > 0u);
+    return transpose4(q) ^ vec4<u32>(flip);
+}
+
+// X_QUAD: one thread per vec4 (16 channels) of four neighbouring pixels of a row: 16 aligned word
+// loads (4 pixels of a channel each; channels past Cg read as 0), four 4x4 byte transposes, the
+// real channels' lanes flipped, four vec4 stores. Neighbouring threads take neighbouring quads.
+fn pack_input_quad(e: u32) {
+    let cg4p = cv.group_words_padded;
+    let quads = cv.in_width / 4u;
+    let iw = (e % quads) * 4u;
+    var r = e / quads;
+    let ih = r % cv.in_height;
+    r = r / cv.in_height;
+    let v4 = r % (cg4p / 4u);
+    r = r / (cg4p / 4u);
+    let g = r % cv.group_count;
+    let n = r / cv.group_count;
+    let cg = cv.group_in_channels;
+    let c0 = v4 * 16u;   // the vec4's first channel of the group
+    let a = cv.input_base + n * cv.in_stride_n + (g * cg + c0) * cv.in_stride_c + ih * cv.in_stride_h + iw;
+    let b = a >> 2u;
+    let d = cv.in_stride_c >> 2u;
+    let w0 = quad_words(b, d, c0, 0u);
+    let w1 = quad_words(b, d, c0, 1u);
+    let w2 = quad_words(b, d, c0, 2u);
+    let w3 = quad_words(b, d, c0, 3u);
+    let pix = (n * cv.in_height + ih) * cv.in_width + iw;
+    let stride = cv.group_count * (cg4p / 4u);
+    let o = (pix * cv.group_count + g) * (cg4p / 4u) + v4;
+    packed_input[o] = vec4<u32>(w0.x, w1.x, w2.x, w3.x);
+    packed_input[o + stride] = vec4<u32>(w0.y, w1.y, w2.y, w3.y);
+    packed_input[o + 2u * stride] = vec4<u32>(w0.z, w1.z, w2.z, w3.z);
+    packed_input[o + 3u * stride] = vec4<u32>(w0.w, w1.w, w2.w, w3.w);
+}
+
 fn pack_filter_word(e: u32) {
     packed_filter[e] = filter_word(e / cv.k_words, e % cv.k_words);
 }
@@ -153,13 +214,17 @@ fn filter_word(m: u32, k: u32) -> u32 {
     return word;
 }
 
+fn pack_input(e: u32) {
+    if (X_QUAD) { pack_input_quad(e); } else { pack_input_vec4(e); }
+}
+
 // Both packs in one dispatch (one launch less): threads below x_words / 4 pack a vec4 of the
 // input, the next M * KWP threads a word of the filter.
 @compute @workgroup_size(WG)
 fn pack(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = thread_id(gid, nwg);
-    let xv = cv.packed_input_words / 4u;
-    if (e < xv) { pack_input_vec4(e); return; }
+    let xv = cv.packed_input_words / select(4u, 16u, X_QUAD);
+    if (e < xv) { pack_input(e); return; }
     if (e - xv < cv.out_channels * cv.k_words) { pack_filter_word(e - xv); }
 }
 
@@ -169,8 +234,8 @@ fn pack(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 @compute @workgroup_size(WG)
 fn pack_zero(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = thread_id(gid, nwg);
-    let xv = cv.packed_input_words / 4u;
-    if (e < xv) { pack_input_vec4(e); return; }
+    let xv = cv.packed_input_words / select(4u, 16u, X_QUAD);
+    if (e < xv) { pack_input(e); return; }
     let fw = cv.out_channels * cv.k_words;
     if (e - xv < fw) { pack_filter_word(e - xv); return; }
     zero_output(e - xv - fw);
@@ -520,6 +585,9 @@ fn convolution_integer_dot4_splitk(@builtin(workgroup_id) wid: vec3<u32>, @built
 override X_FAST: bool = false;  // input channel stride a multiple of 4 bytes and Cg a multiple of 16
 override OUT_PACKED: bool = false;  // the output is packed (pack_zero zeroes it without index arithmetic)
 override W_FAST: bool = false;  // Cg a multiple of 16: every filter word holds 4 real channels
+// The input pack takes four pixels a thread (pack_input_quad): rows of whole, aligned words (W a
+// multiple of 4, W stride 1, the H, C and N strides and the base multiples of 4 bytes).
+override X_QUAD: bool = false;
 
 // Byte sh/8 of each of 4 raw words, gathered into one word (lane i from r[i]) and flipped.
 fn gather_word(r: vec4<u32>, sh: u32) -> u32 {
