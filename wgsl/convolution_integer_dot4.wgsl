@@ -92,18 +92,31 @@ fn input_word(a0: u32, c4: u32) -> u32 {
     return word;
 }
 
-// One thread per vec4 (4 words, 16 channels) of a pixel; neighbouring threads take neighbouring
-// pixels (iw fastest) so each channel plane is read coalesced.
-fn pack_input_vec4(e: u32) {
-    let cg4p = cv.group_words_padded;
-    let iw = e % cv.in_width;
-    var r = e / cv.in_width;
+// Where input-pack thread e works: column unit col (a pixel, or a quad of them) of `cols` a row,
+// row ih, vec4 v4 of the group's channel words, group g, batch item n (col fastest, so each
+// channel plane is read coalesced).
+struct PackPos { col: u32, ih: u32, v4: u32, g: u32, n: u32 }
+
+fn pack_pos(e: u32, cols: u32) -> PackPos {
+    let v4s = cv.group_words_padded / 4u;
+    var r = e / cols;
     let ih = r % cv.in_height;
     r = r / cv.in_height;
-    let v4 = r % (cg4p / 4u);
-    r = r / (cg4p / 4u);
-    let g = r % cv.group_count;
-    let n = r / cv.group_count;
+    let v4 = r % v4s;
+    r = r / v4s;
+    return PackPos(e % cols, ih, v4, r % cv.group_count, r / cv.group_count);
+}
+
+// One thread per vec4 (4 words, 16 channels) of a pixel; neighbouring threads take neighbouring
+// pixels.
+fn pack_input_vec4(e: u32) {
+    let cg4p = cv.group_words_padded;
+    let pp = pack_pos(e, cv.in_width);
+    let iw = pp.col;
+    let ih = pp.ih;
+    let v4 = pp.v4;
+    let g = pp.g;
+    let n = pp.n;
     let a0 = n * cv.in_stride_n + g * cv.group_in_channels * cv.in_stride_c + ih * cv.in_stride_h + iw * cv.in_stride_w;
     let c4 = v4 * 4u;
     let pix = (n * cv.in_height + ih) * cv.in_width + iw;
@@ -159,15 +172,12 @@ fn quad_words(b: u32, d: u32, c0: u32, k: u32) -> vec4<u32> {
 // real channels' lanes flipped, four vec4 stores. Neighbouring threads take neighbouring quads.
 fn pack_input_quad(e: u32) {
     let cg4p = cv.group_words_padded;
-    let quads = cv.in_width / 4u;
-    let iw = (e % quads) * 4u;
-    var r = e / quads;
-    let ih = r % cv.in_height;
-    r = r / cv.in_height;
-    let v4 = r % (cg4p / 4u);
-    r = r / (cg4p / 4u);
-    let g = r % cv.group_count;
-    let n = r / cv.group_count;
+    let pp = pack_pos(e, cv.in_width / 4u);
+    let iw = pp.col * 4u;
+    let ih = pp.ih;
+    let v4 = pp.v4;
+    let g = pp.g;
+    let n = pp.n;
     let cg = cv.group_in_channels;
     let c0 = v4 * 16u;   // the vec4's first channel of the group
     let a = cv.input_base + n * cv.in_stride_n + (g * cg + c0) * cv.in_stride_c + ih * cv.in_stride_h + iw;
