@@ -160,6 +160,26 @@ def test_taps_follow_the_definition():
     assert c1.tolist() == [1] and w1_.tolist() == [[1.0]]
 
 
+def test_tap_table_pads_weight_rows_to_whole_groups_of_four():
+    """aa_taps reads 4 or 8 weight rows of every column whatever the axis's most taps, and for 8-bit
+    inputs adds w * x without a select: each axis's weight rows run to a multiple of 4, zero past
+    every column's count (W of 36 -> 12: 3 or 4 taps; 40 -> 8 (1/5): 6 or 7; H 20 -> 10: 3 or 4)."""
+    from dmlwgsl.ops._resample_antialias import antialias_tables
+
+    for sizes, out in (((1, 1, 20, 36), (1, 1, 10, 12)), ((1, 1, 20, 40), (1, 1, 10, 8))):
+        desc = desc3(TensorDesc(DataType.UINT8, sizes), TensorDesc(DataType.UINT8, out))
+        words, heads, wofs, entries, taps = antialias_tables(desc)
+        ends = [*heads[1:], len(words)]
+        for d in range(4):
+            first, count = taps[d]
+            rows = (ends[d] - wofs[d]) // entries[d]
+            assert rows % 4 == 0 and rows >= max(4, int(count.max())), (sizes, d, rows)
+            w = words[wofs[d] : wofs[d] + rows * entries[d]].view(np.float32).reshape(rows, entries[d])
+            j = np.arange(rows)[:, None]
+            assert not np.any(w[:, : count.size][j >= count[None, :]]), (sizes, d)
+            assert not np.any(w[:, count.size :]), (sizes, d)
+
+
 # -- GPU against the reference ---------------------------------------------------------------------------
 def check(device, kernel, in_desc, out_desc, rng, scales=None, in_off=None, out_off=None, x=None):
     desc = desc3(in_desc, out_desc, scales, in_off, out_off)

@@ -536,8 +536,14 @@ fn elems4(s: u32) -> vec4<f32> {
     return vec4<f32>(f32(w & 0xFFu), f32((w >> 8u) & 0xFFu), f32((w >> 16u) & 0xFFu), f32(w >> 24u));
 }
 
-// Weight w times tap value x, or 0 for a tap past the column's count.
-fn term(w: f32, x: f32, j: u32, c: Col) -> f32 { return select(0.0, w * x, j < c.count); }
+// Weight w times tap value x, or 0 for a tap past the column's count. An 8-bit input's values
+// are finite, and a tap past the count has weight 0 (the table's rows are zero there, up to TW), so
+// w * x is then exactly +-0 and adds nothing: no select (the sign of a zero sum cannot reach an
+// integer output). A float tap past the count may read an infinity or a NaN: selected out.
+fn term(w: f32, x: f32, j: u32, c: Col) -> f32 {
+    if (DTYPE >= 2u) { return w * x; }
+    return select(0.0, w * x, j < c.count);
+}
 
 // Column c's taps j0 .. j0 + 3 on the row whose tap 0 is element s: contiguous rows four elements
 // from whole words; strided rows element by element, a tap past the count reading the column's last

@@ -127,7 +127,7 @@ def antialias_tables(desc) -> tuple[np.ndarray, tuple, tuple, tuple, tuple]:
     """The shader's tap table for ``desc``: (u32 words, head offsets, weight offsets,
     padded entries per axis, per-axis (first, count) arrays). Per axis d (padded to 4), with E[d] its
     output length rounded up to 4: first pixels at ``head[d] + o``, tap counts at ``head[d] + E[d] + o``,
-    weight j at ``weight[d] + j * E[d] + o`` (zeros past the count). Output-fastest, so neighbouring
+    weight j at ``weight[d] + j * E[d] + o`` (zeros past the count, and rows up to a multiple of 4). Output-fastest, so neighbouring
     threads read neighbouring words and four columns are one 16-byte load; every offset is a
     multiple of 4 words."""
     pd = _padded(desc)
@@ -141,8 +141,11 @@ def antialias_tables(desc) -> tuple[np.ndarray, tuple, tuple, tuple, tuple]:
         parts += [first.astype(np.uint32), pad, count.astype(np.uint32), pad]
         at += 2 * e
         weights.append(at)
-        wt = np.zeros((w.shape[1], e), dtype=np.float32)
-        wt[:, : first.size] = w.T
+        # weight rows rounded up to a multiple of 4 (at least 4): aa_taps reads TW = 4 or 8 rows of
+        # every column, and an integer input's taps past the count then add 0 * x without a select
+        rows = max(4, -(-w.shape[1] // 4) * 4)
+        wt = np.zeros((rows, e), dtype=np.float32)
+        wt[: w.shape[1], : first.size] = w.T
         parts.append(wt.view(np.uint32).reshape(-1))
         at += wt.size
         entries.append(e)
