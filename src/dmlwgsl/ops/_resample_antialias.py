@@ -127,9 +127,9 @@ def antialias_tables(desc) -> tuple[np.ndarray, tuple, tuple, tuple, tuple]:
     """The shader's tap table for ``desc``: (u32 words, head offsets, weight offsets,
     padded entries per axis, per-axis (first, count) arrays). Per axis d (padded to 4), with E[d] its
     output length rounded up to 4: first pixels at ``head[d] + o``, tap counts at ``head[d] + E[d] + o``,
-    weight j at ``weight[d] + j * E[d] + o`` (zeros past the count, and rows up to a multiple of 4). Output-fastest, so neighbouring
-    threads read neighbouring words and four columns are one 16-byte load; every offset is a
-    multiple of 4 words."""
+    weight j at ``weight[d] + j * E[d] + o`` (zeros past the count, and rows up to a multiple of 4).
+    Output-fastest, so neighbouring threads read neighbouring words and four columns are one 16-byte
+    load; every offset is a multiple of 4 words."""
     pd = _padded(desc)
     parts, heads, weights, entries, taps, at = [], [], [], [], [], 0
     for d in range(4):
