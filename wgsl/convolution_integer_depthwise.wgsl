@@ -87,9 +87,10 @@ fn sum_w(w: u32) -> i32 {
 // The fast rows work in a "raw" domain where one packed dot product serves every sign mix: a UINT8
 // input with an INT8 filter has its input bytes flipped (x ^ 0x80 = x - 128 as INT8: RAW_X_FLIP),
 // an INT8 input with a UINT8 filter its filter bytes (w - 128). Each output accumulates
-// dot(x, w) and (where the filter zero point or the mix needs it, NEED_SX) sum(x) in that domain;
-// every other term is the same for all outputs of a thread and goes into one constant:
-//   sum_k (x_k - zx)(w_k - zw) = raw dot + SX_COEF * raw sum + (the rows' constants)
+// dot(x, w) and (where the filter zero point or the mix needs it, need_sx()) sum(x) in that
+// domain; every other term is the same for all outputs of a thread and goes into one constant:
+//   sum_k (x_k - zx)(w_k - zw) = raw dot + coef * raw sum + (the rows' constants),
+// coef = -zw, plus 128 for an INT8 input with a UINT8 filter (the entry point's last step)
 // (all wrapping i32, as the reference: the identity holds modulo 2^32). A row's input words flip
 // before their bytes are shifted into place (a flip commutes with byte moves), so a row pays it
 // once a word, not once an output.
