@@ -1108,13 +1108,18 @@ def test_im2col_word_forms(device, mix, rng):
 
 
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
-def test_depthwise_kernel(device, mix, rng):
+@pytest.mark.parametrize("wg", [None, 64], ids=["wg_plan", "wg64"])
+def test_depthwise_kernel(device, mix, wg, rng, monkeypatch):
     """The depthwise kernel (C/G = 1): every sign mix and zero-point form; its fast rows (3x3
     stride 1 and 2, kernel widths 1 and 4, and 5 to 8 with a second word of taps (DW_KW8) at
     strides 1 and 2, a channel multiplier of 2) with the edge taps reading the zero point, partial
     quads, 16-byte stores where rows are whole quads (DW_VEC), and layers that never take the fast
     rows (dilation 2 along W, 9 wide, a 1-D k3 with stride 3, an input whose rows are not
-    contiguous); exact."""
+    contiguous); exact, in the plan's workgroups and in the GPU's 64-thread ones (`wg64`)."""
+    if wg is not None:
+        from dmlwgsl.ops import convolution_integer as ci
+
+        monkeypatch.setitem(ci._DW_WG, "cpu", wg)
     zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
     cases = [
         dict(c=5, m=5, hw=(9, 13), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)),

@@ -105,6 +105,9 @@ def test_depthwise_wide_kernels_take_fast_rows(profile, k, stride):
     c = s.constants_dict
     assert plan.kernels == ["convolution_integer_depthwise"] and c["DW_FAST"] == 1 and c["DW_KW8"] == 1
     assert c["DW_SW"] == stride and "two packed 4x8 dot products" in s.why
+    # 64-thread workgroups on a GPU, 256 on a CPU adapter (the dispatch follows)
+    wg = 256 if Capabilities.profile(profile).is_cpu else 64
+    assert s.workgroup_size == c["WG"] == wg
 
 
 def test_split_gemm_zeroes_the_output_in_its_pack():
