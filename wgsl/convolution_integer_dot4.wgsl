@@ -163,7 +163,7 @@ fn quad_words(b: u32, d: u32, c0: u32, k: u32) -> vec4<u32> {
                       quad_load(b, d, c0, 4u * k + 3u));
     let cg = cv.group_in_channels;
     let lanes = min(4u, cg - min(cg, c0 + 4u * k));
-    let flip = (x_flip() * ONES) & select(0u, 0xFFFFFFFFu >> (32u - 8u * lanes), lanes > 0u);
+    let flip = (x_flip() * ONES) & select(0u, low_lanes(lanes), lanes > 0u);
     return transpose4(q) ^ vec4<u32>(flip);
 }
 

@@ -431,7 +431,8 @@ class Bench:
         recorded = b.timed_dispatches
         if recorded % n or (dispatches is not None and recorded != n * dispatches) or t.size % n:
             raise RuntimeError(f"expected {n} runs of {dispatches or '?'} dispatches, got {recorded} dispatches")
-        return t.reshape(n, t.size // n)[self.warmup :, 0] if whole else t.reshape(n, t.size // n)[self.warmup :]
+        runs = t.reshape(n, t.size // n)[self.warmup :]
+        return runs[:, 0] if whole else runs
 
     def copy_gbps(self, nbytes: int) -> float:
         """Bandwidth (GB/s, read + write counted) of the vec4 copy kernel copying ``nbytes``: the

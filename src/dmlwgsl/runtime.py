@@ -1246,7 +1246,7 @@ def _timed_spans(items: list, whole_runs: bool) -> list[tuple[bool, list]]:
     dispatches in one pass, with an empty pass at either end that is a copy to carry the
     timestamp there."""
     if not whole_runs:
-        return [(True, [[item]]) if len(item) == 4 else (False, [item]) for item in items if item is not _RUN_END]
+        return [(True, [[item]]) if len(item) == 4 else (False, [item]) for item in items]
     spans, segs = [], []
     for item in items + [_RUN_END]:
         if item is _RUN_END:

@@ -543,6 +543,13 @@ _DW_KH_CAP = 8
 _DW_WG = {"gpu": 64, "cpu": 256}
 
 
+def _outer_strides_4(t) -> bool:
+    """Whether every stride of the 4-D view's N, C and H axes (those longer than 1) is a multiple of
+    4 elements: with W stride 1 and an aligned start, every row starts on a word (bytes) or a
+    16-byte vector (32-bit elements)."""
+    return all(st % 4 == 0 for st, n in zip(t.element_strides[:3], t.sizes[:3]) if n > 1)
+
+
 def _depthwise_fast(d) -> bool:
     """Whether the depthwise kernel runs its fast rows (DW_FAST): contiguous input rows, a kernel at
     most 8 wide (two words of taps past 4), no W dilation, W stride 1 or 2."""
@@ -563,18 +570,13 @@ def _plan_depthwise(d, caps, placements, why_choice):
     sw, pl, kw_, w_in = d.strides[1], d.start_padding[1], d.filter.sizes[3], d.input.sizes[3]
     octs = -(-ow // 8)
     q_lo = min(octs, -(-pl // (8 * sw)))
-    q_hi = min(octs - 1, (w_in + pl - 7 * sw - kw_) // (8 * sw)) if w_in + pl - 7 * sw - kw_ >= 0 else -1
+    q_hi = min(octs - 1, (w_in + pl - 7 * sw - kw_) // (8 * sw))  # (negative: no interior eight)
     u["dw_rows"] = n * m * oh
     u["dw_q_lo"] = q_lo
     u["dw_interior"] = max(0, q_hi - q_lo + 1)
     fast = _depthwise_fast(d)
     out_res = placement_of(placements, "output").residual
-    vec = (
-        ow % 4 == 0
-        and out_res % 16 == 0
-        and d.output.element_strides[3] == 1
-        and all(t % 4 == 0 for t, s_ in zip(d.output.element_strides[:3], d.output.sizes[:3]) if s_ > 1)
-    )
+    vec = ow % 4 == 0 and out_res % 16 == 0 and d.output.element_strides[3] == 1 and _outer_strides_4(d.output)
     kw = d.filter.sizes[3]
     consts = {**_structure(d), "DW_FAST": int(fast), "DW_SW": d.strides[1] if fast else 1, "DW_VEC": int(vec)}
     if fast and kw > 4:  # (absent otherwise: the cache keys of narrower kernels stay as they were)
@@ -720,7 +722,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         and w % 4 == 0
         and d.input.element_strides[3] == 1
         and placement_of(placements, "input").residual % 4 == 0
-        and all(t % 4 == 0 for t, s_ in zip(d.input.element_strides[:3], d.input.sizes[:3]) if s_ > 1)
+        and _outer_strides_4(d.input)
     )
     if quad:
         fast["X_QUAD"] = 1
@@ -930,8 +932,7 @@ def plan_convolution_integer(
     im2col = mg >= 16 and steps_im2col <= 0.6 * steps
     # (the CPU rule below keeps the scope it was measured on: the layers im2col took while each tap
     # took whole 16-word steps)
-    tap_steps = kh * kw * -(-_pad4(-(-cg // 4)) // _KC)
-    cpu_direct_scope = mg >= 16 and steps_im2col <= 0.6 * tap_steps
+    cpu_direct_scope = mg >= 16 and steps_im2col <= 0.6 * kh * kw * _k_steps(cg, 1, 1, False)
     # Past the binding limit (input, filter or output larger than one storage binding) the
     # one-pass kernels run in steps that each bind windows (_split_windows); the dot4 paths bind
     # whole tensors and their packed workspace, so the plan does not choose them there.
