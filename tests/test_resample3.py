@@ -228,6 +228,22 @@ def test_every_path_every_type(device, dt, sizes, out, rng):
 
 
 @pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
+def test_taps_bands_of_rows(device, dt, rng, monkeypatch):
+    """aa_taps with several output rows a thread (RB): every band height, the last band partial
+    (23 output rows), on a padded input and a window of a larger output."""
+    import dmlwgsl.ops._resample_antialias as aa
+
+    monkeypatch.setattr(aa, "_TAPS_THREADS", 1)  # the tallest band whatever the size
+    for bands in ((8,), (4,), (2,)):
+        monkeypatch.setattr(aa, "_TAPS_BANDS", bands)
+        in_desc = TensorDesc(dt, (1, 2, 47, 40), strides=(4400, 2200, 44, 1))
+        out_desc = TensorDesc(dt, (1, 2, 23, 16), strides=(1000, 500, 20, 1))
+        op = check(device, "aa_taps", in_desc, out_desc, rng)
+        s = op.plan.steps[0]
+        assert s.constants_dict["RB"] == bands[0] and walk(s)[1:3] == (-(-23 // bands[0]), bands[0])
+
+
+@pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
 @pytest.mark.parametrize("pattern", ("nhwc", "padded", "broadcast", "window"))
 def test_strided_inputs_and_outputs(device, dt, pattern, rng):
     sizes, out = (2, 3, 18, 28), (2, 3, 8, 12)
@@ -460,10 +476,14 @@ def walk(step):
 def test_plans_as_values(profile):
     caps = Capabilities.profile(profile)
     d = desc3(TensorDesc(F32, (8, 64, 256, 256)), TensorDesc(F32, (8, 64, 128, 128)))
-    e = plan_resample_antialias(d, caps)  # the default: aa_taps, one thread per output word, 4 x 4 taps
-    assert e.kernels == ["aa_taps"] and e.dispatches == 1 and e.steps[0].invocations == 8 * 64 * 128 * 128
-    assert walk(e.steps[0]) == (128, 128, 1, 8 * 64 * 128 * 128)
-    assert e.steps[0].constants_dict["CW"] == 1
+    # the default: aa_taps, one thread per output word and 8 output rows (2**20 threads), 4 x 4 taps
+    e = plan_resample_antialias(d, caps)
+    assert e.kernels == ["aa_taps"] and e.dispatches == 1 and e.steps[0].invocations == 8 * 64 * 128 * 16
+    assert walk(e.steps[0]) == (128, 16, 8, 8 * 64 * 128 * 16)
+    assert e.steps[0].constants_dict["CW"] == 1 and e.steps[0].constants_dict["RB"] == 8
+    # fewer rows: the most rows a thread that leave 2**19 threads (2**21 / 4), or one
+    quarter = plan_resample_antialias(desc3(TensorDesc(F32, (8, 64, 128, 256)), TensorDesc(F32, (8, 64, 64, 64))), caps)
+    assert quarter.steps[0].constants_dict["RB"] == 4 and walk(quarter.steps[0])[1:3] == (16, 4)
     q = plan_resample_antialias(desc3(TensorDesc(U8, (2, 3, 90, 128)), TensorDesc(U8, (2, 3, 30, 32))), caps)
     if not caps.is_cpu:  # (a CPU adapter takes aa_rows for 8/16-bit outputs)
         assert q.kernels == ["aa_taps"] and walk(q.steps[0]) == (8, 30, 1, 2 * 3 * 30 * 8)

@@ -52,6 +52,7 @@ struct Params {
     div_h: vec2<u32>,        //   column_groups
     div_c: vec2<u32>,
     div_groups: vec2<u32>,
+    div_bands: vec2<u32>,    // aa_taps: magic pair of p.bands
 }
 
 #include "common/grid.wgsl"
@@ -442,11 +443,14 @@ fn aa_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 // local memory on the H100: measured 2.4-4x slower. Adding +0.0 for a skipped tap leaves the sum
 // unchanged: a sum that starts at +0.0 is never -0.0.) With more than TH_CAP taps along h (TH = 0)
 // the rows run in a loop. Sums in the header's order, so results equal aa_element's.
-// Threads: p.column_groups per output row (p.walk_threads in all).
+// A thread takes RB output rows of its columns in turn (a band; the host sizes it, see
+// _taps_band), reading the columns' W taps once.
+// Threads: p.column_groups per band, p.bands bands per plane (p.walk_threads in all).
 const TAP_CAP: u32 = 8u;
 const TH_CAP: u32 = 8u;
 override TH: u32 = 4u;  // aa_taps: written-out rows (the most taps along h, <= TH_CAP), 0: a loop
 override TW: u32 = 4u;  // aa_taps: written-out taps along w, 4 or 8 (>= the most taps along w)
+override RB: u32 = 1u;  // aa_taps: output rows a thread (a band: its columns' W taps are read once)
 
 struct Col {
     first: u32,
@@ -599,31 +603,36 @@ fn aa_taps(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     if (t >= p.walk_threads) { return; }
     let rest = div_magic(t, p.div_groups.x, p.div_groups.y);
     let g = t - rest * p.column_groups;
-    let plane = div_magic(rest, p.div_h.x, p.div_h.y);
-    let oh = rest - plane * p.out_sizes.z;
+    let plane = div_magic(rest, p.div_bands.x, p.div_bands.y);
+    let band = rest - plane * p.bands;
     let n = div_magic(plane, p.div_c.x, p.div_c.y);
     let c = plane - n * p.out_sizes.y;
     let ow0 = g * CW;
     let ncol = min(CW, p.out_sizes.w - ow0);
     let cs = cols_taps(ow0);
-    let hh = head(2u, oh);
     let plane_in = p.input_base + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y;
-    var acc = vec4<f32>(0.0);
-    if (TH == 0u) {
-        for (var i = 0u; i < hh.y; i++) {
-            acc = acc + row_terms(plane_in + (hh.x + i) * p.in_strides.z, weight(2u, oh, i), cs);
+    let plane_out = p.output_base + n * p.out_strides.x + c * p.out_strides.y + ow0 * p.out_strides.w;
+    // RB output rows (a band) of the same columns: their W taps are read once
+    let oh_lo = band * RB;
+    let oh_hi = min(oh_lo + RB, p.out_sizes.z);
+    for (var oh = oh_lo; oh < oh_hi; oh++) {
+        let hh = head(2u, oh);
+        var acc = vec4<f32>(0.0);
+        if (TH == 0u) {
+            for (var i = 0u; i < hh.y; i++) {
+                acc = acc + row_terms(plane_in + (hh.x + i) * p.in_strides.z, weight(2u, oh, i), cs);
+            }
+        } else {
+            acc = add_row(acc, 0u, plane_in, hh, oh, cs);
+            if (TH > 1u) { acc = add_row(acc, 1u, plane_in, hh, oh, cs); }
+            if (TH > 2u) { acc = add_row(acc, 2u, plane_in, hh, oh, cs); }
+            if (TH > 3u) { acc = add_row(acc, 3u, plane_in, hh, oh, cs); }
+            if (TH > 4u) { acc = add_row(acc, 4u, plane_in, hh, oh, cs); }
+            if (TH > 5u) { acc = add_row(acc, 5u, plane_in, hh, oh, cs); }
+            if (TH > 6u) { acc = add_row(acc, 6u, plane_in, hh, oh, cs); }
+            if (TH > 7u) { acc = add_row(acc, 7u, plane_in, hh, oh, cs); }
         }
-    } else {
-        acc = add_row(acc, 0u, plane_in, hh, oh, cs);
-        if (TH > 1u) { acc = add_row(acc, 1u, plane_in, hh, oh, cs); }
-        if (TH > 2u) { acc = add_row(acc, 2u, plane_in, hh, oh, cs); }
-        if (TH > 3u) { acc = add_row(acc, 3u, plane_in, hh, oh, cs); }
-        if (TH > 4u) { acc = add_row(acc, 4u, plane_in, hh, oh, cs); }
-        if (TH > 5u) { acc = add_row(acc, 5u, plane_in, hh, oh, cs); }
-        if (TH > 6u) { acc = add_row(acc, 6u, plane_in, hh, oh, cs); }
-        if (TH > 7u) { acc = add_row(acc, 7u, plane_in, hh, oh, cs); }
+        // n and c: one tap of weight 1 (acc = 0 + 1 * v, exactly v)
+        store_cols(plane_out + oh * p.out_strides.z, acc, ncol);
     }
-    // n and c: one tap of weight 1 (acc = 0 + 1 * v, exactly v)
-    let dst = p.output_base + n * p.out_strides.x + c * p.out_strides.y + oh * p.out_strides.z + ow0 * p.out_strides.w;
-    store_cols(dst, acc, ncol);
 }

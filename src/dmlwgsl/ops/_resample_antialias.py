@@ -23,15 +23,19 @@ shader only sums (wgsl/resample_antialias.wgsl). Tables are O(sum over axes of o
 Paths (``kernel=``):
   aa_taps (the default where n and c are not filtered, at most 8 taps along w and, for 8/16-bit
     outputs, rows of whole words; CPU adapters keep aa_rows for 8/16-bit outputs): one thread owns
-    one output word (1, 2 or 4 columns) of one output row. Its columns' table entries are one load
-    per field (the table is output-fastest); the taps are written-out code (up to 8 rows x 8 taps,
-    the rows and tap groups chosen by overrides TH, TW), every tap loaded unconditionally and added
-    as select(0, w * x, tap < count), so a thread's loads are all in flight together. H100,
-    8x64x240x240 at 1/2, 1/3, 1/4: float32 56-61 % of the in-run copy (aa_element 24-44 %), 2.2-2.5x
-    torch's F.interpolate(antialias=True); float16 33-36 %, uint8 10-14 % (every type runs 80-100 us
-    there: the bound is per output, not per byte). Tried and not kept: loops of override-constant
-    length over private arrays (2.4-4x slower than aa_element: the arrays live in local memory),
-    two or four float32 columns a thread (up to 3.3x slower: registers), see bench/EXPERIMENTS.md.
+    one output word (1, 2 or 4 columns) of RB output rows (1, 2, 4 or 8: the most that leave 2**19
+    threads, _taps_band), taking the rows in turn with the columns' W taps read once. Its columns'
+    table entries are one load per field (the table is output-fastest); the taps are written-out
+    code (up to 8 rows x 8 taps, the rows and tap groups chosen by overrides TH, TW), every tap
+    loaded unconditionally and added as select(0, w * x, tap < count), so a thread's loads are all
+    in flight together. H100, 8x64x240x240 at 1/2, 1/3, 1/4: float32 56-61 % of the in-run copy
+    (aa_element 24-44 %), 2.2-2.5x torch's F.interpolate(antialias=True); float16 33-36 %, uint8
+    10-14 % (every type runs 80-100 us there: the bound is per output, not per byte). Tried and not
+    kept: loops of override-constant length over private arrays (2.4-4x slower than aa_element: the
+    arrays live in local memory), two or four float32 columns a thread (up to 3.3x slower:
+    registers), and (H200, session 25) a band walk with the last rows' W sums in a shift register of
+    named registers (each input row W-filtered once a band: within +-15 % of aa_taps, no faster on
+    the 8x64x240x240 rows), see bench/EXPERIMENTS.md.
   aa_rows (the default for 8/16-bit elements on CPU adapters; elsewhere on request only: measured
     2.5-5x slower than aa_element on the H100, 8x64x240x240 at 1/2, 1/3, 1/4, every band and
     column choice; see bench/README.md): the row walk. n and c unfiltered; one thread owns
@@ -94,6 +98,13 @@ _KA_CAP = 8
 #: out (TH_CAP; more run in a loop).
 _TAP_CAP = 8
 _TH_CAP = 8
+#: aa_taps: output rows a thread (RB) tried, most first: the most that still leaves _TAPS_THREADS
+#: threads (fewer threads read each column's W taps once for more rows; too few leave the GPU
+#: idle). H200, 8x64x240x240 and 4x24x301x417 at 1/2, 1/3, 1/4 and 2/3, every type: the rule's
+#: choice was the fastest of 1, 2, 4 and 8 or within 2 % (float32 at 1/2 98.8 -> 79.4 us, 2/3
+#: 152.8 -> 110.3 us; uint8 within 5 % either way); see bench/EXPERIMENTS.md.
+_TAPS_BANDS = (8, 4, 2, 1)
+_TAPS_THREADS = 1 << 19
 #: aa_rows: band heights tried, tallest first; the tallest that still gives _ROWS_THREADS threads wins
 #: (a taller band filters the input rows shared by neighbouring bands fewer times, but the GPU needs
 #: enough threads in flight to cover load latency). A description too small to reach it at any
@@ -247,6 +258,11 @@ def _taps_rule(desc, pd, taps, out_res: int) -> str | None:
     return _word_rows_rule(desc, pd, out_res)
 
 
+def _taps_band(rows: int) -> int:
+    """aa_taps' output rows a thread (RB) for ``rows`` (output rows x column groups, all planes)."""
+    return next((b for b in _TAPS_BANDS if rows // b >= _TAPS_THREADS), 1)
+
+
 def _rows_grid(pd, cw: int) -> tuple[int, int, int, int]:
     """aa_rows' (column groups per row, bands per plane, rows per band, threads)."""
     n, c, oh, ow = pd["out_sizes"]
@@ -292,6 +308,7 @@ def plan_resample_antialias(
         "div_h": div_magic(pd["out_sizes"][2]),
         "div_c": div_magic(pd["out_sizes"][1]),
         "div_groups": div_magic(1),
+        "div_bands": div_magic(1),
     }
     element = "aa_element" if esize == 4 else "aa_element_atomic"
     # aa_tile's rules, each with the reason it declines
@@ -331,18 +348,22 @@ def plan_resample_antialias(
         n, c, oh, ow = pd["out_sizes"]
         cw = pw  # one output word a thread (two or four float32 columns ran up to 3.3x slower)
         groups = -(-ow // cw)
-        threads = n * c * oh * groups
+        rb = _taps_band(n * c * oh * groups)
+        bands = -(-oh // rb)
+        threads = n * c * bands * groups
         uniforms.update(dict.fromkeys(_TILE, 0))
-        uniforms.update(zip(_WALK, (groups, oh, 1, threads)), div_groups=div_magic(groups))
+        uniforms.update(
+            zip(_WALK, (groups, bands, rb, threads)), div_groups=div_magic(groups), div_bands=div_magic(bands)
+        )
         th, tw = int(taps[2][1].max()), int(taps[3][1].max())
         s = step(
             "aa_taps",
             SHADER,
-            f"a thread owns {cw} output column(s) of one output row and sums their taps in written-out code, "
+            f"a thread owns {cw} output column(s) of {rb} output row(s) and sums their taps in written-out code, "
             + ("every load independent" if th <= _TH_CAP else f"row by row ({th} rows: more than {_TH_CAP})")
             + f"; {taps_note}",
             threads,
-            constants=dict(constants, CW=cw, TH=th if th <= _TH_CAP else 0, TW=4 if tw <= 4 else 8),
+            constants=dict(constants, CW=cw, TH=th if th <= _TH_CAP else 0, TW=4 if tw <= 4 else 8, RB=rb),
             uniforms=uniforms,
             bindings=dict(bindings, output="output", table=("table", "table2", "table4")),
             uniform_var="p",
