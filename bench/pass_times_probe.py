@@ -105,7 +105,7 @@ def main(argv=None) -> int:
     ap.add_argument("--zp", choices=("none", "per-tensor", "per-channel"))
     ap.add_argument("--variant", choices=sorted(VARIANTS))
     ap.add_argument(
-        "--gemm-shapes", action="store_true", help="the dot4 GEMM under every threads x RP x TM (unsplit; 4 or 8 channels a thread) besides"
+        "--gemm-shapes", action="store_true", help="the dot4 GEMM under every threads x RP x TM (unsplit) besides"
     )
     ap.add_argument(
         "--direct-max-tile", type=int, help="cap the direct kernels' output pixels a tile (default: the plan's 4096)"
@@ -156,12 +156,6 @@ def main(argv=None) -> int:
                 for rp in (4, 6, 8):
                     shape = dict(threads=nt, pixels_per_thread=rp, tile_channels=tm, split_k=1)
                     tries.append((f"{nt}/{rp}/{tm}", shape))
-            # 8 channels a thread (CN = 8)
-            for nt, tm, rp in ((256, 128, 4), (256, 128, 6), (256, 128, 8), (256, 64, 4)):
-                shape = dict(threads=nt, pixels_per_thread=rp, tile_channels=tm, split_k=1, channels_per_thread=8)
-                tries.append((f"{nt}/{rp}/{tm}/c8", shape))
-                # ... and split as the cost model would split that tile
-                tries.append((f"{nt}/{rp}/{tm}/c8s", {k: v for k, v in shape.items() if k != "split_k"}))
         for kn, shape in tries:
             try:
                 k_req = None if kn == "auto" or shape else kn

@@ -22,7 +22,6 @@ from dmlwgsl.ops.convolution_integer import (
     ConvolutionIntegerDesc,
     ConvolutionIntegerOperator,
     _tile_fits,
-    _tile_pixels,
     compile_convolution_integer,
     convolution_integer,
     dot4_available,
@@ -667,36 +666,6 @@ def test_dot4_tile_shapes(device, tile, rng):
         desc.output,
         expected,
     )
-
-
-@pytest.mark.parametrize(
-    "tile", [(4, 256, 128, 1), (8, 256, 128, 1), (4, 128, 64, 1), (4, 256, 64, 3), (7, 256, 128, 5)],
-    ids=lambda t: f"{t[0]}px-{t[1]}thr-{t[2]}ch-split{t[3]}",
-)
-def test_dot4_eight_channels_a_thread(device, tile, rng):
-    """The GEMM with 8 output channels a thread (CN = 8: channels ty + TYN*j, j < 8): 64- and
-    128-channel tiles, unsplit, split-K and (7 pixels) staging rows left unused; a layer with
-    several pixel and channel tiles, groups, 14 k steps (the double buffer), a partial last k step
-    and all four zero-point corrections, a padded output with guard bands. Tiles beyond the
-    adapter's workgroup memory (32 KiB on lavapipe and GL) or the staging's two pixel rows a
-    thread are refused with the rule named."""
-    need_kernel(device, "dot4")
-    x_in, w_in, xz_in, wz_in, out_desc, desc, expected = split_layer(rng)
-    rp, threads, tm, split = tile
-    tp = _tile_pixels(threads, tm, rp, 8)
-    kw = dict(pixels_per_thread=rp, threads=threads, tile_channels=tm, channels_per_thread=8, split_k=split)
-    if not _tile_fits(Capabilities.from_device(device), threads, tp, tm):
-        with pytest.raises(DmlValidationError, match="max-compute-workgroup-storage-size"):
-            ConvolutionIntegerOperator(device, desc, "dot4", **kw)
-        return
-    op = ConvolutionIntegerOperator(device, desc, "dot4", **kw)
-    assert op.tile == (tp, tm) and op.plan.steps[-1].constants_dict["CN"] == 8
-    assert op.slices == split
-    run_op(device, op, x_in, w_in, xz_in, wz_in, out_desc, expected)
-    with pytest.raises(DmlValidationError, match="channels_per_thread: must be 4 or 8"):
-        ConvolutionIntegerOperator(device, desc, "dot4", channels_per_thread=6)
-    with pytest.raises(DmlValidationError, match="a 160-pixel tile; 256 threads stage at most 128 pixel rows"):
-        ConvolutionIntegerOperator(device, desc, "dot4", **dict(kw, pixels_per_thread=5, threads=256, tile_channels=64))
 
 
 def split_layer(rng):

@@ -47,9 +47,6 @@ override RP: u32 = 4u;   // output pixels per thread: 4 to 8 (TP = TXN * RP pixe
 override NEED_SX: bool = true;  // zw' can be nonzero: needs the per-pixel sums of x'
 override NEED_SW: bool = true;  // zx' can be nonzero: needs the per-channel sums of w'
 override TM: u32 = 64u;   // output channels a tile: 64, or 128 with WG = 512 (32 threads along the channels)
-// Output channels a thread: 4, or 8 (a thread's channels ty + TYN*j, j < 8; TYN = TM / 8): twice the
-// dot products a workgroup-memory read of a pixel's words feeds.
-override CN: u32 = 4u;
 
 // The taps' rows cross step boundaries (CG4P not a multiple of KC): a step may hold several taps
 // and the last one may be partial. Otherwise every step is 16 channel words of one tap.
@@ -67,12 +64,12 @@ const ONES: u32 = 0x01010101u;
 // The output as atomics (the split-K GEMM's binding of it; the host binds the output tensor here).
 @group(0) @binding(10) var<storage, read_write> output_atomic: array<atomic<i32>>;
 
-var<workgroup> a_sh: array<vec4<u32>, 2u * (WG / (TM / CN)) * RP * RS>;   // 2 buffers x TP pixel rows x RS
+var<workgroup> a_sh: array<vec4<u32>, 2u * (WG / (TM / 4u)) * RP * RS>;   // 2 buffers x TP pixel rows x RS
 var<workgroup> b_sh: array<vec4<u32>, 2u * TM * RS>;    // 2 buffers x TM channel rows x RS
 
 // Thread geometry: TYN = TM/4 threads along the channels (a thread's channels ty + TYN*j, j < 4),
 // TXN = WG/TYN along the pixels (pixels tx + TXN*i, i < RP); staging passes of WG/4 rows.
-fn tyn() -> u32 { return TM / CN; }
+fn tyn() -> u32 { return TM / 4u; }
 fn txn() -> u32 { return WG / tyn(); }
 fn stage_rows() -> u32 { return WG / 4u; }
 fn a_buf() -> u32 { return txn() * RP * RS; }   // one A buffer
@@ -424,10 +421,6 @@ struct Tile {
     ptile: u32, ml0: u32, m0: u32, tx: u32, corr: vec4<i32>, zw: vec4<i32>,
     c0: vec4<i32>, c1: vec4<i32>, c2: vec4<i32>, c3: vec4<i32>, c4: vec4<i32>, c5: vec4<i32>, c6: vec4<i32>,
     c7: vec4<i32>,
-    // CN = 8: channels 4..7 of the thread (ml0 + TYN*(4 + j))
-    corr2: vec4<i32>, zw2: vec4<i32>,
-    e0: vec4<i32>, e1: vec4<i32>, e2: vec4<i32>, e3: vec4<i32>, e4: vec4<i32>, e5: vec4<i32>, e6: vec4<i32>,
-    e7: vec4<i32>,
 }
 
 // The GEMM of k steps [st0, st0 + nsteps) of tile `tile` (tiles ordered pixel tile fastest, then
@@ -466,8 +459,6 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
 
     var c0 = vec4<i32>(0); var c1 = vec4<i32>(0); var c2 = vec4<i32>(0); var c3 = vec4<i32>(0);
     var c4 = vec4<i32>(0); var c5 = vec4<i32>(0); var c6 = vec4<i32>(0); var c7 = vec4<i32>(0);
-    var e0 = vec4<i32>(0); var e1 = vec4<i32>(0); var e2 = vec4<i32>(0); var e3 = vec4<i32>(0);
-    var e4 = vec4<i32>(0); var e5 = vec4<i32>(0); var e6 = vec4<i32>(0); var e7 = vec4<i32>(0);
     var sums = vec4<i32>(0);   // partial sums (chunk q) of x' of rows ra0, ra0 + WG/4, of w' of rows rb0, rb0 + 32
 
     // This thread's chunk of the step that `stage` loads next: k word kq, tap (kh, kw), its
@@ -522,20 +513,6 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
             if (RP > 5u) { c5 = mac(c5, a_sh[abuf + 5u * ai + k], b0, b1, b2, b3); }
             if (RP > 6u) { c6 = mac(c6, a_sh[abuf + 6u * ai + k], b0, b1, b2, b3); }
             if (RP > 7u) { c7 = mac(c7, a_sh[abuf + 7u * ai + k], b0, b1, b2, b3); }
-            if (CN == 8u) {
-                let b4 = b_sh[bbuf + 4u * bi + k];
-                let b5 = b_sh[bbuf + 5u * bi + k];
-                let b6 = b_sh[bbuf + 6u * bi + k];
-                let b7 = b_sh[bbuf + 7u * bi + k];
-                e0 = mac(e0, a0, b4, b5, b6, b7);
-                e1 = mac(e1, a1, b4, b5, b6, b7);
-                e2 = mac(e2, a2, b4, b5, b6, b7);
-                e3 = mac(e3, a3, b4, b5, b6, b7);
-                if (RP > 4u) { e4 = mac(e4, a_sh[abuf + 4u * ai + k], b4, b5, b6, b7); }
-                if (RP > 5u) { e5 = mac(e5, a_sh[abuf + 5u * ai + k], b4, b5, b6, b7); }
-                if (RP > 6u) { e6 = mac(e6, a_sh[abuf + 6u * ai + k], b4, b5, b6, b7); }
-                if (RP > 7u) { e7 = mac(e7, a_sh[abuf + 7u * ai + k], b4, b5, b6, b7); }
-            }
         }
         if (more) {
             put(s, 1u - cur, ra0, rb0, q);
@@ -562,19 +539,6 @@ fn gemm(tile_id: u32, st0: u32, nsteps: u32, l: u32) -> Tile {
     }
     tile.ptile = ptile; tile.ml0 = ml0; tile.m0 = m0; tile.tx = tx; tile.corr = corr; tile.zw = zw;
     tile.c0 = c0; tile.c1 = c1; tile.c2 = c2; tile.c3 = c3; tile.c4 = c4; tile.c5 = c5; tile.c6 = c6; tile.c7 = c7;
-    if (CN == 8u) {
-        let ml4 = ml0 + 4u * d;
-        let m4 = m0 + 4u * d;
-        let zw2 = vec4<i32>(chan_zw(ml4, m4), chan_zw(ml4 + d, m4 + d), chan_zw(ml4 + 2u * d, m4 + 2u * d),
-                            chan_zw(ml4 + 3u * d, m4 + 3u * d));
-        var corr2 = select(vec4<i32>(0), kzx * zw2, st0 == 0u);
-        if (NEED_SW) {
-            corr2 -= zxp * vec4<i32>(channel_sum(ty + 4u * d), channel_sum(ty + 5u * d), channel_sum(ty + 6u * d),
-                                     channel_sum(ty + 7u * d));
-        }
-        tile.corr2 = corr2; tile.zw2 = zw2;
-        tile.e0 = e0; tile.e1 = e1; tile.e2 = e2; tile.e3 = e3; tile.e4 = e4; tile.e5 = e5; tile.e6 = e6; tile.e7 = e7;
-    }
     return tile;
 }
 
@@ -593,18 +557,6 @@ fn convolution_integer_dot4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
     if (RP > 5u) { store_pixel(t.tx + 5u * TXN, t.c5, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
     if (RP > 6u) { store_pixel(t.tx + 6u * TXN, t.c6, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
     if (RP > 7u) { store_pixel(t.tx + 7u * TXN, t.c7, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
-    if (CN == 8u) {
-        let ml4 = t.ml0 + 4u * tyn();
-        let m4 = t.m0 + 4u * tyn();
-        store_pixel(t.tx, t.e0, t.ptile, ml4, m4, t.corr2, t.zw2);
-        store_pixel(t.tx + TXN, t.e1, t.ptile, ml4, m4, t.corr2, t.zw2);
-        store_pixel(t.tx + 2u * TXN, t.e2, t.ptile, ml4, m4, t.corr2, t.zw2);
-        store_pixel(t.tx + 3u * TXN, t.e3, t.ptile, ml4, m4, t.corr2, t.zw2);
-        if (RP > 4u) { store_pixel(t.tx + 4u * TXN, t.e4, t.ptile, ml4, m4, t.corr2, t.zw2); }
-        if (RP > 5u) { store_pixel(t.tx + 5u * TXN, t.e5, t.ptile, ml4, m4, t.corr2, t.zw2); }
-        if (RP > 6u) { store_pixel(t.tx + 6u * TXN, t.e6, t.ptile, ml4, m4, t.corr2, t.zw2); }
-        if (RP > 7u) { store_pixel(t.tx + 7u * TXN, t.e7, t.ptile, ml4, m4, t.corr2, t.zw2); }
-    }
 }
 
 // Split-K (stream-K form): the k steps of all tiles in one line (tile-major, split.x steps a tile);
@@ -633,18 +585,6 @@ fn convolution_integer_dot4_splitk(@builtin(workgroup_id) wid: vec3<u32>, @built
         if (RP > 5u) { add_pixel(t.tx + 5u * TXN, t.c5, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
         if (RP > 6u) { add_pixel(t.tx + 6u * TXN, t.c6, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
         if (RP > 7u) { add_pixel(t.tx + 7u * TXN, t.c7, t.ptile, t.ml0, t.m0, t.corr, t.zw); }
-        if (CN == 8u) {
-            let ml4 = t.ml0 + 4u * tyn();
-            let m4 = t.m0 + 4u * tyn();
-            add_pixel(t.tx, t.e0, t.ptile, ml4, m4, t.corr2, t.zw2);
-            add_pixel(t.tx + TXN, t.e1, t.ptile, ml4, m4, t.corr2, t.zw2);
-            add_pixel(t.tx + 2u * TXN, t.e2, t.ptile, ml4, m4, t.corr2, t.zw2);
-            add_pixel(t.tx + 3u * TXN, t.e3, t.ptile, ml4, m4, t.corr2, t.zw2);
-            if (RP > 4u) { add_pixel(t.tx + 4u * TXN, t.e4, t.ptile, ml4, m4, t.corr2, t.zw2); }
-            if (RP > 5u) { add_pixel(t.tx + 5u * TXN, t.e5, t.ptile, ml4, m4, t.corr2, t.zw2); }
-            if (RP > 6u) { add_pixel(t.tx + 6u * TXN, t.e6, t.ptile, ml4, m4, t.corr2, t.zw2); }
-            if (RP > 7u) { add_pixel(t.tx + 7u * TXN, t.e7, t.ptile, ml4, m4, t.corr2, t.zw2); }
-        }
         at += n;
         workgroupBarrier();   // the next segment's staging overwrites the sums this one's stores read
     }

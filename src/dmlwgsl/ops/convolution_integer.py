@@ -277,9 +277,9 @@ _WAVE_OVERHEAD_US = 5.3
 _ZERO_US, _ZERO_US_PER_MB = 1.2, 0.22
 
 
-def _tile_pixels(threads: int, tm: int, rp: int, cn: int = 4) -> int:
-    """Pixels of a GEMM tile: threads / (tm / cn) threads along the pixels, rp pixels each."""
-    return threads // (tm // cn) * rp
+def _tile_pixels(threads: int, tm: int, rp: int) -> int:
+    """Pixels of a GEMM tile: threads / (tm / 4) threads along the pixels, rp pixels each."""
+    return threads // (tm // 4) * rp
 
 
 def _tile_fits(caps: Capabilities | None, threads: int, tp: int, tm: int) -> bool:
@@ -305,7 +305,6 @@ def _gemm_shape(
     rp: int | None = None,
     threads: int | None = None,
     tm: int | None = None,
-    cn: int = 4,
 ) -> tuple[int, int, int, int]:
     """(pixels per thread, threads per workgroup, channels a tile, k steps per workgroup) of the
     dot4 GEMM, chosen by a cost model fitted on the H100 (Vulkan; see _STEP_US_A). Every tile
@@ -319,15 +318,13 @@ def _gemm_shape(
     pixels by 64 channels, costed as the 256-thread tile)."""
     shapes = [
         (nt, c)
-        for nt, c in ((256, 64), (512, 128), (512, 64), (128, 64)) + (((256, 128),) if cn == 8 else ())
+        for nt, c in ((256, 64), (512, 128), (512, 64), (128, 64))
         if (threads or nt) == nt and (tm or c) == c and (threads == 128 or nt != 128)
     ]
     best = None
     for nt, c in shapes:
         for r in (rp,) if rp else range(4, 9):
-            tp = _tile_pixels(nt, c, r, cn)
-            if tp > nt // 2 and not (rp and threads):
-                continue  # a thread stages at most two pixel rows (a request is refused by the caller)
+            tp = _tile_pixels(nt, c, r)
             if not _tile_fits(caps, nt, tp, c) and not (rp and threads):
                 continue
             r128 = tp * c / (16 * 128)  # the RP of a 128-channel tile of the same size
@@ -730,9 +727,6 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     if quad:
         fast["X_QUAD"] = 1
     rp_req, threads_req, tm_req = tuning.get("pixels_per_thread"), tuning.get("threads"), tuning.get("tile_channels")
-    cn = tuning.get("channels_per_thread") or 4
-    if cn not in (4, 8) or isinstance(cn, bool):
-        raise DmlValidationError(f"channels_per_thread: must be 4 or 8; got {cn!r}")
     split_k, per_req = tuning.get("split_k"), tuning.get("steps_per_workgroup")
     if rp_req is not None and (not _is_count(rp_req) or not 4 <= rp_req <= 8):
         raise DmlValidationError(f"pixels_per_thread: must be an integer from 4 to 8; got {rp_req!r}")
@@ -748,15 +742,10 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     cpu = caps.is_cpu and threads_req is None and split_k is None and per_req is None
     if cpu:
         threads_req = 128 if tm_req in (None, 64) else None
-    rp, threads, tm, auto_steps = _gemm_shape(caps, pixels, mg, g, k_steps, out_mb, rp_req, threads_req, tm_req, cn)
+    rp, threads, tm, auto_steps = _gemm_shape(caps, pixels, mg, g, k_steps, out_mb, rp_req, threads_req, tm_req)
     if cpu:
         auto_steps = k_steps
-    tp = _tile_pixels(threads, tm, rp, cn)
-    if tp > threads // 2:
-        raise DmlValidationError(
-            f"pixels_per_thread, channels_per_thread: a {tp}-pixel tile; {threads} threads stage at most "
-            f"{threads // 2} pixel rows (two rows a thread)"
-        )
+    tp = _tile_pixels(threads, tm, rp)
     if not _tile_fits(caps, threads, tp, tm):
         raise PlanError(
             f"threads, pixels_per_thread, tile_channels: the {tp}x{tm} tile in {threads}-thread workgroups needs "
@@ -864,7 +853,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     gemm = step(
         "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
         "convolution_integer_dot4.wgsl",
-        f"implicit GEMM on dot4I8Packed: {tp}x{tm} tiles ({rp}x{cn} outputs a thread, {threads} threads), {how}"
+        f"implicit GEMM on dot4I8Packed: {tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how}"
         + ("" if cpu else " (the H100-fitted cost model's cheapest)"),
         workgroups * threads,
         workgroup_size=threads,
@@ -872,7 +861,6 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
             **structure,
             "RP": rp,
             "TM": tm,
-            **({"CN": cn} if cn != 4 else {}),
             "NEED_SX": int(need_sx),
             "NEED_SW": int(need_sw),
             # the taps' rows cross k steps (absent otherwise: aligned layers keep their cache keys)
@@ -909,7 +897,6 @@ def plan_convolution_integer(
     tile_channels=None,
     split_k=None,
     steps_per_workgroup=None,
-    channels_per_thread=None,
 ) -> Plan:
     """The execution plan of ``desc`` on an adapter with capabilities ``caps`` (no device needed).
 
@@ -920,7 +907,7 @@ def plan_convolution_integer(
     it saves k steps), the depthwise kernel for C/G = 1 there, else direct where its tile fits
     the staging memory, else portable. ``placements`` give the tensors' residual byte offsets
     (uniforms). The dot4 tuning options (``pixels_per_thread`` 4-8, ``threads`` 128/256/512,
-    ``tile_channels`` 64/128, ``channels_per_thread`` 4/8, and
+    ``tile_channels`` 64/128, and
     ``split_k`` or ``steps_per_workgroup``) override the cost model's choice (benchmarks, tests).
     """
     desc.validate()
@@ -1080,7 +1067,6 @@ def plan_convolution_integer(
             tile_channels=tile_channels,
             split_k=split_k,
             steps_per_workgroup=steps_per_workgroup,
-            channels_per_thread=channels_per_thread,
         )
         im = kernel == "dot4_im2col"
         if gemm_chunk < d.input.sizes[0]:
@@ -1505,7 +1491,6 @@ class ConvolutionIntegerOperator(Operator):
         tile_channels=None,
         split_k=None,
         steps_per_workgroup=None,
-    channels_per_thread=None,
     ):
         self._tuning = dict(
             pixels_per_thread=pixels_per_thread,
@@ -1513,7 +1498,6 @@ class ConvolutionIntegerOperator(Operator):
             tile_channels=tile_channels,
             split_k=split_k,
             steps_per_workgroup=steps_per_workgroup,
-            channels_per_thread=channels_per_thread,
         )
         super().__init__(device, desc, kernel=kernel, capabilities=capabilities)
 
