@@ -7,6 +7,10 @@ work taken out (results wrong on purpose; time only), on (8, 64, 240, 240) at 1/
     no_st    the store is skipped (kept alive by an impossible test)
     th1      only the first of the TH rows (a quarter to a sixth of the taps)
     fixed    no table at all: first pixels, counts and weights are constants
+    skel     no taps at all: the thread's index arithmetic, table reads of its columns and the
+             stores of zeros (the skeleton every variant keeps)
+    st_only  as skel without the table reads: index arithmetic and stores only
+    st_word  as st_only with store_cols replaced by one plain word store (acc.x's bits)
 
 The variants are made by editing the shader's text in this process only (runtime.load_wgsl is
 wrapped); the plan's other constants are kept. Prints a table of microseconds per variant.
@@ -31,42 +35,63 @@ from dmlwgsl.ops import _resample_antialias as aa  # noqa: E402
 from dmlwgsl.ops.resample import AxisDirection, Resample3Desc  # noqa: E402
 from dmlwgsl.tensor import DataType, TensorDesc  # noqa: E402
 
-VARIANTS = {"base": 0, "now_w": 1, "no_in": 2, "no_st": 3, "th1": 4, "fixed": 5}
+VARIANTS = {"base": 0, "now_w": 1, "no_in": 2, "no_st": 3, "th1": 4, "fixed": 5, "skel": 6, "st_only": 7, "st_word": 8}
 
 EDITS = [
     ("override TW: u32 = 4u;", "override TW: u32 = 4u;\noverride AA_PROBE: u32 = 0u;"),
     (
         "fn wts(j: u32, ow0: u32) -> vec4<f32> {",
-        "fn wts(j: u32, ow0: u32) -> vec4<f32> {\n    if (AA_PROBE == 1u || AA_PROBE == 5u) { return vec4<f32>(0.25); }",  # noqa: E501
+        "fn wts(j: u32, ow0: u32) -> vec4<f32> {\n    if (AA_PROBE == 1u || AA_PROBE == 5u || AA_PROBE >= 7u) { return vec4<f32>(0.25); }",  # noqa: E501
     ),
     (
         "fn elems4(s: u32) -> vec4<f32> {",
         "fn elems4(s: u32) -> vec4<f32> {\n    if (AA_PROBE == 2u) { return vec4<f32>(f32(s & 7u), f32(s & 3u), f32(s & 5u), 1.0); }",  # noqa: E501
     ),
     (
-        "    store_cols(dst, acc, ncol);\n}",
-        "    if (AA_PROBE == 3u && acc.x != 1234.5) { return; }\n    store_cols(dst, acc, ncol);\n}",
+        "        store_cols(plane_out + oh * p.out_strides.z, acc, ncol);",
+        "        if (AA_PROBE == 3u && acc.x != 1234.5) { return; }\n"
+        "        if (AA_PROBE == 8u) { output[(plane_out + oh * p.out_strides.z) / per_word()] = bitcast<u32>(acc.x); continue; }\n"  # noqa: E501
+        "        store_cols(plane_out + oh * p.out_strides.z, acc, ncol);",
     ),
-    ("        if (TH > 1u) { acc = add_row(", "        if (TH > 1u && AA_PROBE != 4u) { acc = add_row("),
-    ("        if (TH > 2u) { acc = add_row(", "        if (TH > 2u && AA_PROBE != 4u) { acc = add_row("),
-    ("        if (TH > 3u) { acc = add_row(", "        if (TH > 3u && AA_PROBE != 4u) { acc = add_row("),
+    ("            acc = add_row(acc, 0u,", "            if (AA_PROBE < 6u) { acc = add_row(acc, 0u,"),
+    ("acc = add_row(acc, 0u, plane_in, hh, oh, cs);", "acc = add_row(acc, 0u, plane_in, hh, oh, cs); }"),
+    (
+        "        if (TH > 1u) { acc = add_row(",
+        "        if (TH > 1u && AA_PROBE != 4u && AA_PROBE < 6u) { acc = add_row(",
+    ),
+    (
+        "        if (TH > 2u) { acc = add_row(",
+        "        if (TH > 2u && AA_PROBE != 4u && AA_PROBE < 6u) { acc = add_row(",
+    ),
+    (
+        "        if (TH > 3u) { acc = add_row(",
+        "        if (TH > 3u && AA_PROBE != 4u && AA_PROBE < 6u) { acc = add_row(",
+    ),
     (
         "    let f = words(p.head[3] + ow0);\n    let n = words(p.head[3] + p.entries[3] + ow0);",
         "    var f = words(p.head[3] + ow0);\n    var n = words(p.head[3] + p.entries[3] + ow0);\n"
-        "    if (AA_PROBE == 5u) { f = vec4<u32>(ow0 * 2u) + vec4<u32>(0u, 2u, 4u, 6u); n = vec4<u32>(4u); }",
+        "    if (AA_PROBE == 5u || AA_PROBE >= 7u) { f = vec4<u32>(ow0 * 2u) + vec4<u32>(0u, 2u, 4u, 6u); n = vec4<u32>(4u); }",  # noqa: E501
     ),
     (
-        "    let hh = head(2u, oh);\n    let plane_in",
-        "    var hh = head(2u, oh);\n    if (AA_PROBE == 5u) { hh = vec2<u32>(oh * 2u, 4u); }\n    let plane_in",
+        "        let hh = head(2u, oh);\n        var acc",
+        "        var hh = head(2u, oh);\n        if (AA_PROBE == 5u) { hh = vec2<u32>(oh * 2u, 4u); }\n        var acc",
     ),
 ]
 
 
-def patched(orig):
+#: --small-workgroup-arrays: aa_tile's workgroup arrays shrunk to 4 elements (aa_tile then gives
+#: wrong results; aa_taps never reads them): does the module's workgroup memory cost aa_taps?
+SHRINK = [
+    ("const SRC_N: u32 = 2560u;", "const SRC_N: u32 = 4u;"),
+    ("const MID_N: u32 = 1536u;", "const MID_N: u32 = 4u;"),
+]
+
+
+def patched(orig, shrink: bool = False):
     def load(name: str) -> str:
         text = orig(name)
         if name == "resample_antialias.wgsl":
-            for a, b in EDITS:
+            for a, b in EDITS + (SHRINK if shrink else []):
                 if a not in text:
                     raise RuntimeError(f"probe edit does not apply: {a!r}")
                 text = text.replace(a, b)
@@ -80,8 +105,10 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", action="append", default=[])
     ap.add_argument("--shape", default="8,64,240,240")
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--small-workgroup-arrays", action="store_true", help="shrink aa_tile's workgroup arrays")
+    ap.add_argument("--variant", action="append", choices=sorted(VARIANTS), help="repeatable (default all)")
     a = ap.parse_args(argv)
-    runtime.load_wgsl = patched(runtime.load_wgsl)
+    runtime.load_wgsl = patched(runtime.load_wgsl, a.small_workgroup_arrays)
     variant = {"v": 0}
     plan0 = aa.plan_resample_antialias
 
@@ -118,6 +145,8 @@ def main(argv=None) -> int:
             yt = dev.tensor(od)
             row = {}
             for name, v in VARIANTS.items():
+                if a.variant and name not in a.variant:
+                    continue
                 variant["v"] = v
                 op = aa.compile_resample3(desc, device=dev)
                 if op.plan.steps[0].name != "aa_taps":
