@@ -153,14 +153,38 @@ fn tp_load_vec(at: Tp, lr: u32, k: u32) -> vec4<u32> {
 }
 
 // The V elements of vector x (channels kv * V ..; 4- and 8-byte elements: 8/16-bit ones stage
-// packed, tp_load_vecs_packed) into their staged words, one row each.
+// packed, tp_load_vecs_packed) into their staged words, one row each. Written out with constant
+// component indices (a vector indexed by a loop variable can land in local memory on NVIDIA).
 fn tp_put_vec(kv: u32, lr: u32, x: vec4<u32>) {
     let v = 16u / ELEM_BYTES;
-    for (var u = 0u; u < v; u++) {
-        let w = (kv * v + u) * tp_pitch() + lr * tp_wpe();
-        stage_set(w, x[u * tp_wpe()]);
-        if (ELEM_BYTES == 8u) { stage_set(w + 1u, x[2u * u + 1u]); }
+    let w = kv * v * tp_pitch() + lr * tp_wpe();
+    if (ELEM_BYTES == 8u) {   // 2 elements of 2 words
+        stage_set(w, x.x);
+        stage_set(w + 1u, x.y);
+        stage_set(w + tp_pitch(), x.z);
+        stage_set(w + tp_pitch() + 1u, x.w);
+        return;
     }
+    stage_set(w, x.x);   // 4 elements of 1 word
+    stage_set(w + tp_pitch(), x.y);
+    stage_set(w + 2u * tp_pitch(), x.z);
+    stage_set(w + 3u * tp_pitch(), x.w);
+}
+
+// 16-bit packed staging of word e of rows r and r + 1 (a and b) at staged word w: the low halves
+// (channel 2e) and the high halves (channel 2e + 1), each a word of the two rows.
+fn tp_put_halves(w: u32, a: u32, b: u32) {
+    stage_set(w, (a & 0xFFFFu) | (b << 16u));
+    stage_set(w + tp_pitch(), (a >> 16u) | (b & 0xFFFF0000u));
+}
+
+// 8-bit packed staging of word e of four rows (q) at staged word w: byte k of every row (channel
+// 4e + k), one word each.
+fn tp_put_bytes(w: u32, q: vec4<u32>) {
+    stage_set(w, pack4(q & vec4<u32>(0xFFu)));
+    stage_set(w + tp_pitch(), pack4((q >> vec4<u32>(8u)) & vec4<u32>(0xFFu)));
+    stage_set(w + 2u * tp_pitch(), pack4((q >> vec4<u32>(16u)) & vec4<u32>(0xFFu)));
+    stage_set(w + 3u * tp_pitch(), pack4(q >> vec4<u32>(24u)));
 }
 
 // Packed staging (8/16-bit elements, vector path): group g = the vectors of tp_pw() consecutive
@@ -179,22 +203,19 @@ fn tp_load_vecs_packed(at: Tp, l: u32) {
         let x0 = tp_load_vec(at, r, k);
         let x1 = tp_load_vec(at, r + 1u, k);
         let w = kv * v * tp_pitch() + rq;   // channel kv * v's staged word of these rows
+        // (written out: constant component indices, as tp_put_vec)
         if (ELEM_BYTES == 2u) {
-            for (var e = 0u; e < 4u; e++) {
-                let a = x0[e];
-                let b = x1[e];
-                stage_set(w + 2u * e * tp_pitch(), (a & 0xFFFFu) | (b << 16u));
-                stage_set(w + (2u * e + 1u) * tp_pitch(), (a >> 16u) | (b & 0xFFFF0000u));
-            }
+            tp_put_halves(w, x0.x, x1.x);
+            tp_put_halves(w + 2u * tp_pitch(), x0.y, x1.y);
+            tp_put_halves(w + 4u * tp_pitch(), x0.z, x1.z);
+            tp_put_halves(w + 6u * tp_pitch(), x0.w, x1.w);
         } else {
             let x2 = tp_load_vec(at, r + 2u, k);
             let x3 = tp_load_vec(at, r + 3u, k);
-            for (var e = 0u; e < 4u; e++) {
-                let q = vec4<u32>(x0[e], x1[e], x2[e], x3[e]);
-                for (var b = 0u; b < 4u; b++) {
-                    stage_set(w + (4u * e + b) * tp_pitch(), pack4((q >> vec4<u32>(8u * b)) & vec4<u32>(0xFFu)));
-                }
-            }
+            tp_put_bytes(w, vec4<u32>(x0.x, x1.x, x2.x, x3.x));
+            tp_put_bytes(w + 4u * tp_pitch(), vec4<u32>(x0.y, x1.y, x2.y, x3.y));
+            tp_put_bytes(w + 8u * tp_pitch(), vec4<u32>(x0.z, x1.z, x2.z, x3.z));
+            tp_put_bytes(w + 12u * tp_pitch(), vec4<u32>(x0.w, x1.w, x2.w, x3.w));
         }
     }
 }
