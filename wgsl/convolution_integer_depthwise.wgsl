@@ -285,6 +285,16 @@ fn convolution_integer_depthwise(@builtin(global_invocation_id) gid: vec3<u32>,
         if (nout > 4u) { output4[o / 4u + 1u] = hi; }
         return;
     }
-    for (var k = 0u; k < min(nout, 4u); k++) { store_output(o + k * cv.out_stride_w, lo[k]); }
-    for (var k = 4u; k < nout; k++) { store_output(o + k * cv.out_stride_w, hi[k - 4u]); }
+    // written out: no vector indexed by a variable (that can land in local memory on NVIDIA)
+    store_four(o, lo, nout);
+    if (nout > 4u) { store_four(o + 4u * cv.out_stride_w, hi, nout - 4u); }
+}
+
+// The first min(n, 4) of the four outputs v from output element o on (w stride apart).
+fn store_four(o: u32, v: vec4<i32>, n: u32) {
+    let s = cv.out_stride_w;
+    store_output(o, v.x);
+    if (n > 1u) { store_output(o + s, v.y); }
+    if (n > 2u) { store_output(o + 2u * s, v.z); }
+    if (n > 3u) { store_output(o + 3u * s, v.w); }
 }

@@ -294,48 +294,48 @@ fn element_bits(o: vec4<u32>) -> u32 {
 
 // -- 16-byte blocks -------------------------------------------------------------------------------
 // Put element bits v at byte q of a block, keeping the other bytes.
+// (Lane selects, not (*block)[w]: a vector indexed by a variable can land in local memory on NVIDIA.)
 fn place(block: ptr<function, vec4<u32>>, q: u32, v: u32) {
-    let w = q >> 2u;
+    let lane = vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(q >> 2u);
     if (DTYPE == 0u) {
-        (*block)[w] = v;
+        *block = select(*block, vec4<u32>(v), lane);
         return;
     }
     let sh = (q & 3u) * 8u;
     let mask = select(0xFFu, 0xFFFFu, DTYPE == 1u) << sh;
-    (*block)[w] = ((*block)[w] & ~mask) | (v << sh);
+    *block = select(*block, (*block & vec4<u32>(~mask)) | vec4<u32>(v << sh), lane);
+}
+
+// Raw bits of the nearest taps of the row's elements o.w + 4j .. o.w + 4j + 3 (base: the outer axes'
+// offset): four indices per vec4 load where the row's entries start on a multiple of 4 words.
+fn nearest_quad(o: vec4<u32>, base: u32, j: u32) -> vec4<u32> {
+    let tj = p.table_start.w + o.w + 4u * j;
+    var idx: vec4<u32>;
+    if ((COMPUTED & 8u) != 0u) {
+        let ow = o.w + 4u * j;
+        idx = vec4<u32>(nearest_entry(3u, ow), nearest_entry(3u, ow + 1u), nearest_entry(3u, ow + 2u),
+                        nearest_entry(3u, ow + 3u));
+    } else if (((p.table_start.w + o.w) & 3u) == 0u) {
+        idx = table4[tj >> 2u];
+    } else {
+        idx = vec4<u32>(table[tj], table[tj + 1u], table[tj + 2u], table[tj + 3u]);
+    }
+    return vec4<u32>(raw(base + idx.x), raw(base + idx.y), raw(base + idx.z), raw(base + idx.w));
 }
 
 // A whole block of 16 / elem_bytes() outputs that lies in one row (o.w .. o.w + epv - 1): the
 // outer offsets and weights are looked up once per block.
 fn row_block(o: vec4<u32>) -> vec4<u32> {
     if (MODE == 0u) {
-        // Four indices per vec4 load where the row's entries start on a multiple of 4 words.
+        // Four elements at a time (written out: no vector indexed by a variable, which can land
+        // in local memory on NVIDIA)
         let base = nearest_outer(o);
-        let tw = p.table_start.w + o.w;
-        var block = vec4<u32>(0u);
-        for (var j = 0u; j < 4u / elem_bytes(); j++) {
-            let tj = tw + 4u * j;
-            var idx: vec4<u32>;
-            if ((COMPUTED & 8u) != 0u) {
-                let ow = o.w + 4u * j;
-                idx = vec4<u32>(nearest_entry(3u, ow), nearest_entry(3u, ow + 1u), nearest_entry(3u, ow + 2u),
-                                nearest_entry(3u, ow + 3u));
-            } else if ((tw & 3u) == 0u) {
-                idx = table4[tj >> 2u];
-            } else {
-                idx = vec4<u32>(table[tj], table[tj + 1u], table[tj + 2u], table[tj + 3u]);
-            }
-            let v = vec4<u32>(raw(base + idx.x), raw(base + idx.y), raw(base + idx.z), raw(base + idx.w));
-            if (DTYPE == 0u) {
-                block = v;
-            } else if (DTYPE == 1u) {
-                block[2u * j] = v.x | (v.y << 16u);
-                block[2u * j + 1u] = v.z | (v.w << 16u);
-            } else {
-                block[j] = bytes_word(v);
-            }
-        }
-        return block;
+        let v0 = nearest_quad(o, base, 0u);
+        if (DTYPE == 0u) { return v0; }
+        let v1 = nearest_quad(o, base, 1u);
+        if (DTYPE == 1u) { return vec4<u32>(v0.x | (v0.y << 16u), v0.z | (v0.w << 16u), v1.x | (v1.y << 16u), v1.z | (v1.w << 16u)); }
+        return vec4<u32>(bytes_word(v0), bytes_word(v1), bytes_word(nearest_quad(o, base, 2u)),
+                         bytes_word(nearest_quad(o, base, 3u)));
     }
     if (DTYPE == 0u) {
         return bitcast<vec4<u32>>(linear4(o, o.w));

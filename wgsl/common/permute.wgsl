@@ -136,7 +136,9 @@ fn put(block: vec4<u32>, q: u32, v: vec2<u32>) -> vec4<u32> {
     }
     let sh = (q & 3u) * 8u;
     let mask = lane_mask() << sh;
-    return with_word(block, w, (block[w] & ~mask) | (v.x << sh));
+    // word w without indexing the vector by a variable (that can land in local memory on NVIDIA)
+    let cur = dot(block, select(vec4<u32>(0u), vec4<u32>(1u), LANES == vec4<u32>(w)));
+    return with_word(block, w, (cur & ~mask) | (v.x << sh));
 }
 
 fn permute_packed(gid: vec3<u32>, nwg: vec3<u32>) {
