@@ -191,9 +191,13 @@ fn store_words(dst: u32, ow: u32, x: vec4<u32>, words: u32) {
             return;
         }
     }
-    for (var k = 0u; k < words; k++) {
-        if (ow + k * pw < p.out_sizes.w) { output[w0 + k] = x[k]; }
-    }
+    // word by word, written out (no vector indexed by a variable: that can land in local memory
+    // on NVIDIA)
+    let w = p.out_sizes.w;
+    if (ow < w) { output[w0] = x.x; }
+    if (words > 1u && ow + pw < w) { output[w0 + 1u] = x.y; }
+    if (words > 2u && ow + 2u * pw < w) { output[w0 + 2u] = x.z; }
+    if (words > 3u && ow + 3u * pw < w) { output[w0 + 3u] = x.w; }
 }
 
 // One thread's 16 bytes of outputs at dst (a block index, or an element with RAGGED).
