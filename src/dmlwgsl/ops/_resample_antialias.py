@@ -28,14 +28,15 @@ Paths (``kernel=``):
     table entries are one load per field (the table is output-fastest); the taps are written-out
     code (up to 8 rows x 8 taps, the rows and tap groups chosen by overrides TH, TW), every tap
     loaded unconditionally and added as select(0, w * x, tap < count), so a thread's loads are all
-    in flight together. H100, 8x64x240x240 at 1/2, 1/3, 1/4: float32 56-61 % of the in-run copy
-    (aa_element 24-44 %), 2.2-2.5x torch's F.interpolate(antialias=True); float16 33-36 %, uint8
-    10-14 % (every type runs 80-100 us there: the bound is per output, not per byte). Tried and not
-    kept: loops of override-constant length over private arrays (2.4-4x slower than aa_element: the
-    arrays live in local memory), two or four float32 columns a thread (up to 3.3x slower:
-    registers), and (H200, session 25) a band walk with the last rows' W sums in a shift register of
-    named registers (each input row W-filtered once a band: within +-15 % of aa_taps, no faster on
-    the 8x64x240x240 rows), see bench/EXPERIMENTS.md.
+    in flight together. Stores are written out (no vector indexed by a variable: the loop form cost
+    15-30 us of index-and-store skeleton on the H100). H100 (session 25), 8x64x240x240 at 1/2, 1/3,
+    1/4: float32 55-73 % of the in-run copy, 2.2-2.6x torch's F.interpolate(antialias=True); float16
+    34-45 %, uint8 17-22 % (every type runs 55-86 us there: the bound is per output, not per byte).
+    Tried and not kept: loops of override-constant length over private arrays (2.4-4x slower than
+    aa_element: the arrays live in local memory), two or four float32 columns a thread (up to 3.3x
+    slower: registers), and (H200, session 25) a band walk with the last rows' W sums in a shift
+    register of named registers (each input row W-filtered once a band: within +-15 % of aa_taps, no
+    faster on the 8x64x240x240 rows), see bench/EXPERIMENTS.md.
   aa_rows (the default for 8/16-bit elements on CPU adapters; elsewhere on request only: measured
     2.5-5x slower than aa_element on the H100, 8x64x240x240 at 1/2, 1/3, 1/4, every band and
     column choice; see bench/README.md): the row walk. n and c unfiltered; one thread owns
