@@ -58,9 +58,12 @@ fn with_word(v: vec4<u32>, w: u32, x: u32) -> vec4<u32> {
     return select(v, vec4<u32>(x), LANES == vec4<u32>(w));
 }
 
+// (Lane selects and a dot product, not c.lo[d]: a vector indexed by a variable can land in local
+// memory on NVIDIA.)
 fn cursor_get(c: Cursor, d: u32) -> u32 {
-    if (d < 4u) { return c.lo[d]; }
-    return c.hi[d - 4u];
+    let z = vec4<u32>(0u);
+    let one = vec4<u32>(1u);
+    return dot(c.lo, select(z, one, LANES == vec4<u32>(d))) + dot(c.hi, select(z, one, LANES + 4u == vec4<u32>(d)));
 }
 
 fn cursor_set(c: ptr<function, Cursor>, d: u32, i: u32) {
