@@ -360,7 +360,8 @@ def plan_resample_antialias(
         s = step(
             "aa_taps",
             SHADER,
-            f"a thread owns {cw} output column(s) of {rb} output row(s) and sums their taps in written-out code, "
+            f"a thread owns {cw} output column(s) of {rb} output row(s) (the most of {_TAPS_BANDS} that leave "
+            f"{_TAPS_THREADS} threads) and sums their taps in written-out code, "
             + ("every load independent" if th <= _TH_CAP else f"row by row ({th} rows: more than {_TH_CAP})")
             + f"; {taps_note}",
             threads,
