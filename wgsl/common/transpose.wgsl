@@ -7,7 +7,7 @@
 //     output[dst(p) + r + k * out_k] = input[src(p) + (r % TP_DIV) * in_r0 + (r / TP_DIV) * in_r1 + k * in_k]
 // with r along an output row (DepthToSpace: q = w*b + j, TP_DIV = b; SpaceToDepth: w, TP_DIV = 1)
 // and k along the channels (DepthToSpace c', SpaceToDepth c). A workgroup moves one tile of
-// TP_K channels x tile_r row elements of one plane (TP_K x tile_r x words an element = 2048
+// TP_K channels x tile_r row elements of one plane (TP_K x tile_r x words an element = TP_WORDS
 // staged words; 256 threads, 4 to 8 elements each): it loads the tile with threads along k (runs of channels), stages it in
 // workgroup memory one word per element (two for 8-byte elements), and stores whole output words
 // with threads along r. Every output row starts and ends on a word boundary (the plan's
@@ -23,9 +23,10 @@
 override TP_DIV: u32 = 1u;   // r's interleave: output row element r reads input column r / TP_DIV, lane r % TP_DIV
 override TP_K: u32 = 32u;    // channels a tile: a power of two from 2 to 32, the plan's fit to the channels
 override TP_VEC: bool = false;  // 16-byte loads along k and stores along r
-// Staged words: TP_K rows of 2048 / TP_K words, each row a spare word longer (odd pitch against
+// Staged words: TP_K rows of TP_WORDS / TP_K words, each row a spare word longer (odd pitch against
 // bank conflicts), or 4 words longer with TP_VEC (rows stay 16-byte aligned for vector reads).
-var<workgroup> tp_stage: array<vec4<u32>, 544>;
+override TP_WORDS: u32 = 2048u;  // staged words a tile (without the spare words): 512 to 4096
+var<workgroup> tp_stage: array<vec4<u32>, TP_WORDS / 4u + 32u>;
 
 struct Transpose {
     workgroups: u32,    // tiles in all: planes x tiles_r x tiles_k
@@ -63,7 +64,6 @@ struct Tp {
     k0: u32,
 }
 
-const TP_WORDS = 2048u;  // staged words a tile (without the spare words)
 
 fn tp_wpe() -> u32 { return max(ELEM_BYTES / 4u, 1u); }  // words an element
 fn tp_pw() -> u32 { return max(4u / ELEM_BYTES, 1u); }   // elements a word
@@ -190,7 +190,7 @@ fn tp_put_bytes(w: u32, q: vec4<u32>) {
 // Packed staging (8/16-bit elements, vector path): group g = the vectors of tp_pw() consecutive
 // rows at one run of V channels, loaded together; each staged word takes one channel's element
 // from each of them (a 2 x 2 half-word or 4 x 4 byte transpose of the vectors' words), so that the
-// tile holds 2048 words of data, not of expanded elements.
+// tile holds TP_WORDS words of data, not of expanded elements.
 fn tp_load_vecs_packed(at: Tp, l: u32) {
     let v = 16u / ELEM_BYTES;
     let kvs = TP_K / v;

@@ -68,6 +68,10 @@ TRANSPOSE_WORKGROUP = 256
 STAGED_TILE_VECTORS = 512
 #: staged_body's workgroup memory for input words (common/rows.wgsl)
 STAGE_WORDS = 2048
+#: Words a transpose tile stages (TP_WORDS in common/transpose.wgsl) for 4- and 8-byte elements;
+#: 8/16-bit elements staged packed take as many elements, 4 / esize fewer words. H100, the sweep's NHWC
+#: rows: 1024 / 2048 / 4096 words for float32, b2 60.6 / 66.1 / 38.1-39.4 % of copy (bench/EXPERIMENTS.md).
+TRANSPOSE_TILE_WORDS = 2048
 
 
 def coalesce(sizes, src_strides, dst_strides):
@@ -657,10 +661,15 @@ def transpose_step(
     strides = (*ins, *outs, in_r[0] if interleave > 1 else 0, in_r[1], out_k, src_base, dst_base)
     vec = aligned and in_k == 1 and cb % v == 0 and r_len % v == 0 and all(x % v == 0 for x in strides)
     # TP_K: the channels rounded up to a power of two (2 to 32; at least a vector's with TP_VEC);
-    # the tile stages 2048 words
+    # the tile stages TRANSPOSE_TILE_WORDS words
     tile_k = min(32, max(2, v if vec else 2, 1 << (cb - 1).bit_length()))
     # (8/16-bit elements stage packed on the vector path: 4 / esize of a channel's row elements a word)
-    tile_r = 2048 // tile_k // max(1, esize // 4) * (4 // esize if vec and esize < 4 else 1)
+    # 8/16-bit elements stage packed on the vector path: a tile of as many elements as a 4-byte
+    # type's (1024 / 512 words) ran faster on the H100 than one of as many words (NHWC DepthToSpace
+    # b2: float16 19.2 -> 15.0 us, uint8 35.2 -> 22.9; SpaceToDepth b3: float16 23.6 -> 17.3, uint8
+    # 43.2 -> 27.1; uint8 DepthToSpace b3 26.5 -> 28.2; bench/EXPERIMENTS.md)
+    words = TRANSPOSE_TILE_WORDS * esize // 4 if vec and esize < 4 else TRANSPOSE_TILE_WORDS
+    tile_r = words // tile_k // max(1, esize // 4) * (4 // esize if vec and esize < 4 else 1)
     tiles_r, tiles_k = -(-r_len // tile_r), -(-cb // tile_k)
     workgroups = nb * math.prod(plane) * tiles_r * tiles_k
     u = {
@@ -687,7 +696,13 @@ def transpose_step(
         workgroups * TRANSPOSE_WORKGROUP,
         entry_point="transpose_entry",
         workgroup_size=TRANSPOSE_WORKGROUP,
-        constants={"ELEM_BYTES": esize, "TP_DIV": interleave, "TP_K": tile_k, "TP_VEC": int(vec)},
+        constants={
+            "ELEM_BYTES": esize,
+            "TP_DIV": interleave,
+            "TP_K": tile_k,
+            "TP_VEC": int(vec),
+            **({"TP_WORDS": words} if words != 2048 else {}),
+        },
         uniforms=u,
         bindings=bindings or {"input": ("input", "input4"), "output": ("output", "output4")},
         uniform_var="tp",
