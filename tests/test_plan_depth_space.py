@@ -282,8 +282,8 @@ def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
 def test_nhwc_inputs_take_the_transpose_on_a_gpu():
     """An input whose channels are its fastest dimension: the H100 takes the tile transpose (16-byte
     vectors where runs and rows are whole vectors, TP_K the channels rounded up to a power of two,
-    a tile of 2048 elements: 2048 staged words for 4-byte elements, 1024 / 512 for 16 / 8-bit ones
-    staged packed), SpaceToDepth DCR with its (j, c) runs merged into one channel run;
+    a tile of 2048 elements where rows interleave at most 2 lanes: 2048 staged words for 4-byte
+    elements, 1024 / 512 for 16 / 8-bit ones staged packed), SpaceToDepth DCR with its (j, c) runs merged into one channel run;
     lavapipe keeps the row kernel (measured, see _choose)."""
     h100, lav = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
     d = d2s((16, 64, 64, 64), F32, 2, "DCR", lin="nhwc")
@@ -305,5 +305,9 @@ def test_nhwc_inputs_take_the_transpose_on_a_gpu():
     assert s2.constants_dict["TP_WORDS"] == 1024 and s2.uniforms_dict["tiles_r"] == 1
     s8 = plan_space_to_depth(s2d((16, 16, 128, 128), DataType.UINT8, 2, "DCR", lin="nhwc"), h100).steps[0]
     assert s8.constants_dict["TP_WORDS"] == 512 and s8.constants_dict["TP_VEC"] == 1
+    # rows interleaving 3 lanes (DepthToSpace b3) keep 2048 words whatever the element size
+    b3 = plan_depth_to_space(d2s((14, 144, 64, 64), DataType.FLOAT16, 3, "DCR", lin="nhwc"), h100).steps[0]
+    assert b3.name == "depth_to_space_transpose" and b3.constants_dict["TP_VEC"] == 1
+    assert "TP_WORDS" not in b3.constants_dict
     s3 = plan_space_to_depth(s2d((16, 16, 128, 128), DataType.FLOAT16, 2, "CRD", lin="nhwc"), h100).steps[0]
     assert (s3.uniforms_dict["plane_j"], s3.uniforms_dict["k_len"]) == (2, 16)  # CRD: j stays a plane

@@ -664,11 +664,14 @@ def transpose_step(
     # the tile stages TRANSPOSE_TILE_WORDS words
     tile_k = min(32, max(2, v if vec else 2, 1 << (cb - 1).bit_length()))
     # (8/16-bit elements stage packed on the vector path: 4 / esize of a channel's row elements a word)
-    # 8/16-bit elements stage packed on the vector path: a tile of as many elements as a 4-byte
-    # type's (1024 / 512 words) ran faster on the H100 than one of as many words (NHWC DepthToSpace
-    # b2: float16 19.2 -> 15.0 us, uint8 35.2 -> 22.9; SpaceToDepth b3: float16 23.6 -> 17.3, uint8
-    # 43.2 -> 27.1; uint8 DepthToSpace b3 26.5 -> 28.2; bench/EXPERIMENTS.md)
-    words = TRANSPOSE_TILE_WORDS * esize // 4 if vec and esize < 4 else TRANSPOSE_TILE_WORDS
+    # 8/16-bit elements stage packed on the vector path: where rows interleave at most 2 lanes
+    # (SpaceToDepth, DepthToSpace b2), a tile of as many elements as a 4-byte type's (1024 / 512
+    # words) ran faster on the H100 than one of as many words (DepthToSpace b2: float16 19.2 -> 15.0
+    # us, uint8 35.2 -> 22.9; SpaceToDepth b3: float16 23.6 -> 17.3, uint8 43.2 -> 27.1); DepthToSpace
+    # b3 ran slower that way (float16 16.6 -> 18.2, uint8 26.5 -> 28.2), so b >= 3 keeps 2048 words
+    # (bench/EXPERIMENTS.md)
+    packed = vec and esize < 4 and interleave <= 2
+    words = TRANSPOSE_TILE_WORDS * esize // 4 if packed else TRANSPOSE_TILE_WORDS
     tile_r = words // tile_k // max(1, esize // 4) * (4 // esize if vec and esize < 4 else 1)
     tiles_r, tiles_k = -(-r_len // tile_r), -(-cb // tile_k)
     workgroups = nb * math.prod(plane) * tiles_r * tiles_k
