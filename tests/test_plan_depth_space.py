@@ -283,8 +283,8 @@ def test_nhwc_inputs_take_the_transpose_on_a_gpu():
     """An input whose channels are its fastest dimension: the H100 takes the tile transpose (16-byte
     vectors where runs and rows are whole vectors, TP_K the channels rounded up to a power of two,
     a tile of 2048 elements where rows interleave at most 2 lanes: 2048 staged words for 4-byte
-    elements, 1024 / 512 for 16 / 8-bit ones staged packed), SpaceToDepth DCR with its (j, c) runs merged into one channel run;
-    lavapipe keeps the row kernel (measured, see _choose)."""
+    elements, 1024 / 512 for 16 / 8-bit ones staged packed), SpaceToDepth DCR with its (j, c) runs
+    merged into one channel run; lavapipe keeps the row kernel (measured, see _choose)."""
     h100, lav = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
     d = d2s((16, 64, 64, 64), F32, 2, "DCR", lin="nhwc")
     plan = plan_depth_to_space(d, h100)
