@@ -51,6 +51,13 @@ struct Transpose {
     out_k: u32,
     src_base: u32,      // element offset of the input in its binding
     dst_base: u32,      // element offset of the output in its binding
+    // div_magic pairs (grid.wgsl) of tiles_k, tiles_r, plane_j, plane_i and plane_h: every thread
+    // splits its workgroup's index with multiplies, not five divisions by uniforms
+    tiles_k_m: u32, tiles_k_s: u32,
+    tiles_r_m: u32, tiles_r_s: u32,
+    plane_j_m: u32, plane_j_s: u32,
+    plane_i_m: u32, plane_i_s: u32,
+    plane_h_m: u32, plane_h_s: u32,
 }
 
 @group(0) @binding(9) var<uniform> tp: Transpose;
@@ -269,17 +276,16 @@ fn transpose_entry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
                    @builtin(local_invocation_index) l: u32) {
     let wg = workgroup_index(wid, nwg);
     if (wg >= tp.workgroups) { return; }   // uniform across the workgroup: no barrier is skipped unevenly
-    var t = wg;
-    let kt = t % tp.tiles_k;
-    t = t / tp.tiles_k;
-    let rt = t % tp.tiles_r;
-    t = t / tp.tiles_r;
-    let j = t % tp.plane_j;
-    t = t / tp.plane_j;
-    let i = t % tp.plane_i;
-    t = t / tp.plane_i;
-    let h = t % tp.plane_h;
-    let n = t / tp.plane_h;
+    let t1 = div_magic(wg, tp.tiles_k_m, tp.tiles_k_s);
+    let kt = wg - t1 * tp.tiles_k;
+    let t2 = div_magic(t1, tp.tiles_r_m, tp.tiles_r_s);
+    let rt = t1 - t2 * tp.tiles_r;
+    let t3 = div_magic(t2, tp.plane_j_m, tp.plane_j_s);
+    let j = t2 - t3 * tp.plane_j;
+    let t4 = div_magic(t3, tp.plane_i_m, tp.plane_i_s);
+    let i = t3 - t4 * tp.plane_i;
+    let n = div_magic(t4, tp.plane_h_m, tp.plane_h_s);
+    let h = t4 - n * tp.plane_h;
     let at = Tp(tp.src_base + n * tp.in_n + h * tp.in_h + i * tp.in_i + j * tp.in_j,
                 tp.dst_base + n * tp.out_n + h * tp.out_h + i * tp.out_i + j * tp.out_j, rt * tp_tr(), kt * TP_K);
     if (tp_packed()) {

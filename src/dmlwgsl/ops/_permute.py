@@ -690,6 +690,7 @@ def transpose_step(
         "out_k": out_k,
         "src_base": src_base % 2**32,
         "dst_base": dst_base % 2**32,
+        **magic_uniforms(tiles_k=tiles_k, tiles_r=tiles_r, plane_j=plane[2], plane_i=plane[1], plane_h=plane[0]),
     }
     return step(
         name,
