@@ -315,7 +315,7 @@ fn nearest_quad(o: vec4<u32>, base: u32, j: u32) -> vec4<u32> {
         let ow = o.w + 4u * j;
         idx = vec4<u32>(nearest_entry(3u, ow), nearest_entry(3u, ow + 1u), nearest_entry(3u, ow + 2u),
                         nearest_entry(3u, ow + 3u));
-    } else if (((p.table_start.w + o.w) & 3u) == 0u) {
+    } else if ((tj & 3u) == 0u) {
         idx = table4[tj >> 2u];
     } else {
         idx = vec4<u32>(table[tj], table[tj + 1u], table[tj + 2u], table[tj + 3u]);
@@ -333,7 +333,9 @@ fn row_block(o: vec4<u32>) -> vec4<u32> {
         let v0 = nearest_quad(o, base, 0u);
         if (DTYPE == 0u) { return v0; }
         let v1 = nearest_quad(o, base, 1u);
-        if (DTYPE == 1u) { return vec4<u32>(v0.x | (v0.y << 16u), v0.z | (v0.w << 16u), v1.x | (v1.y << 16u), v1.z | (v1.w << 16u)); }
+        if (DTYPE == 1u) {
+            return vec4<u32>(v0.x | (v0.y << 16u), v0.z | (v0.w << 16u), v1.x | (v1.y << 16u), v1.z | (v1.w << 16u));
+        }
         return vec4<u32>(bytes_word(v0), bytes_word(v1), bytes_word(nearest_quad(o, base, 2u)),
                          bytes_word(nearest_quad(o, base, 3u)));
     }

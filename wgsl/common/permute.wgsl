@@ -58,13 +58,14 @@ fn with_word(v: vec4<u32>, w: u32, x: u32) -> vec4<u32> {
     return select(v, vec4<u32>(x), LANES == vec4<u32>(w));
 }
 
-// (Lane selects and a dot product, not c.lo[d]: a vector indexed by a variable can land in local
-// memory on NVIDIA.)
-fn cursor_get(c: Cursor, d: u32) -> u32 {
-    let z = vec4<u32>(0u);
-    let one = vec4<u32>(1u);
-    return dot(c.lo, select(z, one, LANES == vec4<u32>(d))) + dot(c.hi, select(z, one, LANES + 4u == vec4<u32>(d)));
+// Word w of a 16-byte vector, 0 for w > 3 (a dot product with a lane mask, not v[w]: a vector
+// indexed by a variable can land in local memory on NVIDIA).
+fn word_of(v: vec4<u32>, w: u32) -> u32 {
+    return dot(v, select(vec4<u32>(0u), vec4<u32>(1u), LANES == vec4<u32>(w)));
 }
+
+// (d - 4 wraps past 3 for d < 4: the second term is then 0.)
+fn cursor_get(c: Cursor, d: u32) -> u32 { return word_of(c.lo, d) + word_of(c.hi, d - 4u); }
 
 fn cursor_set(c: ptr<function, Cursor>, d: u32, i: u32) {
     (*c).lo = select((*c).lo, vec4<u32>(i), LANES == vec4<u32>(d));
@@ -139,9 +140,7 @@ fn put(block: vec4<u32>, q: u32, v: vec2<u32>) -> vec4<u32> {
     }
     let sh = (q & 3u) * 8u;
     let mask = lane_mask() << sh;
-    // word w without indexing the vector by a variable (that can land in local memory on NVIDIA)
-    let cur = dot(block, select(vec4<u32>(0u), vec4<u32>(1u), LANES == vec4<u32>(w)));
-    return with_word(block, w, (cur & ~mask) | (v.x << sh));
+    return with_word(block, w, (word_of(block, w) & ~mask) | (v.x << sh));
 }
 
 fn permute_packed(gid: vec3<u32>, nwg: vec3<u32>) {

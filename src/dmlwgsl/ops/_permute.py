@@ -69,8 +69,9 @@ STAGED_TILE_VECTORS = 512
 #: staged_body's workgroup memory for input words (common/rows.wgsl)
 STAGE_WORDS = 2048
 #: Words a transpose tile stages (TP_WORDS in common/transpose.wgsl) for 4- and 8-byte elements;
-#: 8/16-bit elements staged packed take as many elements, 4 / esize fewer words. H100, the sweep's NHWC
-#: rows: 1024 / 2048 / 4096 words for float32, b2 60.6 / 66.1 / 38.1-39.4 % of copy (bench/EXPERIMENTS.md).
+#: 8/16-bit elements staged packed take as many elements (4 / esize fewer words) where rows interleave
+#: at most 2 lanes (see transpose_step). H100, the sweep's NHWC rows: 1024 / 2048 / 4096 words for
+#: float32, b2 60.6 / 66.1 / 38.1-39.4 % of copy (bench/EXPERIMENTS.md).
 TRANSPOSE_TILE_WORDS = 2048
 
 
@@ -663,16 +664,15 @@ def transpose_step(
     # TP_K: the channels rounded up to a power of two (2 to 32; at least a vector's with TP_VEC);
     # the tile stages TRANSPOSE_TILE_WORDS words
     tile_k = min(32, max(2, v if vec else 2, 1 << (cb - 1).bit_length()))
-    # (8/16-bit elements stage packed on the vector path: 4 / esize of a channel's row elements a word)
-    # 8/16-bit elements stage packed on the vector path: where rows interleave at most 2 lanes
-    # (SpaceToDepth, DepthToSpace b2), a tile of as many elements as a 4-byte type's (1024 / 512
-    # words) ran faster on the H100 than one of as many words (DepthToSpace b2: float16 19.2 -> 15.0
-    # us, uint8 35.2 -> 22.9; SpaceToDepth b3: float16 23.6 -> 17.3, uint8 43.2 -> 27.1); DepthToSpace
-    # b3 ran slower that way (float16 16.6 -> 18.2, uint8 26.5 -> 28.2), so b >= 3 keeps 2048 words
-    # (bench/EXPERIMENTS.md)
-    packed = vec and esize < 4 and interleave <= 2
-    words = TRANSPOSE_TILE_WORDS * esize // 4 if packed else TRANSPOSE_TILE_WORDS
-    tile_r = words // tile_k // max(1, esize // 4) * (4 // esize if vec and esize < 4 else 1)
+    # 8/16-bit elements stage packed on the vector path (4 / esize of a channel's row elements a
+    # word). Where rows interleave at most 2 lanes (SpaceToDepth, DepthToSpace b2) their tile holds as
+    # many elements as a 4-byte type's (1024 / 512 words): faster on the H100 than as many words
+    # (DepthToSpace b2: float16 19.2 -> 15.0 us, uint8 35.2 -> 22.9; SpaceToDepth b3: float16 23.6 ->
+    # 17.3, uint8 43.2 -> 27.1); DepthToSpace b3 ran slower that way (float16 16.6 -> 18.2, uint8 26.5
+    # -> 28.2), so b >= 3 keeps 2048 words (bench/EXPERIMENTS.md)
+    packed = vec and esize < 4
+    words = TRANSPOSE_TILE_WORDS * esize // 4 if packed and interleave <= 2 else TRANSPOSE_TILE_WORDS
+    tile_r = words // tile_k // max(1, esize // 4) * (4 // esize if packed else 1)
     tiles_r, tiles_k = -(-r_len // tile_r), -(-cb // tile_k)
     workgroups = nb * math.prod(plane) * tiles_r * tiles_k
     u = {
@@ -705,7 +705,7 @@ def transpose_step(
             "TP_DIV": interleave,
             "TP_K": tile_k,
             "TP_VEC": int(vec),
-            **({"TP_WORDS": words} if words != 2048 else {}),
+            **({"TP_WORDS": words} if words != 2048 else {}),  # (2048: the shader's default)
         },
         uniforms=u,
         bindings=bindings or {"input": ("input", "input4"), "output": ("output", "output4")},
