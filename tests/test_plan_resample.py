@@ -54,7 +54,8 @@ def caps(request):
         # float32 nearest, H upsampled: the GPU profile keeps resample_packed, a CPU adapter walks rows
         (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_packed", "resample_rows")),
         (desc(F32, (2, 8, 64, 64), (4, 8, 128, 128)), "resample_rows"),  # batch interpolated: 2 planes walked
-        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_byte"),
+        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_pat"),  # 8-bit x2: a tap pattern
+        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 80)), "resample_rows_byte"),  # x1.25: no pattern
         # 8-bit nearest: the GPU profile keeps resample_packed, a CPU adapter walks rows
         (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_packed", "resample_rows")),
         (desc(F32, (2, 3, 5), (2, 3, 7), out_strides=(1, 2, 6)), "resample_strided"),

@@ -512,18 +512,24 @@ def test_channel_lanes_plan_on_a_gpu():
         assert "C_LANES" not in plan_resample(d2, h100).steps[0].constants_dict
 
 
-@pytest.mark.parametrize("v", [4, 6, 8, 12, 16])
-def test_row_walk_pattern(device, rng, v):
-    """resample_rows_pat (float16 linear, every thread's W taps at the same places of its input
-    words): W scales that have such a pattern with v outputs per thread, with H up, down and one
-    tap; NaN in one of the two first or last input columns, so that a window reading the
-    neighbouring row or the wrong half instead of the clamped edge element shows (0 * NaN); an
-    input at an odd element offset (its plan takes resample_rows_half), an output off a 16-byte
-    boundary (resample_packed), a padded input."""
-    tol = {"atol": LINEAR_TOL[F16][0], "why": LINEAR_TOL[F16][1]}
+@pytest.mark.parametrize(
+    "dt, v", [(F16, 4), (F16, 6), (F16, 8), (F16, 12), (F16, 16), (I8, 4), (U8, 8), (I8, 12), (U8, 16)]
+)
+def test_row_walk_pattern(device, rng, dt, v):
+    """resample_rows_pat (float16 / int8 / uint8 linear, every thread's W taps at the same places of
+    its input words): W scales that have such a pattern with v outputs per thread, with H up, down
+    and one tap; one of the two first or last input columns marked (float16: NaN, so that a window
+    reading the neighbouring row or the wrong lane instead of the clamped edge element shows as
+    0 * NaN; 8-bit: the type's extreme, far from the others), an input off a word boundary (its plan
+    takes resample_rows_half / _byte), an output off a 16-byte boundary (resample_packed), a padded
+    input."""
+    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]}
+    epw = 4 // dt.size_in_bytes
+    mark = {F16: np.nan, I8: -128, U8: 255}[dt]
+    other = "resample_rows_half" if dt == F16 else "resample_rows_byte"
     used = 0
     for sw in (2.0, 1.5, 3.0, 1.0, 4.0, 0.75):
-        w_in = next((w for w in range(4, 64, 2) if (w * sw) % v == 0 and w * sw >= 3 * v), None)
+        w_in = next((w for w in range(2 * epw, 64, epw) if (w * sw) % v == 0 and w * sw >= 3 * v), None)
         if w_in is None:
             continue
         w_out = int(w_in * sw)
@@ -531,7 +537,7 @@ def test_row_walk_pattern(device, rng, v):
             in_sizes, out_sizes = (2, 3, h_in, w_in), (2, 3, h_out, w_out)
             scales = (1, 1, h_out / h_in, sw)
             desc = Resample1Desc(
-                TensorDesc(F16, in_sizes), TensorDesc(F16, out_sizes), "linear", scales, (0.5,) * 4, (-0.5,) * 4
+                TensorDesc(dt, in_sizes), TensorDesc(dt, out_sizes), "linear", scales, (0.5,) * 4, (-0.5,) * 4
             )
             try:
                 op = compile_resample(desc, device=device, kernel="resample_rows_pat", band_rows=3, pattern_outputs=v)
@@ -541,10 +547,10 @@ def test_row_walk_pattern(device, rng, v):
             assert op.plan.kernels == ["resample_rows_pat"] and op.plan.steps[0].constants_dict["PV"] == v
             used += 1
             for nan_col in (None, -1, 0, -2, 1):
-                x = values(F16, in_sizes, rng)
+                x = values(dt, in_sizes, rng)
                 if nan_col is not None:
-                    x[..., nan_col] = np.nan
-                expected = ref.resample(x, out_sizes, "linear", scales, (0.5,) * 4, (-0.5,) * 4).astype(np.float16)
+                    x[..., nan_col] = mark
+                expected = ref.resample(x, out_sizes, "linear", scales, (0.5,) * 4, (-0.5,) * 4)
                 inputs = {"input": (desc.input, x.view(np.uint8).reshape(-1))}
                 run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected, **tol)
             run_checked(
@@ -555,8 +561,8 @@ def test_row_walk_pattern(device, rng, v):
                 expected,
                 input_offset=16 + 2,
                 **tol,
-            )  # odd element offset: rows of half words
-            assert any(":resample_rows_half|" in k or ":resample_packed|" in k for k in op.cache_keys), op.cache_keys
+            )  # off a word boundary: rows of half words
+            assert any(f":{other}|" in k or ":resample_packed|" in k for k in op.cache_keys), op.cache_keys
             run_checked(
                 device,
                 lambda ins, out: op(ins["input"], out),
@@ -567,7 +573,7 @@ def test_row_walk_pattern(device, rng, v):
                 **tol,
             )
             assert any(":resample_packed|" in k for k in op.cache_keys), op.cache_keys
-            padded = TensorDesc(F16, in_sizes, (3 * h_in * (w_in + 2), h_in * (w_in + 2), w_in + 2, 1))
+            padded = TensorDesc(dt, in_sizes, (3 * h_in * (w_in + epw), h_in * (w_in + epw), w_in + epw, 1))
             check_gpu(device, x, desc.output, "linear", scales, (0.5,) * 4, (-0.5,) * 4, in_desc=padded)
     assert used >= 3, f"only {used} cases took resample_rows_pat with {v} outputs per thread"
 

@@ -64,6 +64,7 @@ struct Params {
     pat_row_words: u32,       // resample_rows_pat: words per input row
     pat_step: u32,            // resample_rows_pat: window step (words per thread)
     pat_k0: i32,              // resample_rows_pat: first thread's window word
+    pat_w_start: u32,         // resample_rows_pat: first vec4 of its W weights (see pat_place)
 }
 
 #include "common/grid.wgsl"

@@ -1,13 +1,14 @@
 // Resample fast path: the row walk with one W tap pattern (resample_rows_pat_v1, _v2, _v4; the
-// suffix is the store width in words), float16 linear. Built on resample_rows.wgsl (included) and
-// tested against resample.wgsl's resample_packed. Bindings: as resample_rows.wgsl; _v1 writes
-// output, _v2 output2, _v4 output4. Overrides: resample_rows.wgsl's, and PV, NW, TAP0_A-D, TAP1_A-D.
+// suffix is the store width in words), float16, int8 and uint8 linear. Built on resample_rows.wgsl
+// (included) and tested against resample.wgsl's resample_packed. Bindings: as resample_rows.wgsl;
+// _v1 writes output, _v2 output2, _v4 output4. Overrides: resample_rows.wgsl's, and PV, NW,
+// TAP0_A-D, TAP1_A-D.
 
 #include "resample_rows.wgsl"
 
-override PV: u32 = 8u;      // outputs per thread: 4, 6, 8, 12 or 16
-override NW: u32 = 4u;      // input words in a thread's window: 1 to 6
-override TAP0_A: u32 = 0u;  // tap 0 of outputs 0-3: half index in the window, 4 bits at bit 4 (j % 4)
+override PV: u32 = 8u;      // outputs per thread: 4, 6, 8, 12 or 16 (whole words of output)
+override NW: u32 = 4u;      // input words in a thread's window: 1 to 6 (at most 16 elements)
+override TAP0_A: u32 = 0u;  // tap 0 of outputs 0-3: element index in the window, 4 bits at bit 4 (j % 4)
 override TAP0_B: u32 = 0u;  // outputs 4-7
 override TAP0_C: u32 = 0u;  // outputs 8-11
 override TAP0_D: u32 = 0u;  // outputs 12-15
@@ -16,13 +17,15 @@ override TAP1_B: u32 = 0u;
 override TAP1_C: u32 = 0u;
 override TAP1_D: u32 = 0u;
 
-// -- row walk with one W tap pattern (float16 linear) -----------------------------------------------
-// resample_rows_half spends most of its time working out, per thread, where its taps lie in the
-// input words (a load, a shift and a conversion per tap). Where the W taps of every thread follow
-// one pattern (2x: output 8g + j reads elements 4g - 1 + (0, 1, 1, 2, 2, 3, 3, 4)[j] and the next;
-// 1.5x with 6 or 12 outputs per thread likewise), the host finds the pattern and makes it
+// -- row walk with one W tap pattern (float16, int8, uint8 linear) ---------------------------------
+// resample_rows_half and resample_rows_byte spend most of their time working out, per thread, where
+// its taps lie in the input words (a load, a shift and a conversion per tap). Where the W taps of
+// every thread follow one pattern (float16 2x: output 8g + j reads elements
+// 4g - 1 + (0, 1, 1, 2, 2, 3, 3, 4)[j] and the next; 8-bit 2x likewise with 16 outputs a thread;
+// 1.5x with 6 or 12 outputs per thread), the host finds the pattern and makes it
 // structure: thread g loads the NW words of its window, from word k = k0 + g * step of the input
-// row, converts each once (unpack2x16float) and picks its taps with selects on override constants,
+// row, converts each once (unpack2x16float, or four byte conversions) and picks its taps with
+// selects on override constants,
 // which the compiler resolves while building the pipeline. The taps that the table clamps at the
 // row ends read virtual words (the window may start at word -1 and end one word past the row)
 // that repeat the edge element, so tap index, weight and value are the table's everywhere and no
@@ -33,8 +36,8 @@ override TAP1_D: u32 = 0u;
 // the table and the uniforms.
 // Rows as in resample_rows, but the cache is canonical: va holds the row of H tap 0 and vb the row
 // of tap 1, so the vertical blend 0 + wh0 * va + wh1 * vb needs no selects.
-// Requirements (host): input row starts even (whole words), W stride 1, W even, PV divides the
-// output width.
+// Requirements (host): input row starts on whole words, W stride 1, W a whole number of words, PV
+// divides the output width and its outputs are whole words.
 
 // Up to 16 values of a thread's outputs: a (0-3), b (4-7), c (8-11), d (12-15).
 struct Row16 {
@@ -54,19 +57,31 @@ struct PatThread {
     w1: Row16,
 }
 
-// Half d (0 to 11) of the window words u0..u5, unpacked: d is a constant of the pipeline.
-fn pat_half(d: u32, u0: vec2<f32>, u1: vec2<f32>, u2: vec2<f32>, u3: vec2<f32>, u4: vec2<f32>, u5: vec2<f32>) -> f32 {
-    let odd = (d & 1u) == 1u;
-    var v = select(u0.x, u0.y, odd);
-    v = select(v, select(u1.x, u1.y, odd), (d >> 1u) == 1u);
-    v = select(v, select(u2.x, u2.y, odd), (d >> 1u) == 2u);
-    v = select(v, select(u3.x, u3.y, odd), (d >> 1u) == 3u);
-    v = select(v, select(u4.x, u4.y, odd), (d >> 1u) == 4u);
-    v = select(v, select(u5.x, u5.y, odd), (d >> 1u) == 5u);
-    return v;
+// Elements a window word holds: 2 (float16) or 4 (int8, uint8).
+fn pat_epw() -> u32 { return 4u / elem_bytes(); }
+
+// Element d (0 to 15) of the window words u0..u5, each converted (pat_convert): d is a constant of
+// the pipeline, so the selects resolve when it is built.
+fn pat_elem(d: u32, u0: vec4<f32>, u1: vec4<f32>, u2: vec4<f32>, u3: vec4<f32>, u4: vec4<f32>, u5: vec4<f32>) -> f32 {
+    let w = d / pat_epw();
+    var u = u0;
+    u = select(u, u1, w == 1u);
+    u = select(u, u2, w == 2u);
+    u = select(u, u3, w == 3u);
+    u = select(u, u4, w == 4u);
+    u = select(u, u5, w == 5u);
+    let l = d % pat_epw();
+    return select(select(u.x, u.y, l == 1u), select(u.z, u.w, l == 3u), l >= 2u);
 }
 
-// Window half of tap t (0 or 1) of output j.
+// A window word's elements as f32 (float16: x, y; 8-bit: x, y, z, w, the low byte first).
+fn pat_convert(x: u32) -> vec4<f32> {
+    if (DTYPE == 1u) { return vec4<f32>(unpack2x16float(x), 0.0, 0.0); }
+    if (DTYPE == 2u) { return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(x) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u)); }
+    return vec4<f32>((vec4<u32>(x) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xFFu));
+}
+
+// Window element of tap t (0 or 1) of output j.
 fn pat_d(j: u32, t: u32) -> u32 {
     var m = select(TAP0_A, TAP1_A, t == 1u);
     if (j >= 4u) { m = select(TAP0_B, TAP1_B, t == 1u); }
@@ -76,42 +91,44 @@ fn pat_d(j: u32, t: u32) -> u32 {
 }
 
 // Tap t of outputs 4q .. 4q + 3.
-fn pat_quad(q: u32, t: u32, u0: vec2<f32>, u1: vec2<f32>, u2: vec2<f32>, u3: vec2<f32>, u4: vec2<f32>,
-            u5: vec2<f32>) -> vec4<f32> {
-    return vec4<f32>(pat_half(pat_d(4u * q, t), u0, u1, u2, u3, u4, u5),
-                     pat_half(pat_d(4u * q + 1u, t), u0, u1, u2, u3, u4, u5),
-                     pat_half(pat_d(4u * q + 2u, t), u0, u1, u2, u3, u4, u5),
-                     pat_half(pat_d(4u * q + 3u, t), u0, u1, u2, u3, u4, u5));
+fn pat_quad(q: u32, t: u32, u0: vec4<f32>, u1: vec4<f32>, u2: vec4<f32>, u3: vec4<f32>, u4: vec4<f32>,
+            u5: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(pat_elem(pat_d(4u * q, t), u0, u1, u2, u3, u4, u5),
+                     pat_elem(pat_d(4u * q + 1u, t), u0, u1, u2, u3, u4, u5),
+                     pat_elem(pat_d(4u * q + 2u, t), u0, u1, u2, u3, u4, u5),
+                     pat_elem(pat_d(4u * q + 3u, t), u0, u1, u2, u3, u4, u5));
 }
 
 // Word j of a thread's window on the input row whose first word is rw. Only the first word can
 // lie before the row (k = -1) and only the last one past it: those loads are clamped into the row
-// and the word replaced by its edge element, twice.
+// and the word replaced by its edge element, in every lane.
 fn pat_word(rw: i32, j: u32, t: PatThread) -> u32 {
     let wh = i32(p.pat_row_words);
     var at = t.k + i32(j);
     if (j == 0u) { at = max(at, 0); }
     if (j == NW - 1u) { at = min(at, wh - 1); }
     var x = input[u32(rw + at)];
-    if (j == 0u) { x = select(x, (x & 0xFFFFu) * 0x10001u, t.k < 0); }
-    if (j == NW - 1u) { x = select(x, (x >> 16u) * 0x10001u, t.k + i32(j) >= wh); }
+    let bits = elem_bytes() * 8u;
+    let fill = select(0x01010101u, 0x10001u, DTYPE == 1u);   // an element times this: in every lane
+    if (j == 0u) { x = select(x, extractBits(x, 0u, bits) * fill, t.k < 0); }
+    if (j == NW - 1u) { x = select(x, (x >> (32u - bits)) * fill, t.k + i32(j) >= wh); }
     return x;
 }
 
 // The PV outputs of a thread interpolated along W on the input row starting at element `row`.
 fn pat_fetch(row: u32, t: PatThread) -> Row16 {
-    let rw = i32(row >> 1u);
-    let u0 = unpack2x16float(pat_word(rw, 0u, t));
-    var u1 = vec2<f32>(0.0);
-    var u2 = vec2<f32>(0.0);
-    var u3 = vec2<f32>(0.0);
-    var u4 = vec2<f32>(0.0);
-    var u5 = vec2<f32>(0.0);
-    if (NW > 1u) { u1 = unpack2x16float(pat_word(rw, 1u, t)); }
-    if (NW > 2u) { u2 = unpack2x16float(pat_word(rw, 2u, t)); }
-    if (NW > 3u) { u3 = unpack2x16float(pat_word(rw, 3u, t)); }
-    if (NW > 4u) { u4 = unpack2x16float(pat_word(rw, 4u, t)); }
-    if (NW > 5u) { u5 = unpack2x16float(pat_word(rw, 5u, t)); }
+    let rw = i32(row / pat_epw());
+    let u0 = pat_convert(pat_word(rw, 0u, t));
+    var u1 = vec4<f32>(0.0);
+    var u2 = vec4<f32>(0.0);
+    var u3 = vec4<f32>(0.0);
+    var u4 = vec4<f32>(0.0);
+    var u5 = vec4<f32>(0.0);
+    if (NW > 1u) { u1 = pat_convert(pat_word(rw, 1u, t)); }
+    if (NW > 2u) { u2 = pat_convert(pat_word(rw, 2u, t)); }
+    if (NW > 3u) { u3 = pat_convert(pat_word(rw, 3u, t)); }
+    if (NW > 4u) { u4 = pat_convert(pat_word(rw, 4u, t)); }
+    if (NW > 5u) { u5 = pat_convert(pat_word(rw, 5u, t)); }
     var r = Row16(pat_quad(0u, 0u, u0, u1, u2, u3, u4, u5), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
     if (PV > 4u) { r.b = pat_quad(1u, 0u, u0, u1, u2, u3, u4, u5); }
     if (PV > 8u) { r.c = pat_quad(2u, 0u, u0, u1, u2, u3, u4, u5); }
@@ -188,14 +205,12 @@ struct PatPlace {
     t: PatThread,
 }
 
-// W weights of outputs 4q .. 4q + 3 of a thread whose first table entry is tw (w0 or w1: which).
-fn pat_weights(tw: u32, q: u32, which: u32) -> vec4<f32> {
-    let t0 = table4[tw + 4u * q];
-    let t1 = table4[tw + 4u * q + 1u];
-    let t2 = table4[tw + 4u * q + 2u];
-    let t3 = table4[tw + 4u * q + 3u];
-    if (which == 0u) { return bitcast<vec4<f32>>(vec4<u32>(t0.z, t1.z, t2.z, t3.z)); }
-    return bitcast<vec4<f32>>(vec4<u32>(t0.w, t1.w, t2.w, t3.w));
+// W weights of a thread's outputs 2m and 2m + 1, (w0, w1, w0, w1): the plan appends them to the
+// table thread-fastest (vec4 p.pat_w_start + m * row_blocks + g for the thread of block column g),
+// so that a warp's loads of them are contiguous (its outputs' own table entries lie PV entries
+// apart from lane to lane: 32 cache lines a warp load).
+fn pat_pair(g: u32, m: u32) -> vec4<f32> {
+    return bitcast<vec4<f32>>(table4[p.pat_w_start + m * p.row_blocks + g]);
 }
 
 fn pat_place(tid: u32) -> PatPlace {
@@ -203,31 +218,38 @@ fn pat_place(tid: u32) -> PatPlace {
     let n = rp.n;
     let c = rp.c;
     let ow = rp.ow;
+    let g = ow / PV;
     let e = (((n - p.origin.x) * p.out_sizes.y + c - p.origin.y) * p.out_sizes.z + rp.oh0) * p.out_sizes.w + ow;
     let base = p.input_base + table[4u * (p.table_start.x + n)] + table4[p.table_start.y + c].x;
-    let tw = p.table_start.w + ow;
     let z = vec4<f32>(0.0);
-    var w0 = Row16(pat_weights(tw, 0u, 0u), z, z, z);
-    var w1 = Row16(pat_weights(tw, 0u, 1u), z, z, z);
+    let x0 = pat_pair(g, 0u);
+    let x1 = pat_pair(g, 1u);
+    var w0 = Row16(vec4<f32>(x0.x, x0.z, x1.x, x1.z), z, z, z);
+    var w1 = Row16(vec4<f32>(x0.y, x0.w, x1.y, x1.w), z, z, z);
     if (PV == 6u) {
         // outputs 4 and 5 (the other two lanes multiply values that are never stored)
-        let t4 = table4[tw + 4u];
-        let t5 = table4[tw + 5u];
-        w0.b = bitcast<vec4<f32>>(vec4<u32>(t4.z, t5.z, t5.z, t5.z));
-        w1.b = bitcast<vec4<f32>>(vec4<u32>(t4.w, t5.w, t5.w, t5.w));
+        let x2 = pat_pair(g, 2u);
+        w0.b = vec4<f32>(x2.x, x2.z, x2.z, x2.z);
+        w1.b = vec4<f32>(x2.y, x2.w, x2.w, x2.w);
     } else if (PV > 4u) {
-        w0.b = pat_weights(tw, 1u, 0u);
-        w1.b = pat_weights(tw, 1u, 1u);
+        let x2 = pat_pair(g, 2u);
+        let x3 = pat_pair(g, 3u);
+        w0.b = vec4<f32>(x2.x, x2.z, x3.x, x3.z);
+        w1.b = vec4<f32>(x2.y, x2.w, x3.y, x3.w);
     }
     if (PV > 8u) {
-        w0.c = pat_weights(tw, 2u, 0u);
-        w1.c = pat_weights(tw, 2u, 1u);
+        let x4 = pat_pair(g, 4u);
+        let x5 = pat_pair(g, 5u);
+        w0.c = vec4<f32>(x4.x, x4.z, x5.x, x5.z);
+        w1.c = vec4<f32>(x4.y, x4.w, x5.y, x5.w);
     }
     if (PV > 12u) {
-        w0.d = pat_weights(tw, 3u, 0u);
-        w1.d = pat_weights(tw, 3u, 1u);
+        let x6 = pat_pair(g, 6u);
+        let x7 = pat_pair(g, 7u);
+        w0.d = vec4<f32>(x6.x, x6.z, x7.x, x7.z);
+        w1.d = vec4<f32>(x6.y, x6.w, x7.y, x7.w);
     }
-    let k = p.pat_k0 + i32(ow / PV) * i32(p.pat_step);
+    let k = p.pat_k0 + i32(g) * i32(p.pat_step);
     return PatPlace(rp.oh0, rp.oh1, e, base, PatThread(k, w0, w1));
 }
 
@@ -236,24 +258,44 @@ fn pat_walk() -> PatWalk {
     return PatWalk(0xFFFFFFFFu, 0xFFFFFFFFu, Row16(z, z, z, z), Row16(z, z, z, z));
 }
 
-// The row walk's entry points, one per output binding (the stores of a row as PV says):
-// 8-byte stores (output2) for PV = 4 and 12, words (output) for PV = 6, 16-byte stores
-// (output4) for PV = 8 and 16.
+// A thread's outputs as output words (float16 two a word, int8 / uint8 four, rounded and saturated
+// as store_bits does): words 0-3 in lo, 4-7 in hi; pat_tw() of them are stored.
+struct PatWords {
+    lo: vec4<u32>,
+    hi: vec4<u32>,
+}
+
+fn pat_words(v: Row16) -> PatWords {
+    if (DTYPE == 1u) {
+        return PatWords(vec4<u32>(pack2x16float(v.a.xy), pack2x16float(v.a.zw), pack2x16float(v.b.xy), pack2x16float(v.b.zw)),
+                        vec4<u32>(pack2x16float(v.c.xy), pack2x16float(v.c.zw), pack2x16float(v.d.xy), pack2x16float(v.d.zw)));
+    }
+    return PatWords(vec4<u32>(bytes4(v.a), bytes4(v.b), bytes4(v.c), bytes4(v.d)), vec4<u32>(0u));
+}
+
+// Output words a thread stores a row: 1, 2, 3, 4, 6 or 8.
+fn pat_tw() -> u32 { return PV * elem_bytes() / 4u; }
+
+// The row walk's entry points, one per output binding (the stores of a row as pat_tw() says):
+// words (output) for 1 and 3 words, 8-byte stores (output2) for 2 and 6, 16-byte stores
+// (output4) for 4 and 8. Each starts at its thread's first output word (element
+// output_base + e): dst in units of its store.
 @compute @workgroup_size(WG)
 fn resample_rows_pat_v2(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let tid = thread_id(gid, nwg);
     if (tid >= p.row_threads) { return; }
     let pl = pat_place(tid);
     var c = pat_walk();
-    var dst = (p.output_base + pl.e) / 4u;
+    let per = 8u / elem_bytes();   // elements an 8-byte store
+    var dst = (p.output_base + pl.e) / per;
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let v = pat_row(&c, oh, pl.base, pl.t);
-        output2[dst] = vec2<u32>(pack2x16float(v.a.xy), pack2x16float(v.a.zw));
-        if (PV == 12u) {
-            output2[dst + 1u] = vec2<u32>(pack2x16float(v.b.xy), pack2x16float(v.b.zw));
-            output2[dst + 2u] = vec2<u32>(pack2x16float(v.c.xy), pack2x16float(v.c.zw));
+        let x = pat_words(pat_row(&c, oh, pl.base, pl.t));
+        output2[dst] = x.lo.xy;
+        if (pat_tw() == 6u) {
+            output2[dst + 1u] = x.lo.zw;
+            output2[dst + 2u] = x.hi.xy;
         }
-        dst += p.out_sizes.w / 4u;
+        dst += p.out_sizes.w / per;
     }
 }
 
@@ -263,13 +305,15 @@ fn resample_rows_pat_v1(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     if (tid >= p.row_threads) { return; }
     let pl = pat_place(tid);
     var c = pat_walk();
-    var dst = (p.output_base + pl.e) / 2u;
+    var dst = (p.output_base + pl.e) / pat_epw();
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let v = pat_row(&c, oh, pl.base, pl.t);
-        output[dst] = pack2x16float(v.a.xy);
-        output[dst + 1u] = pack2x16float(v.a.zw);
-        output[dst + 2u] = pack2x16float(v.b.xy);
-        dst += p.out_sizes.w / 2u;
+        let x = pat_words(pat_row(&c, oh, pl.base, pl.t));
+        output[dst] = x.lo.x;
+        if (pat_tw() == 3u) {
+            output[dst + 1u] = x.lo.y;
+            output[dst + 2u] = x.lo.z;
+        }
+        dst += p.out_sizes.w / pat_epw();
     }
 }
 
@@ -279,15 +323,12 @@ fn resample_rows_pat_v4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     if (tid >= p.row_threads) { return; }
     let pl = pat_place(tid);
     var c = pat_walk();
-    var dst = (p.output_base + pl.e) / 8u;
+    let per = 16u / elem_bytes();   // elements a 16-byte store
+    var dst = (p.output_base + pl.e) / per;
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let v = pat_row(&c, oh, pl.base, pl.t);
-        output4[dst] = vec4<u32>(pack2x16float(v.a.xy), pack2x16float(v.a.zw), pack2x16float(v.b.xy),
-                                 pack2x16float(v.b.zw));
-        if (PV == 16u) {
-            output4[dst + 1u] = vec4<u32>(pack2x16float(v.c.xy), pack2x16float(v.c.zw), pack2x16float(v.d.xy),
-                                          pack2x16float(v.d.zw));
-        }
-        dst += p.out_sizes.w / 8u;
+        let x = pat_words(pat_row(&c, oh, pl.base, pl.t));
+        output4[dst] = x.lo;
+        if (pat_tw() == 8u) { output4[dst + 1u] = x.hi; }
+        dst += p.out_sizes.w / per;
     }
 }

@@ -448,6 +448,14 @@ def _table_words(axes) -> tuple[np.ndarray, list[int]]:
     return words.astype(np.uint32), starts
 
 
+def _pattern_weights(axes, v: int) -> np.ndarray:
+    """resample_rows_pat's W weights (words), appended to the table after the axes' entries (from
+    a whole vec4): for outputs 2m and 2m + 1 of the thread of block column g (``v`` outputs a
+    thread), (w0, w1, w0, w1) at vec4 m * groups + g, so that a warp's loads are contiguous."""
+    w = axes[3].words.reshape(-1, 4)[:, 2:4]  # (w0, w1) bits of every output column
+    return np.ascontiguousarray(w.reshape(-1, v // 2, 4).transpose(1, 0, 2)).reshape(-1).astype(np.uint32)
+
+
 # ------------------------------------------------------------------------------------------------
 # The plan: which kernel runs, and why
 # ------------------------------------------------------------------------------------------------
@@ -484,14 +492,17 @@ DEFAULT_BAND = 8
 #: only add reuse): lavapipe, bands of 2-64 rows over float32/float16/uint8 linear and float32
 #: nearest x2 up, 32 was fastest or within noise of it (8 -> 32: 0-25% faster).
 CPU_BAND = 32
-#: resample_rows_pat (float16 linear with one W tap pattern): outputs per thread, tried in this
-#: order, and (rows per band, workgroup size) by outputs per thread (others: ROW_BANDS, 256).
-#: Measured on the H100 (8x64x256x256): x2 up takes 8, x1.5 up 12 (it has no pattern with 8).
-PATTERN_OUTPUTS = (8, 12, 16, 6, 4)
-PATTERN_TUNING: dict = {8: (64, 256), 12: (64, 256), 16: (64, 256)}
-_PATTERN_STORE = {4: ("resample_rows_pat_v2", "output2"), 6: ("resample_rows_pat_v1", "output")}
-_PATTERN_STORE.update({8: ("resample_rows_pat_v4", "output4"), 12: ("resample_rows_pat_v2", "output2")})
-_PATTERN_STORE[16] = ("resample_rows_pat_v4", "output4")
+#: resample_rows_pat (linear with one W tap pattern): outputs per thread by element size, tried in
+#: this order, and (rows per band, workgroup size) by (element size, outputs per thread) (others:
+#: ROW_BANDS, 256). Measured on the H100 (8x64x256x256): float16 x2 up takes 8, x1.5 up 12 (it has
+#: no pattern with 8); 8-bit: 16 outputs (one 16-byte store) where the pattern has them.
+PATTERN_OUTPUTS = {2: (8, 12, 16, 6, 4), 1: (16, 12, 8, 4)}
+PATTERN_TUNING: dict = {(2, 8): (64, 256), (2, 12): (64, 256), (2, 16): (64, 256)}
+PATTERN_TUNING.update({(1, 16): (64, 256), (1, 12): (64, 256), (1, 8): (64, 256)})
+#: resample_rows_pat's entry point and output view by output words a thread stores a row.
+_PATTERN_STORE = {1: ("resample_rows_pat_v1", "output"), 3: ("resample_rows_pat_v1", "output")}
+_PATTERN_STORE.update({2: ("resample_rows_pat_v2", "output2"), 6: ("resample_rows_pat_v2", "output2")})
+_PATTERN_STORE.update({4: ("resample_rows_pat_v4", "output4"), 8: ("resample_rows_pat_v4", "output4")})
 
 
 def _padded(desc) -> dict:
@@ -510,6 +521,11 @@ def _padded(desc) -> dict:
 #: (98,304 threads) 19 % slower: 2^16. Not on CPU adapters: lavapipe (2 cores) ran float16 linear
 #: x2 up (1,16,128,128) 3x slower with the bands shortened to 2 rows than with the measured 32.
 MIN_ROW_THREADS = 1 << 16
+#: resample_rows_pat's floor, from when its W weights are read thread-fastest (a warp's loads
+#: contiguous, so a short band's setup is cheap). H100, 2x32x256x256 x2 up, bands of 8 / 16 / 32
+#: rows: float16 24.6 / 24.8 / 32.0 us, uint8 23.8 / 22.8 / 29.4; 8x64x256x256 float16 x1.5 up:
+#: 64 rows (98,304 threads) 92.7 us, 32 rows 95.5.
+PATTERN_MIN_THREADS = 1 << 17
 #: The threads a split part's row walk keeps where the whole plan had more: shorter bands, up to
 #: this many threads. H100, 8x64x256x256 split at a 128 MiB binding limit (% of copy at 2^16 /
 #: 2^17 / 2^18 / 2^20): float16 linear x2 in three parts 61.8 / 68.1 / 63.7 / 63.5, x1.5 in two
@@ -518,34 +534,38 @@ MIN_ROW_THREADS = 1 << 16
 FILL_ROW_THREADS = 1 << 17
 
 
-def _rows_shape(pd, v: int, band: int, *, fill: bool = False, ragged: bool = False):
+def _rows_shape(pd, v: int, band: int, *, fill: bool = False, ragged: bool = False, floor: int = MIN_ROW_THREADS):
     """(threads, block columns per row, bands per (n, c), rows per band) of a row walk with ``v``
     outputs per thread, or None where the output rows are not whole groups of ``v`` (``ragged``:
     a row's last group may be partial, its thread storing the words inside the row). Rows per
     band: long enough that the input rows a band shares (upsampling along H) are interpolated
     along W once (and the W taps read once), short enough for many threads (``fill``: shortened
-    to keep MIN_ROW_THREADS threads)."""
+    to keep ``floor`` threads)."""
     n, c, h, w = pd["out_sizes"]
     if w % v and not ragged:
         return None
     blocks, band = -(-w // v), min(h, band)
     if fill:  # shorter bands where the default ones leave the GPU short of threads
-        band = max(1, min(band, n * c * blocks * h // MIN_ROW_THREADS))
+        band = max(1, min(band, n * c * blocks * h // floor))
     bands = -(-h // band)
     threads = n * c * bands * blocks
     return None if threads >= 2**32 else (threads, blocks, bands, band)
 
 
 def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | None:
-    """resample_rows_pat's structure where float16 linear output columns, taken V at a time, all
-    find their W taps at the same places of an NW-word window of their input row, the window of
-    thread g starting at word k0 + g * step (k0 may be -1, and the last window may end one word
-    past the row: those virtual words repeat the edge element, which is what the clamped taps
-    there read). (V, NW, tap-0 halves, tap-1 halves (4 bits per output), step, k0), or None. Row
-    starts must be whole words; every thread is checked against the table."""
+    """resample_rows_pat's structure where float16 / int8 / uint8 linear output columns, taken V at
+    a time, all find their W taps at the same places of an NW-word window of their input row, the
+    window of thread g starting at word k0 + g * step (k0 may be -1, and the last window may end
+    one word past the row: those virtual words repeat the edge element, which is what the clamped
+    taps there read). (V, NW, tap-0 elements, tap-1 elements (4 bits per output: the window holds
+    at most 16 elements), step, k0), or None. Row starts must be whole words and a thread's V
+    outputs whole words; every thread is checked against the table."""
     pd = _padded(desc)
+    epw = 4 // desc.input.data_type.size_in_bytes  # elements a word
     w_in, w_out, strides = pd["in_sizes"][3], pd["out_sizes"][3], pd["in_strides"]
-    if strides[3] != 1 or w_in % 2 or w_in < 4 or any(strides[d] % 2 for d in range(3) if pd["in_sizes"][d] > 1):
+    if strides[3] != 1 or w_in % epw or w_in < 2 * epw:
+        return None
+    if any(strides[d] % epw for d in range(3) if pd["in_sizes"][d] > 1):
         return None
     a = axes[3]
     i0, i1, _, _ = ref.linear_taps(ref.input_coordinates(w_out, a.scale, a.in_off, a.out_off), w_in)
@@ -553,21 +573,21 @@ def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | N
         i1 = i0  # not interpolated along W: tap 0 only
     for v in outputs:
         groups = w_out // v
-        if w_out % v or groups < 3:
+        if w_out % v or v % epw or groups < 3:
             continue
         g0, g1 = i0.reshape(groups, v), i1.reshape(groups, v)
         mid = groups // 2  # an interior thread (no clamped taps) defines the pattern
-        k_mid = int(min(g0[mid].min(), g1[mid].min())) >> 1
-        step_ = (int(min(g0[mid + 1].min(), g1[mid + 1].min())) >> 1) - k_mid
-        d0, d1 = g0[mid] - 2 * k_mid, g1[mid] - 2 * k_mid
-        nw = int(max(d0.max(), d1.max())) // 2 + 1
-        if d0.min() < 0 or d1.min() < 0 or nw > 6 or step_ < 0:
+        k_mid = int(min(g0[mid].min(), g1[mid].min())) // epw
+        step_ = int(min(g0[mid + 1].min(), g1[mid + 1].min())) // epw - k_mid
+        d0, d1 = g0[mid] - epw * k_mid, g1[mid] - epw * k_mid
+        nw = int(max(d0.max(), d1.max())) // epw + 1
+        if d0.min() < 0 or d1.min() < 0 or nw > 6 or nw * epw > 16 or step_ < 0:
             continue
         k = k_mid + step_ * (np.arange(groups) - mid)
-        e0, e1 = 2 * k[:, None] + d0, 2 * k[:, None] + d1
+        e0, e1 = epw * k[:, None] + d0, epw * k[:, None] + d1
         if (
             k.min() >= -1
-            and (k + nw - 1).max() <= w_in // 2
+            and (k + nw - 1).max() <= w_in // epw
             and np.array_equal(np.clip(e0, 0, w_in - 1), g0)
             and np.array_equal(np.clip(e1, 0, w_in - 1), g1)
         ):
@@ -653,17 +673,17 @@ def plan_resample(
         ),
         "resample_rows_half": row_rule or (None if linear and esize == 2 else "float16 linear only"),
         "resample_rows_byte": row_rule or (None if linear and esize == 1 else "int8 / uint8 linear only"),
-        "resample_rows_pat": row_rule or (None if linear and esize == 2 else "float16 linear only"),
+        "resample_rows_pat": row_rule or (None if linear and esize < 4 else "float16, int8 and uint8 linear only"),
     }
     if why_not["resample_rows_pat"] is None and taps[:2] != (1, 1):
         why_not["resample_rows_pat"] = (
             "the batch or channel axis is interpolated (resample_rows_pat walks one input plane)"
         )
-    if why_not["resample_rows_pat"] is None and (in_pl.residual // 2) % 2:
-        why_not["resample_rows_pat"] = "the input starts at an odd float16 (its rows are not whole words)"
+    if why_not["resample_rows_pat"] is None and in_pl.residual % 4:
+        why_not["resample_rows_pat"] = "the input does not start on a word boundary (its rows are not whole words)"
     pat = None
     if why_not["resample_rows_pat"] is None:
-        pat = _tap_pattern(desc, axes, (pattern_outputs,) if pattern_outputs else PATTERN_OUTPUTS)
+        pat = _tap_pattern(desc, axes, (pattern_outputs,) if pattern_outputs else PATTERN_OUTPUTS[esize])
         if pat is None:
             why_not["resample_rows_pat"] = "the W taps of the output columns follow no common pattern"
     # A channels-fastest input (NHWC) whose (h, w) planes do not grow, on a GPU: the row walks put the
@@ -697,8 +717,9 @@ def plan_resample(
             if shapes[name] is None:
                 why_not[name] = f"the output rows are not whole groups of {v} elements (nor of words)"
     if pat is not None:
-        band = band_rows or (CPU_BAND if caps.is_cpu else PATTERN_TUNING.get(pat[0], (None,))[0] or ROW_BANDS[(1, 2)])
-        shapes["resample_rows_pat"] = _rows_shape(pd, pat[0], band, fill=fill)
+        tuned = PATTERN_TUNING.get((esize, pat[0]), (None,))[0] or ROW_BANDS[(1, esize)]
+        band = band_rows or (CPU_BAND if caps.is_cpu else tuned)
+        shapes["resample_rows_pat"] = _rows_shape(pd, pat[0], band, fill=fill, floor=PATTERN_MIN_THREADS)
         if shapes["resample_rows_pat"] is None:
             why_not["resample_rows_pat"] = f"the output rows are not whole groups of {pat[0]} elements"
 
@@ -724,14 +745,14 @@ def plan_resample(
         if linear and esize == 2:
             candidates += ["resample_rows_pat", "resample_rows_half"]
         elif linear and esize == 1:
-            candidates.append("resample_rows_byte")
+            candidates += ["resample_rows_pat", "resample_rows_byte"]
         elif auto_rows:
             candidates.append("resample_rows")
         candidates += ["resample_packed", "resample_strided" if esize == 4 else "resample_atomic"]
         name = next(k for k in candidates if why_not[k] is None)
         skipped = [f"{k}: {why_not[k]}" for k in candidates[: candidates.index(name)]]
         why = {
-            "resample_rows_pat": "float16 linear with one W tap pattern: each thread loads its input window "
+            "resample_rows_pat": f"{dt.name.lower()} linear with one W tap pattern: each thread loads its input window "
             "once and picks its taps with constants",
             "resample_rows_half": "float16 linear row walk: an input row interpolated along W serves the output "
             "rows that share it",
@@ -774,8 +795,10 @@ def plan_resample(
         "pat_row_words": 0,
         "pat_step": 0,
         "pat_k0": 0,
+        "pat_w_start": 0,
     }
     constants = {"MODE": int(mode), "DTYPE": _DTYPE_CLASS[dt]}
+    details, table_bytes = (), 16 * -(-words.size // 4)
     computed = sum(1 << d for d, a in enumerate(axes) if a.form == "computed")
     if computed:  # (absent otherwise: the cache keys of whole-table pipelines stay as they were)
         constants["COMPUTED"] = computed
@@ -800,12 +823,15 @@ def plan_resample(
             constants["HALF"], out_var = 1, "output"
         else:
             v, nw, d0, d1, pstep, k0 = pat
-            entry, out_var = _PATTERN_STORE[v]
-            wg = PATTERN_TUNING.get(v, (None, 256))[1]
+            entry, out_var = _PATTERN_STORE[v * esize // 4]
+            wg = PATTERN_TUNING.get((esize, v), (None, 256))[1]
             constants.update(PV=v, NW=nw)
             for t, dt_ in (("TAP0", d0), ("TAP1", d1)):
                 constants.update({f"{t}_{q}": (dt_ >> (16 * i)) & 0xFFFF for i, q in enumerate("ABCD")})
-            uniforms.update(pat_row_words=pd["in_sizes"][3] // 2, pat_step=pstep, pat_k0=k0)
+            uniforms.update(pat_row_words=pd["in_sizes"][3] * esize // 4, pat_step=pstep, pat_k0=k0)
+            uniforms["pat_w_start"] = -(-words.size // 4)  # its W weights follow the axes' entries
+            details += (("pattern_outputs", v),)
+            table_bytes += _pattern_weights(axes, v).nbytes
     if ragged.get(name):  # (absent otherwise: the cache keys of whole-group rows stay as they were)
         constants["RAGGED"] = 1
     if linear and name in _ROW_WALKS and taps[:2] != (1, 1):
@@ -845,8 +871,8 @@ def plan_resample(
         why,
         (used + count) * esize,
         caps.name,
-        host_tables=(("axis_table", int(words.nbytes)),),
-        details=(("axis_tables", forms), ("taps", taps[4 - desc.input.rank :])),
+        host_tables=(("axis_table", int(table_bytes)),),
+        details=(("axis_tables", forms), ("taps", taps[4 - desc.input.rank :])) + details,
     )
 
 
@@ -1109,7 +1135,7 @@ class ResampleOperator(Operator):
         self.band_rows = band_rows
         self.axis_table_bytes = axis_table_bytes
         self.pattern_outputs = pattern_outputs
-        self._tables: dict[bool, GpuTensor] = {}
+        self._tables: dict[tuple, GpuTensor] = {}  # by (packed input, pattern outputs)
         super().__init__(device, desc, kernel=kernel, capabilities=capabilities)
 
     def make_plan(self, placements):
@@ -1128,16 +1154,19 @@ class ResampleOperator(Operator):
         """The per-axis table (bound twice: as words and as vec4 words), uploaded once per input
         layout it indexes (the description's, or a packed workspace's: resample_transpose), and
         the plan's workspace."""
-        packed = dict(plan.details).get("table_input") == "packed"
-        table = self._tables.get(packed)
+        details = dict(plan.details)
+        packed, v = details.get("table_input") == "packed", details.get("pattern_outputs")
+        table = self._tables.get((packed, v))
         if table is None:
             desc = _packed_input(self.desc) if packed else self.desc
             axes = _axes_cached(desc, self.capabilities.max_binding_size, self.axis_table_bytes)
             words, _ = _table_words(axes)
+            if v:  # resample_rows_pat's W weights, from the next whole vec4
+                words = np.concatenate([words, np.zeros(-words.size % 4, np.uint32), _pattern_weights(axes, v)])
             tdesc = TensorDesc(DataType.UINT32, (words.size,))
             buf = self.device.create_buffer(tdesc.total_tensor_size_in_bytes, "resample.table")
             self.device.write(buf, 0, words.view(np.uint8))
-            table = self._tables[packed] = GpuTensor(self.device, tdesc, buf)
+            table = self._tables[(packed, v)] = GpuTensor(self.device, tdesc, buf)
         return {"table": table, "table4": table, **self.workspace_tensors(plan)}
 
 
