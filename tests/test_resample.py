@@ -513,20 +513,22 @@ def test_channel_lanes_plan_on_a_gpu():
 
 
 @pytest.mark.parametrize(
-    "dt, v", [(F16, 4), (F16, 6), (F16, 8), (F16, 12), (F16, 16), (I8, 4), (U8, 8), (I8, 12), (U8, 16)]
+    "dt, v",
+    [(F32, 4), (F32, 6), (F32, 8), (F16, 4), (F16, 6), (F16, 8), (F16, 12), (F16, 16), (I8, 4), (U8, 8), (I8, 12)]
+    + [(U8, 16)],
 )
 def test_row_walk_pattern(device, rng, dt, v):
-    """resample_rows_pat (float16 / int8 / uint8 linear, every thread's W taps at the same places of
-    its input words): W scales that have such a pattern with v outputs per thread, with H up, down
-    and one tap; one of the two first or last input columns marked (float16: NaN, so that a window
-    reading the neighbouring row or the wrong lane instead of the clamped edge element shows as
-    0 * NaN; 8-bit: the type's extreme, far from the others), an input off a word boundary (its plan
+    """resample_rows_pat (linear, every thread's W taps at the same places of its input words): W
+    scales that have such a pattern with v outputs per thread, with H up, down and one tap; one of
+    the two first or last input columns marked (floats: NaN, so that a window reading the
+    neighbouring row or the wrong lane instead of the clamped edge element shows as 0 * NaN; 8-bit:
+    the type's extreme, far from the others), an input off a word boundary (16- and 8-bit: its plan
     takes resample_rows_half / _byte), an output off a 16-byte boundary (resample_packed), a padded
     input."""
     tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]}
     epw = 4 // dt.size_in_bytes
-    mark = {F16: np.nan, I8: -128, U8: 255}[dt]
-    other = "resample_rows_half" if dt == F16 else "resample_rows_byte"
+    mark = {F32: np.nan, F16: np.nan, I8: -128, U8: 255}[dt]
+    other = {F32: None, F16: "resample_rows_half"}.get(dt, "resample_rows_byte")
     used = 0
     for sw in (2.0, 1.5, 3.0, 1.0, 4.0, 0.75):
         w_in = next((w for w in range(2 * epw, 64, epw) if (w * sw) % v == 0 and w * sw >= 3 * v), None)
@@ -553,23 +555,24 @@ def test_row_walk_pattern(device, rng, dt, v):
                 expected = ref.resample(x, out_sizes, "linear", scales, (0.5,) * 4, (-0.5,) * 4)
                 inputs = {"input": (desc.input, x.view(np.uint8).reshape(-1))}
                 run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected, **tol)
+            if other:  # off a word boundary: rows of half words
+                run_checked(
+                    device,
+                    lambda ins, out: op(ins["input"], out),
+                    inputs,
+                    desc.output,
+                    expected,
+                    input_offset=16 + 2,
+                    **tol,
+                )
+                assert any(f":{other}|" in k or ":resample_packed|" in k for k in op.cache_keys), op.cache_keys
             run_checked(
                 device,
                 lambda ins, out: op(ins["input"], out),
                 inputs,
                 desc.output,
                 expected,
-                input_offset=16 + 2,
-                **tol,
-            )  # off a word boundary: rows of half words
-            assert any(f":{other}|" in k or ":resample_packed|" in k for k in op.cache_keys), op.cache_keys
-            run_checked(
-                device,
-                lambda ins, out: op(ins["input"], out),
-                inputs,
-                desc.output,
-                expected,
-                output_offset=GUARD + 2,
+                output_offset=GUARD + max(2, dt.size_in_bytes),  # off a 16-byte boundary
                 **tol,
             )
             assert any(":resample_packed|" in k for k in op.cache_keys), op.cache_keys

@@ -57,7 +57,7 @@ struct PatThread {
     w1: Row16,
 }
 
-// Elements a window word holds: 2 (float16) or 4 (int8, uint8).
+// Elements a window word holds: 1 (float32), 2 (float16) or 4 (int8, uint8).
 fn pat_epw() -> u32 { return 4u / elem_bytes(); }
 
 // Element d (0 to 15) of the window words u0..u5, each converted (pat_convert): d is a constant of
@@ -74,8 +74,9 @@ fn pat_elem(d: u32, u0: vec4<f32>, u1: vec4<f32>, u2: vec4<f32>, u3: vec4<f32>, 
     return select(select(u.x, u.y, l == 1u), select(u.z, u.w, l == 3u), l >= 2u);
 }
 
-// A window word's elements as f32 (float16: x, y; 8-bit: x, y, z, w, the low byte first).
+// A window word's elements as f32 (float32: x; float16: x, y; 8-bit: x, y, z, w, the low byte first).
 fn pat_convert(x: u32) -> vec4<f32> {
+    if (DTYPE == 0u) { return vec4<f32>(bitcast<f32>(x), 0.0, 0.0, 0.0); }
     if (DTYPE == 1u) { return vec4<f32>(unpack2x16float(x), 0.0, 0.0); }
     if (DTYPE == 2u) { return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(x) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u)); }
     return vec4<f32>((vec4<u32>(x) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xFFu));
@@ -109,7 +110,8 @@ fn pat_word(rw: i32, j: u32, t: PatThread) -> u32 {
     if (j == NW - 1u) { at = min(at, wh - 1); }
     var x = input[u32(rw + at)];
     let bits = elem_bytes() * 8u;
-    let fill = select(0x01010101u, 0x10001u, DTYPE == 1u);   // an element times this: in every lane
+    // an element times this: in every lane
+    let fill = select(select(0x01010101u, 0x10001u, DTYPE == 1u), 1u, DTYPE == 0u);
     if (j == 0u) { x = select(x, extractBits(x, 0u, bits) * fill, t.k < 0); }
     if (j == NW - 1u) { x = select(x, (x >> (32u - bits)) * fill, t.k + i32(j) >= wh); }
     return x;
@@ -258,7 +260,7 @@ fn pat_walk() -> PatWalk {
     return PatWalk(0xFFFFFFFFu, 0xFFFFFFFFu, Row16(z, z, z, z), Row16(z, z, z, z));
 }
 
-// A thread's outputs as output words (float16 two a word, int8 / uint8 four, rounded and saturated
+// A thread's outputs as output words (float32 one a word, float16 two, int8 / uint8 four, rounded and saturated
 // as store_bits does): words 0-3 in lo, 4-7 in hi; pat_tw() of them are stored.
 struct PatWords {
     lo: vec4<u32>,
@@ -266,6 +268,7 @@ struct PatWords {
 }
 
 fn pat_words(v: Row16) -> PatWords {
+    if (DTYPE == 0u) { return PatWords(bitcast<vec4<u32>>(v.a), bitcast<vec4<u32>>(v.b)); }
     if (DTYPE == 1u) {
         return PatWords(vec4<u32>(pack2x16float(v.a.xy), pack2x16float(v.a.zw), pack2x16float(v.b.xy), pack2x16float(v.b.zw)),
                         vec4<u32>(pack2x16float(v.c.xy), pack2x16float(v.c.zw), pack2x16float(v.d.xy), pack2x16float(v.d.zw)));

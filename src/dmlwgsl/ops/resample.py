@@ -496,7 +496,7 @@ CPU_BAND = 32
 #: this order, and (rows per band, workgroup size) by (element size, outputs per thread) (others:
 #: ROW_BANDS, 256). Measured on the H100 (8x64x256x256): float16 x2 up takes 8, x1.5 up 12 (it has
 #: no pattern with 8); 8-bit: 16 outputs (one 16-byte store) where the pattern has them.
-PATTERN_OUTPUTS = {2: (8, 12, 16, 6, 4), 1: (16, 12, 8, 4)}
+PATTERN_OUTPUTS = {4: (4, 8, 6), 2: (8, 12, 16, 6, 4), 1: (16, 12, 8, 4)}
 PATTERN_TUNING: dict = {(2, 8): (64, 256), (2, 12): (64, 256), (2, 16): (64, 256)}
 PATTERN_TUNING.update({(1, 16): (64, 256), (1, 12): (64, 256), (1, 8): (64, 256)})
 #: resample_rows_pat's entry point and output view by output words a thread stores a row.
@@ -673,7 +673,7 @@ def plan_resample(
         ),
         "resample_rows_half": row_rule or (None if linear and esize == 2 else "float16 linear only"),
         "resample_rows_byte": row_rule or (None if linear and esize == 1 else "int8 / uint8 linear only"),
-        "resample_rows_pat": row_rule or (None if linear and esize < 4 else "float16, int8 and uint8 linear only"),
+        "resample_rows_pat": row_rule or (None if linear else "linear only"),
     }
     if why_not["resample_rows_pat"] is None and taps[:2] != (1, 1):
         why_not["resample_rows_pat"] = (
@@ -742,6 +742,10 @@ def plan_resample(
         h_up = pd["out_sizes"][2] > pd["in_sizes"][2]
         auto_rows = ((int(mode), esize) in ROW_BANDS and (linear or h_up)) or (caps.is_cpu and not linear) or c_lanes
         candidates = []
+        if linear and esize == 4 and not caps.is_cpu:
+            # H100: faster than resample_rows on every float32 pattern measured (PATTERN_OUTPUTS);
+            # lavapipe's timings of the two spread too widely to order them: it keeps resample_rows
+            candidates.append("resample_rows_pat")
         if linear and esize == 2:
             candidates += ["resample_rows_pat", "resample_rows_half"]
         elif linear and esize == 1:
