@@ -53,7 +53,8 @@ def caps(request):
         (desc(F16, (2, 8, 64, 64), (2, 8, 32, 128), "nearest"), ("resample_packed", "resample_rows")),
         # float32 nearest, H upsampled: the GPU profile keeps resample_packed, a CPU adapter walks rows
         (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_packed", "resample_rows")),
-        (desc(F32, (2, 8, 64, 64), (4, 8, 128, 128)), "resample_rows"),  # batch interpolated: 2 planes walked
+        # batch interpolated: 2 planes blended (a GPU) or walked
+        (desc(F32, (2, 8, 64, 64), (4, 8, 128, 128)), ("resample_rows_pat", "resample_rows")),
         (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_pat"),  # 8-bit x2: a tap pattern
         (desc(U8, (2, 8, 64, 64), (2, 8, 128, 80)), "resample_rows_byte"),  # x1.25: no pattern
         # 8-bit nearest: the GPU profile keeps resample_packed, a CPU adapter walks rows
@@ -129,7 +130,7 @@ def test_placements_choose_the_path():
     [
         ("resample_rows", desc(U8, (2, 8, 4, 16), (2, 8, 8, 32)), "resample_rows stores float32 or float16"),
         ("resample_rows_byte", desc(F16, (2, 8, 4, 16), (2, 8, 8, 32)), "int8 / uint8 linear only"),
-        ("resample_rows_pat", desc(F16, (2, 8, 4, 4), (4, 8, 8, 8)), "batch or channel axis is interpolated"),
+        ("resample_rows_pat", desc(F32, (2, 8, 4, 4), (2, 8, 8, 8), "nearest"), "linear only"),
         ("resample_rows", desc(F16, (2, 8, 4, 3), (2, 8, 8, 7)), "not whole groups of 8"),
         ("resample_rows_half", desc(F32, (2, 8, 4, 4), (2, 8, 8, 8)), "float16 linear only"),
         ("resample_rows_pat", desc(F16, (2, 8, 4, 5), (2, 8, 8, 10)), "no common pattern"),

@@ -606,13 +606,39 @@ def test_row_walk_interpolated_batch_or_channel(device, rng, dt, kernel, in_size
             device, rng, "linear", dt, kernel, strided_desc(dt, in_sizes, pattern), out_sizes, band_rows=3
         )
         assert op.plan.kernels == [kernel] and op.plan.steps[0].constants_dict["ROW_PLANES"] == planes
-    # unasked: a float32 plan walks rows; resample_rows_pat refuses the interpolated axes by name
+    # unasked, with a W tap pattern: a GPU's float32 plan blends the planes' windows in
+    # resample_rows_pat, a CPU adapter's walks rows
     for sc in ((1, 2, 2, 2), (2, 2, 2, 2)):
         d32 = ResampleDesc(TensorDesc(F32, (2, 4, 8, 8)), TensorDesc(F32, (2 * sc[0], 8, 16, 16)), "linear", sc)
-        assert compile_resample(d32, device=device).plan.kernels == ["resample_rows"]
-        d16 = ResampleDesc(TensorDesc(F16, (2, 4, 8, 8)), TensorDesc(F16, (2 * sc[0], 8, 16, 16)), "linear", sc)
-        with pytest.raises(PlanError, match="resample_rows_pat cannot run this description: the batch or channel"):
-            compile_resample(d16, device=device, kernel="resample_rows_pat")
+        cpu = Capabilities.from_device(device).is_cpu
+        assert compile_resample(d32, device=device).plan.kernels == ["resample_rows" if cpu else "resample_rows_pat"]
+
+
+@pytest.mark.parametrize(
+    "dt, in_sizes, out_sizes",
+    [
+        (F32, (2, 3, 5, 8), (2, 6, 10, 16)),  # the channel
+        (F32, (2, 3, 4, 16), (4, 5, 7, 24)),  # every axis (W x1.5: 6 outputs a thread)
+        (F16, (3, 2, 4, 8), (5, 4, 8, 16)),
+        (F16, (2, 3, 4, 8), (3, 3, 8, 16)),  # the batch
+        (U8, (2, 2, 4, 32), (3, 3, 8, 64)),
+        (I8, (2, 5, 4, 32), (2, 2, 3, 64)),  # channels down, rows down
+    ],
+)
+def test_pattern_interpolated_batch_or_channel(device, rng, dt, in_sizes, out_sizes):
+    """resample_rows_pat with the batch or channel axis interpolated: the windows of an output's 2 or
+    4 input planes blended (weights wn * wc) before the W taps, one row cache for all of them (bands
+    of 3 rows); packed and padded inputs, within the linear tolerance of the reference, under poison
+    and guards."""
+    planes = (2 if in_sizes[0] != out_sizes[0] else 1) * (2 if in_sizes[1] != out_sizes[1] else 1)
+    for layout in ("packed", "padded"):
+        in_desc = strided_desc(dt, in_sizes, layout)
+        if layout == "padded":  # rows on whole words (the pattern's condition): pad by whole rows
+            w = in_sizes[3]
+            in_desc = TensorDesc(dt, in_sizes, (in_sizes[1] * (in_sizes[2] + 1) * w, (in_sizes[2] + 1) * w, w, 1))
+        op = check_layout(device, rng, "linear", dt, "resample_rows_pat", in_desc, out_sizes, band_rows=3)
+        assert op.plan.kernels == ["resample_rows_pat"] and op.plan.steps[0].constants_dict["ROW_PLANES"] == planes
+        assert "their windows blended before the W taps" in op.plan.why
 
 
 # -- property tests ---------------------------------------------------------------------------------

@@ -117,20 +117,64 @@ fn pat_word(rw: i32, j: u32, t: PatThread) -> u32 {
     return x;
 }
 
-// The PV outputs of a thread interpolated along W on the input row starting at element `row`.
-fn pat_fetch(row: u32, t: PatThread) -> Row16 {
+// A thread's window on one input row: its NW words, converted (u0..u5; words past NW stay 0).
+struct PatWin {
+    u0: vec4<f32>,
+    u1: vec4<f32>,
+    u2: vec4<f32>,
+    u3: vec4<f32>,
+    u4: vec4<f32>,
+    u5: vec4<f32>,
+}
+
+// The window on the input row starting at element `row`.
+fn pat_window(row: u32, t: PatThread) -> PatWin {
     let rw = i32(row / pat_epw());
-    let u0 = pat_convert(pat_word(rw, 0u, t));
-    var u1 = vec4<f32>(0.0);
-    var u2 = vec4<f32>(0.0);
-    var u3 = vec4<f32>(0.0);
-    var u4 = vec4<f32>(0.0);
-    var u5 = vec4<f32>(0.0);
-    if (NW > 1u) { u1 = pat_convert(pat_word(rw, 1u, t)); }
-    if (NW > 2u) { u2 = pat_convert(pat_word(rw, 2u, t)); }
-    if (NW > 3u) { u3 = pat_convert(pat_word(rw, 3u, t)); }
-    if (NW > 4u) { u4 = pat_convert(pat_word(rw, 4u, t)); }
-    if (NW > 5u) { u5 = pat_convert(pat_word(rw, 5u, t)); }
+    let z = vec4<f32>(0.0);
+    var x = PatWin(pat_convert(pat_word(rw, 0u, t)), z, z, z, z, z);
+    if (NW > 1u) { x.u1 = pat_convert(pat_word(rw, 1u, t)); }
+    if (NW > 2u) { x.u2 = pat_convert(pat_word(rw, 2u, t)); }
+    if (NW > 3u) { x.u3 = pat_convert(pat_word(rw, 3u, t)); }
+    if (NW > 4u) { x.u4 = pat_convert(pat_word(rw, 4u, t)); }
+    if (NW > 5u) { x.u5 = pat_convert(pat_word(rw, 5u, t)); }
+    return x;
+}
+
+// acc + w * x over the window's words (input planes blended before the W taps: linear, so the
+// same sum in another order).
+fn pat_axpy(acc: PatWin, w: f32, x: PatWin) -> PatWin {
+    var r = acc;
+    r.u0 += w * x.u0;
+    if (NW > 1u) { r.u1 += w * x.u1; }
+    if (NW > 2u) { r.u2 += w * x.u2; }
+    if (NW > 3u) { r.u3 += w * x.u3; }
+    if (NW > 4u) { r.u4 += w * x.u4; }
+    if (NW > 5u) { r.u5 += w * x.u5; }
+    return r;
+}
+
+// The window at row offset `row` of the thread's input planes (resample_rows.wgsl's Planes: with
+// the batch and/or channel interpolated (ROW_PLANES 2 or 4), their windows weighted by wn * wc
+// and summed in the reference's plane order).
+fn pat_planes(row: u32, ps: Planes, t: PatThread) -> PatWin {
+    if (ROW_PLANES == 1u) { return pat_window(ps.b.x + row, t); }
+    let z = vec4<f32>(0.0);
+    var x = pat_axpy(PatWin(z, z, z, z, z, z), ps.w.x, pat_window(ps.b.x + row, t));
+    if (p.taps.y == 2u) { x = pat_axpy(x, ps.w.y, pat_window(ps.b.y + row, t)); }
+    if (ROW_PLANES == 4u || p.taps.y == 1u) { x = pat_axpy(x, ps.w.z, pat_window(ps.b.z + row, t)); }
+    if (ROW_PLANES == 4u) { x = pat_axpy(x, ps.w.w, pat_window(ps.b.w + row, t)); }
+    return x;
+}
+
+// The PV outputs of a thread interpolated along W at row offset `row` of its input planes.
+fn pat_fetch(row: u32, ps: Planes, t: PatThread) -> Row16 {
+    let x = pat_planes(row, ps, t);
+    let u0 = x.u0;
+    let u1 = x.u1;
+    let u2 = x.u2;
+    let u3 = x.u3;
+    let u4 = x.u4;
+    let u5 = x.u5;
     var r = Row16(pat_quad(0u, 0u, u0, u1, u2, u3, u4, u5), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
     if (PV > 4u) { r.b = pat_quad(1u, 0u, u0, u1, u2, u3, u4, u5); }
     if (PV > 8u) { r.c = pat_quad(2u, 0u, u0, u1, u2, u3, u4, u5); }
@@ -167,30 +211,30 @@ struct PatWalk {
 }
 
 // Output row oh of a thread's PV columns.
-fn pat_row(c: ptr<function, PatWalk>, oh: u32, base: u32, t: PatThread) -> Row16 {
+fn pat_row(c: ptr<function, PatWalk>, oh: u32, ps: Planes, t: PatThread) -> Row16 {
     let eh = table4[p.table_start.z + oh];
-    let r0 = base + eh.x;
+    let r0 = eh.x;   // row offsets in the planes (the same in each)
     if (p.taps.z == 1u) {
         if (r0 != (*c).ra) {
-            (*c).va = pat_fetch(r0, t);
+            (*c).va = pat_fetch(r0, ps, t);
             (*c).ra = r0;
         }
         return pat_blend(bitcast<f32>(eh.z), (*c).va, 0.0, (*c).va, false);
     }
-    let r1 = base + eh.y;
+    let r1 = eh.y;
     if (r0 != (*c).ra || r1 != (*c).rb) {
         if (r0 == (*c).rb) {
             (*c).va = (*c).vb;
             (*c).ra = (*c).rb;
         } else if (r0 != (*c).ra) {
-            (*c).va = pat_fetch(r0, t);
+            (*c).va = pat_fetch(r0, ps, t);
             (*c).ra = r0;
         }
         if (r1 == (*c).ra) {
             (*c).vb = (*c).va;
             (*c).rb = (*c).ra;
         } else if (r1 != (*c).rb) {
-            (*c).vb = pat_fetch(r1, t);
+            (*c).vb = pat_fetch(r1, ps, t);
             (*c).rb = r1;
         }
     }
@@ -198,12 +242,12 @@ fn pat_row(c: ptr<function, PatWalk>, oh: u32, base: u32, t: PatThread) -> Row16
 }
 
 // Where a thread of resample_rows_pat works: its band's rows, its first output element (tensor
-// index, without the output base), the input element of its (n, c) plane and its W window.
+// index, without the output base), its input planes (the first element of each) and its W window.
 struct PatPlace {
     oh0: u32,
     oh1: u32,
     e: u32,
-    base: u32,
+    ps: Planes,
     t: PatThread,
 }
 
@@ -222,7 +266,6 @@ fn pat_place(tid: u32) -> PatPlace {
     let ow = rp.ow;
     let g = ow / PV;
     let e = (((n - p.origin.x) * p.out_sizes.y + c - p.origin.y) * p.out_sizes.z + rp.oh0) * p.out_sizes.w + ow;
-    let base = p.input_base + table[4u * (p.table_start.x + n)] + table4[p.table_start.y + c].x;
     let z = vec4<f32>(0.0);
     let x0 = pat_pair(g, 0u);
     let x1 = pat_pair(g, 1u);
@@ -252,7 +295,7 @@ fn pat_place(tid: u32) -> PatPlace {
         w1.d = vec4<f32>(x6.y, x6.w, x7.y, x7.w);
     }
     let k = p.pat_k0 + i32(g) * i32(p.pat_step);
-    return PatPlace(rp.oh0, rp.oh1, e, base, PatThread(k, w0, w1));
+    return PatPlace(rp.oh0, rp.oh1, e, planes(rp, p.input_base), PatThread(k, w0, w1));
 }
 
 fn pat_walk() -> PatWalk {
@@ -292,7 +335,7 @@ fn resample_rows_pat_v2(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     let per = 8u / elem_bytes();   // elements an 8-byte store
     var dst = (p.output_base + pl.e) / per;
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let x = pat_words(pat_row(&c, oh, pl.base, pl.t));
+        let x = pat_words(pat_row(&c, oh, pl.ps, pl.t));
         output2[dst] = x.lo.xy;
         if (pat_tw() == 6u) {
             output2[dst + 1u] = x.lo.zw;
@@ -310,7 +353,7 @@ fn resample_rows_pat_v1(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     var c = pat_walk();
     var dst = (p.output_base + pl.e) / pat_epw();
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let x = pat_words(pat_row(&c, oh, pl.base, pl.t));
+        let x = pat_words(pat_row(&c, oh, pl.ps, pl.t));
         output[dst] = x.lo.x;
         if (pat_tw() == 3u) {
             output[dst + 1u] = x.lo.y;
@@ -329,7 +372,7 @@ fn resample_rows_pat_v4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     let per = 16u / elem_bytes();   // elements a 16-byte store
     var dst = (p.output_base + pl.e) / per;
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let x = pat_words(pat_row(&c, oh, pl.base, pl.t));
+        let x = pat_words(pat_row(&c, oh, pl.ps, pl.t));
         output4[dst] = x.lo;
         if (pat_tw() == 8u) { output4[dst + 1u] = x.hi; }
         dst += p.out_sizes.w / per;

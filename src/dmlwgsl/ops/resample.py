@@ -32,7 +32,8 @@ shader only adds table entries.
 Kernels (chosen by :func:`plan_resample`; ``dmlwgsl explain resample`` prints the choice): the row
 walks (resample_rows, _half, _byte, _pat: an input row interpolated along W serves every output
 row that uses it; with the batch or channel interpolated each of an output's 2 or 4 input planes
-is walked beside the others, ROW_PLANES), the reference kernels (resample_packed, _strided,
+is walked beside the others, or in resample_rows_pat their windows are blended first, ROW_PLANES),
+the reference kernels (resample_packed, _strided,
 _atomic), and for channels-fastest inputs on a GPU either channel lanes (C_LANES: the row walk's
 threads along the channels, where the planes do not grow) or resample_transpose (the input moved
 to a packed workspace by a tile transpose first, where they grow). Resample3's antialiasing
@@ -475,7 +476,7 @@ SHADERS = {
 KERNELS = tuple(SHADERS)
 #: The workspace of resample_transpose (the input, packed).
 TRANSPOSED_INPUT = "packed_input"
-#: The row walks that take channel lanes and several input planes (resample_rows_pat does neither).
+#: The row walks that take channel lanes (resample_rows_pat does not: it loads input words along W).
 _ROW_WALKS = ("resample_rows", "resample_rows_half", "resample_rows_byte")
 #: Channels a row walk needs, at least, to put them in the lanes for a channels-fastest input (GPU).
 C_LANES_MIN = 8
@@ -675,10 +676,6 @@ def plan_resample(
         "resample_rows_byte": row_rule or (None if linear and esize == 1 else "int8 / uint8 linear only"),
         "resample_rows_pat": row_rule or (None if linear else "linear only"),
     }
-    if why_not["resample_rows_pat"] is None and taps[:2] != (1, 1):
-        why_not["resample_rows_pat"] = (
-            "the batch or channel axis is interpolated (resample_rows_pat walks one input plane)"
-        )
     if why_not["resample_rows_pat"] is None and in_pl.residual % 4:
         why_not["resample_rows_pat"] = "the input does not start on a word boundary (its rows are not whole words)"
     pat = None
@@ -838,11 +835,14 @@ def plan_resample(
             table_bytes += _pattern_weights(axes, v).nbytes
     if ragged.get(name):  # (absent otherwise: the cache keys of whole-group rows stay as they were)
         constants["RAGGED"] = 1
-    if linear and name in _ROW_WALKS and taps[:2] != (1, 1):
+    if linear and name.startswith("resample_rows") and taps[:2] != (1, 1):
         # the batch and/or channel interpolated: 2 or 4 input planes an output row (absent otherwise:
         # the cache keys of one-plane walks stay as they were)
         constants["ROW_PLANES"] = 4 if taps[:2] == (2, 2) else 2
-        why += f"; {constants['ROW_PLANES']} input planes an output row, each walked with its own row cache"
+        how = "each walked with its own row cache"
+        if name == "resample_rows_pat":
+            how = "their windows blended before the W taps"
+        why += f"; {constants['ROW_PLANES']} input planes an output row, {how}"
     if c_lanes and name in _ROW_WALKS:
         constants["C_LANES"] = 1
         why += "; channels in the lanes (the input's channels are its fastest dimension)"
