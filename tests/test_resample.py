@@ -726,6 +726,65 @@ def test_coordinates_computed_in_the_shader(device, c, scale_bits, scale_exp):
     run_checked(device, lambda ins, out: op(ins["input"], out), {"input": (in_desc, raw_in)}, out_desc, expected, **tol)
 
 
+@pytest.mark.parametrize("dt", [F32, F16, U8, I8])
+def test_pattern_on_a_computed_w_axis(device, rng, monkeypatch, dt):
+    """resample_rows_pat where the W axis computes its coordinates in the shader (a long axis: its
+    weights computed as computed_linear does, its taps the pattern) and the other axes are whole
+    tables: x2 (an exact 1 / Scale), x1.5 and x3 (the shader's correctly rounded division), a 1-D
+    signal and a 4-D tensor with H and the channel interpolated; the pattern checked in parts of
+    16 outputs (the long-axis path of the host's check); at most COMPUTED_PATTERN_OUTPUTS a thread."""
+    import dmlwgsl.ops.resample as rs
+
+    monkeypatch.setattr(rs, "_PATTERN_CHECK_CHUNK", 16)
+    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]}
+    # (8-bit: x2 throughout: x1.5 and x3 have patterns only with 12 outputs a thread, more than a
+    # computed axis takes, COMPUTED_PATTERN_OUTPUTS)
+    w15, w3 = (1.5, 3.0) if dt in (F32, F16) else (2.0, 2.0)
+    for in_sizes, sc in (((96,), (2.0,)), ((2, 3, 5, 48), (1, 2, 1.4, w15)), ((1, 2, 4, 32), (1, 1, 2, w3))):
+        out_sizes = tuple(int(i * s) for i, s in zip(in_sizes, sc))
+        r = len(in_sizes)
+        desc = Resample1Desc(TensorDesc(dt, in_sizes), TensorDesc(dt, out_sizes), "linear", sc, (0.5,) * r, (-0.5,) * r)
+        # the W axis's table (16 bytes an output) past the limit, the others' within it
+        op = ResampleOperator(device, desc, kernel="resample_rows_pat", axis_table_bytes=160)
+        assert dict(op.plan.details)["axis_tables"][-1] == "computed"
+        assert op.plan.kernels == ["resample_rows_pat"] and "pattern_outputs" not in dict(op.plan.details)
+        assert op.plan.steps[0].constants_dict["PV"] <= rs.COMPUTED_PATTERN_OUTPUTS
+        x = values(dt, in_sizes, rng)
+        x[..., 0] = x[..., -1] = {F32: np.nan, F16: np.nan, I8: -128, U8: 255}[dt]  # the clamped edges
+        expected = ref.resample(x, out_sizes, "linear", sc, (0.5,) * r, (-0.5,) * r)
+        inputs = {"input": (desc.input, x.view(np.uint8).reshape(-1))}
+        run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected, **tol)
+
+
+def test_computed_coordinates_to_the_ulp(device):
+    """The shader's correctly rounded division (div_rn: WGSL's quotient corrected with the exact
+    remainder) on 300 random float32 scales and offsets: a linear 1-D resample of 0, 1, 0, 1, ...
+    returns each output's weight w1 or w0 = 1 - w1 exactly (0 * w0 + 1 * w1), so its bits show the
+    coordinate x = (o - OutputPixelOffset) / Scale - InputPixelOffset to the last bit; compared
+    bit for bit with the reference. (Where the adapter's own division is correctly rounded, as on
+    lavapipe, the correction has nothing to do; the H100's, within 2.5 ulp, exercises it.)"""
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        scale = float(np.float32(rng.uniform(0.26, 3.9)))
+        in_off, out_off = (float(np.float32(v)) for v in rng.uniform(-1, 1, 2))
+        n_in = int(rng.integers(64, 2048))
+        n_out = max(4, int(n_in * scale))
+        desc = Resample1Desc(
+            TensorDesc(F32, (n_in,)), TensorDesc(F32, (n_out,)), "linear", (scale,), (in_off,), (out_off,)
+        )
+        op = ResampleOperator(device, desc, axis_table_bytes=0)  # the coordinates computed in the shader
+        assert dict(op.plan.details)["axis_tables"] == ("computed",)
+        x = (np.arange(n_in) % 2).astype(np.float32)
+        expected = ref.resample(x, (n_out,), "linear", (scale,), (in_off,), (out_off,))
+        xt, yt = device.upload(x), device.tensor(desc.output)
+        op(xt, yt)
+        got = yt.numpy()
+        bad = np.flatnonzero(got.view(np.uint32) != expected.view(np.uint32))
+        assert bad.size == 0, f"scale {scale!r} offsets ({in_off!r}, {out_off!r}): outputs {bad[:5]} differ"
+        xt.buffer.destroy()
+        yt.buffer.destroy()
+
+
 @pytest.mark.slow  # 2^25 outputs checked against the reference: 20-40 s per case on lavapipe
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 def test_long_1d_axis(device, mode):

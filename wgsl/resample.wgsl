@@ -91,29 +91,35 @@ fn f32_of(o: u32) -> f32 {
 }
 
 // a / s correctly rounded (s > 0, both normal, a zero or a normal quotient: the plan checks the
-// ranges): the 24-bit significands divided bit by bit in integers, rounded to nearest even.
+// ranges), from the 24-bit significands ma and ms (ma / ms in (1/2, 2)): q = floor(ma * 2^25 / ms)
+// (26 quotient bits) and the sticky bit (remainder != 0), rounded to nearest even. q comes from
+// WGSL's division (within 2.5 ulp: q within 20 of the truth) and is corrected with the exact
+// remainder r = ma * 2^25 - q * ms: |r| < 2^31, so it is the wrapping difference of the low 32 bits.
 fn div_rn(a: f32, s: f32) -> f32 {
     if (a == 0.0) { return a; }
     let ua = bitcast<u32>(abs(a));
     let us = bitcast<u32>(s);
     let ma = (ua & 0x7FFFFFu) | 0x800000u;
     let ms = (us & 0x7FFFFFu) | 0x800000u;
-    // q = floor(ma / ms * 2^25): 26 quotient bits, ma / ms in (1/2, 2); r != 0 is the sticky bit
-    var r = ma;
-    var q = 0u;
-    for (var i = 0u; i < 26u; i++) {
-        q = q << 1u;
-        if (r >= ms) {
-            r -= ms;
-            q |= 1u;
+    var q = u32(floor(ldexp(f32(ma) / f32(ms), 25)));
+    var r = bitcast<i32>((ma << 25u) - q * ms);
+    let step = i32(floor(f32(r) / f32(ms)));   // within 1 of the correction
+    q = u32(i32(q) + step);
+    r -= step * i32(ms);
+    for (var i = 0u; i < 2u; i++) {
+        if (r < 0) {
+            q -= 1u;
+            r += i32(ms);
+        } else if (r >= i32(ms)) {
+            q += 1u;
+            r -= i32(ms);
         }
-        r = r << 1u;
     }
     let drop = select(1u, 2u, q >= 0x2000000u);  // keep 24 significant bits
     let rem = q & ((1u << drop) - 1u);
     let half = 1u << (drop - 1u);
     var m = q >> drop;
-    if (rem > half || (rem == half && (r != 0u || (m & 1u) == 1u))) { m += 1u; }
+    if (rem > half || (rem == half && (r != 0 || (m & 1u) == 1u))) { m += 1u; }
     let e = i32((ua >> 23u) & 0xFFu) - i32((us >> 23u) & 0xFFu) - 25 + i32(drop);
     return sign(a) * ldexp(f32(m), e);
 }

@@ -251,11 +251,17 @@ struct PatPlace {
     t: PatThread,
 }
 
-// W weights of a thread's outputs 2m and 2m + 1, (w0, w1, w0, w1): the plan appends them to the
-// table thread-fastest (vec4 p.pat_w_start + m * row_blocks + g for the thread of block column g),
-// so that a warp's loads of them are contiguous (its outputs' own table entries lie PV entries
-// apart from lane to lane: 32 cache lines a warp load).
-fn pat_pair(g: u32, m: u32) -> vec4<f32> {
+// W weights of a thread's outputs 2m and 2m + 1 (its first output column ow, block column g),
+// (w0, w1, w0, w1): the plan appends them to the table thread-fastest (vec4
+// p.pat_w_start + m * row_blocks + g), so that a warp's loads of them are contiguous (its
+// outputs' own table entries lie PV entries apart from lane to lane: 32 cache lines a warp load);
+// a long W axis (COMPUTED bit 3) computes them as resample.wgsl's computed_linear does.
+fn pat_pair(g: u32, ow: u32, m: u32) -> vec4<f32> {
+    if ((COMPUTED & 8u) != 0u) {
+        let a = computed_linear(3u, ow + 2u * m);
+        let b = computed_linear(3u, ow + 2u * m + 1u);
+        return bitcast<vec4<f32>>(vec4<u32>(a.z, a.w, b.z, b.w));
+    }
     return bitcast<vec4<f32>>(table4[p.pat_w_start + m * p.row_blocks + g]);
 }
 
@@ -267,30 +273,30 @@ fn pat_place(tid: u32) -> PatPlace {
     let g = ow / PV;
     let e = (((n - p.origin.x) * p.out_sizes.y + c - p.origin.y) * p.out_sizes.z + rp.oh0) * p.out_sizes.w + ow;
     let z = vec4<f32>(0.0);
-    let x0 = pat_pair(g, 0u);
-    let x1 = pat_pair(g, 1u);
+    let x0 = pat_pair(g, ow, 0u);
+    let x1 = pat_pair(g, ow, 1u);
     var w0 = Row16(vec4<f32>(x0.x, x0.z, x1.x, x1.z), z, z, z);
     var w1 = Row16(vec4<f32>(x0.y, x0.w, x1.y, x1.w), z, z, z);
     if (PV == 6u) {
         // outputs 4 and 5 (the other two lanes multiply values that are never stored)
-        let x2 = pat_pair(g, 2u);
+        let x2 = pat_pair(g, ow, 2u);
         w0.b = vec4<f32>(x2.x, x2.z, x2.z, x2.z);
         w1.b = vec4<f32>(x2.y, x2.w, x2.w, x2.w);
     } else if (PV > 4u) {
-        let x2 = pat_pair(g, 2u);
-        let x3 = pat_pair(g, 3u);
+        let x2 = pat_pair(g, ow, 2u);
+        let x3 = pat_pair(g, ow, 3u);
         w0.b = vec4<f32>(x2.x, x2.z, x3.x, x3.z);
         w1.b = vec4<f32>(x2.y, x2.w, x3.y, x3.w);
     }
     if (PV > 8u) {
-        let x4 = pat_pair(g, 4u);
-        let x5 = pat_pair(g, 5u);
+        let x4 = pat_pair(g, ow, 4u);
+        let x5 = pat_pair(g, ow, 5u);
         w0.c = vec4<f32>(x4.x, x4.z, x5.x, x5.z);
         w1.c = vec4<f32>(x4.y, x4.w, x5.y, x5.w);
     }
     if (PV > 12u) {
-        let x6 = pat_pair(g, 6u);
-        let x7 = pat_pair(g, 7u);
+        let x6 = pat_pair(g, ow, 6u);
+        let x7 = pat_pair(g, ow, 7u);
         w0.d = vec4<f32>(x6.x, x6.z, x7.x, x7.z);
         w1.d = vec4<f32>(x6.y, x6.w, x7.y, x7.w);
     }

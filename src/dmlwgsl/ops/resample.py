@@ -498,6 +498,10 @@ CPU_BAND = 32
 #: ROW_BANDS, 256). Measured on the H100 (8x64x256x256): float16 x2 up takes 8, x1.5 up 12 (it has
 #: no pattern with 8); 8-bit: 16 outputs (one 16-byte store) where the pattern has them.
 PATTERN_OUTPUTS = {4: (4, 8, 6), 2: (8, 12, 16, 6, 4), 1: (16, 12, 8, 4)}
+#: The most outputs a thread where the W axis computes its weights (a long axis): H100, 2^23 ->
+#: 2^24 uint8 x2 with 16 outputs 74.8 us, with 8 51.2 (each thread computes its outputs'
+#: coordinates; float32 and float16 take 4 and 8 as above).
+COMPUTED_PATTERN_OUTPUTS = 8
 PATTERN_TUNING: dict = {(2, 8): (64, 256), (2, 12): (64, 256), (2, 16): (64, 256)}
 PATTERN_TUNING.update({(1, 16): (64, 256), (1, 12): (64, 256), (1, 8): (64, 256)})
 #: resample_rows_pat's entry point and output view by output words a thread stores a row.
@@ -553,14 +557,18 @@ def _rows_shape(pd, v: int, band: int, *, fill: bool = False, ragged: bool = Fal
     return None if threads >= 2**32 else (threads, blocks, bands, band)
 
 
+#: _tap_pattern checks a long axis's threads this many outputs at a time (bounded host memory).
+_PATTERN_CHECK_CHUNK = 1 << 20
+
+
 def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | None:
-    """resample_rows_pat's structure where float16 / int8 / uint8 linear output columns, taken V at
-    a time, all find their W taps at the same places of an NW-word window of their input row, the
-    window of thread g starting at word k0 + g * step (k0 may be -1, and the last window may end
-    one word past the row: those virtual words repeat the edge element, which is what the clamped
-    taps there read). (V, NW, tap-0 elements, tap-1 elements (4 bits per output: the window holds
-    at most 16 elements), step, k0), or None. Row starts must be whole words and a thread's V
-    outputs whole words; every thread is checked against the table."""
+    """resample_rows_pat's structure where linear output columns, taken V at a time, all find
+    their W taps at the same places of an NW-word window of their input row, the window of thread
+    g starting at word k0 + g * step (k0 may be -1, and the last window may end one word past the
+    row: those virtual words repeat the edge element, which is what the clamped taps there read).
+    (V, NW, tap-0 elements, tap-1 elements (4 bits per output: the window holds at most 16
+    elements), step, k0), or None. Row starts must be whole words and a thread's V outputs whole
+    words; every thread is checked against the reference's taps (a long axis in parts)."""
     pd = _padded(desc)
     epw = 4 // desc.input.data_type.size_in_bytes  # elements a word
     w_in, w_out, strides = pd["in_sizes"][3], pd["out_sizes"][3], pd["in_strides"]
@@ -569,34 +577,44 @@ def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | N
     if any(strides[d] % epw for d in range(3) if pd["in_sizes"][d] > 1):
         return None
     a = axes[3]
-    i0, i1, _, _ = ref.linear_taps(ref.input_coordinates(w_out, a.scale, a.in_off, a.out_off), w_in)
-    if a.taps == 1:
-        i1 = i0  # not interpolated along W: tap 0 only
+
+    def taps(start: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+        x = ref.input_coordinates(count, a.scale, a.in_off, a.out_off, start)
+        i0, i1, _, _ = ref.linear_taps(x, w_in)
+        return i0, (i0 if a.taps == 1 else i1)  # not interpolated along W: tap 0 only
+
     for v in outputs:
         groups = w_out // v
         if w_out % v or v % epw or groups < 3:
             continue
-        g0, g1 = i0.reshape(groups, v), i1.reshape(groups, v)
         mid = groups // 2  # an interior thread (no clamped taps) defines the pattern
-        k_mid = int(min(g0[mid].min(), g1[mid].min())) // epw
-        step_ = int(min(g0[mid + 1].min(), g1[mid + 1].min())) // epw - k_mid
-        d0, d1 = g0[mid] - epw * k_mid, g1[mid] - epw * k_mid
+        i0, i1 = taps(mid * v, 2 * v)
+        k_mid = int(min(i0[:v].min(), i1[:v].min())) // epw
+        step_ = int(min(i0[v:].min(), i1[v:].min())) // epw - k_mid
+        d0, d1 = i0[:v] - epw * k_mid, i1[:v] - epw * k_mid
         nw = int(max(d0.max(), d1.max())) // epw + 1
         if d0.min() < 0 or d1.min() < 0 or nw > 6 or nw * epw > 16 or step_ < 0:
             continue
-        k = k_mid + step_ * (np.arange(groups) - mid)
-        e0, e1 = epw * k[:, None] + d0, epw * k[:, None] + d1
-        if (
-            k.min() >= -1
-            and (k + nw - 1).max() <= w_in // epw
-            and np.array_equal(np.clip(e0, 0, w_in - 1), g0)
-            and np.array_equal(np.clip(e1, 0, w_in - 1), g1)
-        ):
+        k0 = k_mid - step_ * mid
+        if k0 < -1 or k0 + step_ * (groups - 1) + nw - 1 > w_in // epw:
+            continue
+        per = max(1, _PATTERN_CHECK_CHUNK // v)  # groups a part
+        for g in range(0, groups, per):
+            n = min(per, groups - g)
+            i0, i1 = taps(g * v, n * v)
+            k = k0 + step_ * np.arange(g, g + n)
+            e0, e1 = epw * k[:, None] + d0, epw * k[:, None] + d1
+            if not (
+                np.array_equal(np.clip(e0, 0, w_in - 1), i0.reshape(n, v))
+                and np.array_equal(np.clip(e1, 0, w_in - 1), i1.reshape(n, v))
+            ):
+                break
+        else:
 
             def pack(dj):
                 return sum(int(h) << (4 * j) for j, h in enumerate(dj))
 
-            return v, nw, pack(d0), pack(d1), step_, int(k[0])
+            return v, nw, pack(d0), pack(d1), step_, k0
     return None
 
 
@@ -660,6 +678,10 @@ def plan_resample(
         if plane_parts is None:
             verb = "are" if " and " in split else "is"
             row_rule = f"the {split} {verb} beyond the binding limit and one (n, c) plane does not fit one binding"
+    # resample_rows_pat computes a long W axis's weights in the shader (its taps are the pattern)
+    pat_rule = row_rule
+    if pat_rule is None and any(a.form != "whole" for a in axes[:3]):
+        pat_rule = "an axis other than W is not bound as a whole table"
     if row_rule is None and any(a.form != "whole" for a in axes):
         row_rule = "an axis is not bound as a whole table"
     why_not = {
@@ -674,13 +696,16 @@ def plan_resample(
         ),
         "resample_rows_half": row_rule or (None if linear and esize == 2 else "float16 linear only"),
         "resample_rows_byte": row_rule or (None if linear and esize == 1 else "int8 / uint8 linear only"),
-        "resample_rows_pat": row_rule or (None if linear else "linear only"),
+        "resample_rows_pat": pat_rule or (None if linear else "linear only"),
     }
     if why_not["resample_rows_pat"] is None and in_pl.residual % 4:
         why_not["resample_rows_pat"] = "the input does not start on a word boundary (its rows are not whole words)"
     pat = None
     if why_not["resample_rows_pat"] is None:
-        pat = _tap_pattern(desc, axes, (pattern_outputs,) if pattern_outputs else PATTERN_OUTPUTS[esize])
+        tries = (pattern_outputs,) if pattern_outputs else PATTERN_OUTPUTS[esize]
+        if axes[3].form != "whole" and not pattern_outputs:  # weights computed a thread: at most 8
+            tries = tuple(v for v in tries if v <= COMPUTED_PATTERN_OUTPUTS)
+        pat = _tap_pattern(desc, axes, tries)
         if pat is None:
             why_not["resample_rows_pat"] = "the W taps of the output columns follow no common pattern"
     # A channels-fastest input (NHWC) whose (h, w) planes do not grow, on a GPU: the row walks put the
@@ -830,9 +855,10 @@ def plan_resample(
             for t, dt_ in (("TAP0", d0), ("TAP1", d1)):
                 constants.update({f"{t}_{q}": (dt_ >> (16 * i)) & 0xFFFF for i, q in enumerate("ABCD")})
             uniforms.update(pat_row_words=pd["in_sizes"][3] * esize // 4, pat_step=pstep, pat_k0=k0)
-            uniforms["pat_w_start"] = -(-words.size // 4)  # its W weights follow the axes' entries
-            details += (("pattern_outputs", v),)
-            table_bytes += _pattern_weights(axes, v).nbytes
+            if axes[3].form == "whole":  # its W weights follow the axes' entries (else computed)
+                uniforms["pat_w_start"] = -(-words.size // 4)
+                details += (("pattern_outputs", v),)
+                table_bytes += _pattern_weights(axes, v).nbytes
     if ragged.get(name):  # (absent otherwise: the cache keys of whole-group rows stay as they were)
         constants["RAGGED"] = 1
     if linear and name.startswith("resample_rows") and taps[:2] != (1, 1):

@@ -22,10 +22,14 @@ __all__ = ["input_coordinates", "nearest_indices", "linear_taps", "resample"]
 NEAREST_RULES = ("half_up", "floor", "ceil")
 
 
-def input_coordinates(out_size: int, scale: float, input_pixel_offset: float, output_pixel_offset: float) -> np.ndarray:
+def input_coordinates(
+    out_size: int, scale: float, input_pixel_offset: float, output_pixel_offset: float, start: int = 0
+) -> np.ndarray:
     """Map output indices to source coordinates: (xo - OutputPixelOffset) / Scale - InputPixelOffset
-    in float32, division (not multiplication by 1/Scale), as ORT's CPU kernel does (spec 4.3)."""
-    xo = np.arange(out_size, dtype=np.float32)
+    in float32, division (not multiplication by 1/Scale), as ORT's CPU kernel does (spec 4.3).
+    ``start``: the coordinates of outputs start .. start + out_size - 1 (a part of a long axis);
+    each index is rounded to float32 to nearest even, as arange in float32 gives it."""
+    xo = np.arange(start, start + out_size).astype(np.float32) if start else np.arange(out_size, dtype=np.float32)
     with np.errstate(over="ignore", invalid="ignore"):
         return (xo - np.float32(output_pixel_offset)) / np.float32(scale) - np.float32(input_pixel_offset)
 
