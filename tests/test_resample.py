@@ -581,6 +581,49 @@ def test_row_walk_pattern(device, rng, dt, v):
     assert used >= 3, f"only {used} cases took resample_rows_pat with {v} outputs per thread"
 
 
+@pytest.mark.parametrize("dt", [F32, F16, U8, I8])
+def test_row_walk_pattern_nearest(device, rng, dt):
+    """resample_rows_pat for nearest: each output element's bits taken from the raw window words at
+    its tap, exact for every bit pattern (float inputs carry NaNs with payloads, signalling ones
+    included, and -0); W scales with a pattern (x2, x3, x1.5, x0.5, x4), H up and down, Resample1's
+    rounding and Resample2's both directions, the edge columns marked, the channel upsampled."""
+    epw = 4 // dt.size_in_bytes
+    used = 0
+    for sw, (h_in, h_out), c_out, direction in (
+        (2.0, (5, 11), 3, None),
+        (3.0, (6, 3), 6, AxisDirection.DECREASING),
+        (1.5, (4, 4), 3, AxisDirection.INCREASING),
+        (0.5, (5, 10), 3, None),
+        (4.0, (3, 7), 3, AxisDirection.DECREASING),
+    ):
+        w_in = next(w for w in range(16 * epw, 256, epw) if (w * sw) % 16 == 0)
+        in_sizes, out_sizes = (2, 3, h_in, w_in), (2, c_out, h_out, int(w_in * sw))
+        scales = (1, c_out / 3, h_out / h_in, sw)
+        ins, outs = TensorDesc(dt, in_sizes), TensorDesc(dt, out_sizes)
+        if direction is None:
+            desc = Resample1Desc(ins, outs, "nearest", scales, (0.5,) * 4, (-0.5,) * 4)
+        else:
+            desc = Resample2Desc(ins, outs, "nearest", direction, scales, (0.5,) * 4, (-0.5,) * 4)
+        try:
+            op = compile_resample(desc, device=device, kernel="resample_rows_pat", band_rows=3)
+        except PlanError as e:  # (float32 x0.5: a thread's taps span more than a window holds)
+            assert "no common pattern" in str(e), e
+            continue
+        assert op.plan.kernels == ["resample_rows_pat"] and op.plan.steps[0].constants_dict["MODE"] == 0
+        used += 1
+        x = values(dt, in_sizes, rng)
+        if dt in (F32, F16):
+            bits = x.view(np.uint32 if dt == F32 else np.uint16)
+            nan = (0x7F800001, 0xFFC01234, 0x80000000) if dt == F32 else (0x7C01, 0xFE35, 0x8000)
+            bits[..., 0], bits[..., -1], bits[..., 1] = nan  # signalling / quiet NaNs with payloads, -0
+        else:
+            x[..., 0], x[..., -1] = np.iinfo(dt.numpy_dtype).min, np.iinfo(dt.numpy_dtype).max
+        expected = ref.resample(x, out_sizes, "nearest", scales, (0.5,) * 4, (-0.5,) * 4, RULE[direction])
+        inputs = {"input": (desc.input, x.view(np.uint8).reshape(-1))}
+        run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected)
+    assert used >= 4, f"only {used} cases took resample_rows_pat"
+
+
 @pytest.mark.parametrize(
     "dt, kernel, in_sizes, out_sizes",
     [

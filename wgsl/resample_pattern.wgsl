@@ -1,5 +1,5 @@
 // Resample fast path: the row walk with one W tap pattern (resample_rows_pat_v1, _v2, _v4; the
-// suffix is the store width in words), float16, int8 and uint8 linear. Built on resample_rows.wgsl
+// suffix is the store width in words), linear (every type) and nearest. Built on resample_rows.wgsl
 // (included) and tested against resample.wgsl's resample_packed. Bindings: as resample_rows.wgsl;
 // _v1 writes output, _v2 output2, _v4 output4. Overrides: resample_rows.wgsl's, and PV, NW,
 // TAP0_A-D, TAP1_A-D.
@@ -208,6 +208,8 @@ struct PatWalk {
     rb: u32,
     va: Row16,
     vb: Row16,
+    na: vec4<u32>,   // nearest (MODE 0): the raw window words 0-3 of row ra
+    nb: vec2<u32>,   //   and 4-5
 }
 
 // Output row oh of a thread's PV columns.
@@ -273,6 +275,12 @@ fn pat_place(tid: u32) -> PatPlace {
     let g = ow / PV;
     let e = (((n - p.origin.x) * p.out_sizes.y + c - p.origin.y) * p.out_sizes.z + rp.oh0) * p.out_sizes.w + ow;
     let z = vec4<f32>(0.0);
+    let k = p.pat_k0 + i32(g) * i32(p.pat_step);
+    if (MODE == 0u) {   // nearest: the (n, c) plane's first element, no weights
+        let base = p.input_base + table[p.table_start.x + n] + table[p.table_start.y + c];
+        let ps = Planes(vec4<u32>(base), vec4<f32>(1.0));
+        return PatPlace(rp.oh0, rp.oh1, e, ps, PatThread(k, Row16(z, z, z, z), Row16(z, z, z, z)));
+    }
     let x0 = pat_pair(g, ow, 0u);
     let x1 = pat_pair(g, ow, 1u);
     var w0 = Row16(vec4<f32>(x0.x, x0.z, x1.x, x1.z), z, z, z);
@@ -300,13 +308,12 @@ fn pat_place(tid: u32) -> PatPlace {
         w0.d = vec4<f32>(x6.x, x6.z, x7.x, x7.z);
         w1.d = vec4<f32>(x6.y, x6.w, x7.y, x7.w);
     }
-    let k = p.pat_k0 + i32(g) * i32(p.pat_step);
     return PatPlace(rp.oh0, rp.oh1, e, planes(rp, p.input_base), PatThread(k, w0, w1));
 }
 
 fn pat_walk() -> PatWalk {
     let z = vec4<f32>(0.0);
-    return PatWalk(0xFFFFFFFFu, 0xFFFFFFFFu, Row16(z, z, z, z), Row16(z, z, z, z));
+    return PatWalk(0xFFFFFFFFu, 0xFFFFFFFFu, Row16(z, z, z, z), Row16(z, z, z, z), vec4<u32>(0u), vec2<u32>(0u));
 }
 
 // A thread's outputs as output words (float32 one a word, float16 two, int8 / uint8 four, rounded and saturated
@@ -325,6 +332,60 @@ fn pat_words(v: Row16) -> PatWords {
     return PatWords(vec4<u32>(bytes4(v.a), bytes4(v.b), bytes4(v.c), bytes4(v.d)), vec4<u32>(0u));
 }
 
+// -- nearest (MODE 0): raw bits ----------------------------------------------------------------
+// The same walk with tap 0 of the pattern (TAP0_*: the nearest input element of each output) and
+// no arithmetic: each output element's bits are taken from the window's raw words, so every bit
+// pattern (a NaN's payload included) moves unchanged. A row is fetched where the H table's entry
+// (nearest: one word, the row's offset) changes.
+
+// Bits of window element d (a constant of the pipeline) of raw words a (0-3) and b (4-5).
+fn pat_raw(d: u32, a: vec4<u32>, b: vec2<u32>) -> u32 {
+    let w = d / pat_epw();
+    var u = a.x;
+    u = select(u, a.y, w == 1u);
+    u = select(u, a.z, w == 2u);
+    u = select(u, a.w, w == 3u);
+    u = select(u, b.x, w == 4u);
+    u = select(u, b.y, w == 5u);
+    if (DTYPE == 0u) { return u; }
+    let bits = elem_bytes() * 8u;
+    return extractBits(u, (d % pat_epw()) * bits, bits);
+}
+
+// Output word i (a constant) of the thread's nearest outputs from the raw window.
+fn pat_raw_word(i: u32, a: vec4<u32>, b: vec2<u32>) -> u32 {
+    let j = i * pat_epw();   // its first output
+    if (DTYPE == 0u) { return pat_raw(pat_d(j, 0u), a, b); }
+    if (DTYPE == 1u) { return pat_raw(pat_d(j, 0u), a, b) | (pat_raw(pat_d(j + 1u, 0u), a, b) << 16u); }
+    return pat_raw(pat_d(j, 0u), a, b) | (pat_raw(pat_d(j + 1u, 0u), a, b) << 8u)
+        | (pat_raw(pat_d(j + 2u, 0u), a, b) << 16u) | (pat_raw(pat_d(j + 3u, 0u), a, b) << 24u);
+}
+
+// Output row oh of a nearest thread (its (n, c) plane at ps.b.x).
+fn pat_near_row(c: ptr<function, PatWalk>, oh: u32, ps: Planes, t: PatThread) -> PatWords {
+    let r = table[p.table_start.z + oh];
+    if (r != (*c).ra) {
+        let rw = i32((ps.b.x + r) / pat_epw());
+        (*c).na.x = pat_word(rw, 0u, t);
+        if (NW > 1u) { (*c).na.y = pat_word(rw, 1u, t); }
+        if (NW > 2u) { (*c).na.z = pat_word(rw, 2u, t); }
+        if (NW > 3u) { (*c).na.w = pat_word(rw, 3u, t); }
+        if (NW > 4u) { (*c).nb.x = pat_word(rw, 4u, t); }
+        if (NW > 5u) { (*c).nb.y = pat_word(rw, 5u, t); }
+        (*c).ra = r;
+    }
+    let a = (*c).na;
+    let b = (*c).nb;
+    return PatWords(vec4<u32>(pat_raw_word(0u, a, b), pat_raw_word(1u, a, b), pat_raw_word(2u, a, b), pat_raw_word(3u, a, b)),
+                    vec4<u32>(pat_raw_word(4u, a, b), pat_raw_word(5u, a, b), pat_raw_word(6u, a, b), pat_raw_word(7u, a, b)));
+}
+
+// Output row oh of a thread, as output words: linear (MODE 1) or nearest (MODE 0).
+fn pat_out(c: ptr<function, PatWalk>, oh: u32, pl: PatPlace) -> PatWords {
+    if (MODE == 0u) { return pat_near_row(c, oh, pl.ps, pl.t); }
+    return pat_words(pat_row(c, oh, pl.ps, pl.t));
+}
+
 // Output words a thread stores a row: 1, 2, 3, 4, 6 or 8.
 fn pat_tw() -> u32 { return PV * elem_bytes() / 4u; }
 
@@ -341,7 +402,7 @@ fn resample_rows_pat_v2(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     let per = 8u / elem_bytes();   // elements an 8-byte store
     var dst = (p.output_base + pl.e) / per;
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let x = pat_words(pat_row(&c, oh, pl.ps, pl.t));
+        let x = pat_out(&c, oh, pl);
         output2[dst] = x.lo.xy;
         if (pat_tw() == 6u) {
             output2[dst + 1u] = x.lo.zw;
@@ -359,7 +420,7 @@ fn resample_rows_pat_v1(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     var c = pat_walk();
     var dst = (p.output_base + pl.e) / pat_epw();
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let x = pat_words(pat_row(&c, oh, pl.ps, pl.t));
+        let x = pat_out(&c, oh, pl);
         output[dst] = x.lo.x;
         if (pat_tw() == 3u) {
             output[dst + 1u] = x.lo.y;
@@ -378,7 +439,7 @@ fn resample_rows_pat_v4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     let per = 16u / elem_bytes();   // elements a 16-byte store
     var dst = (p.output_base + pl.e) / per;
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let x = pat_words(pat_row(&c, oh, pl.ps, pl.t));
+        let x = pat_out(&c, oh, pl);
         output4[dst] = x.lo;
         if (pat_tw() == 8u) { output4[dst + 1u] = x.hi; }
         dst += p.out_sizes.w / per;

@@ -498,6 +498,9 @@ CPU_BAND = 32
 #: ROW_BANDS, 256). Measured on the H100 (8x64x256x256): float16 x2 up takes 8, x1.5 up 12 (it has
 #: no pattern with 8); 8-bit: 16 outputs (one 16-byte store) where the pattern has them.
 PATTERN_OUTPUTS = {4: (4, 8, 6), 2: (8, 12, 16, 6, 4), 1: (16, 12, 8, 4)}
+#: resample_rows_pat's rows per band for nearest: H100, 2x32x256x256 x2 uint8 bands of 2 / 8 / 32
+#: rows 10.8 / 11.0 / 14.1 us, 8x64x256x256 64.6 / 77.1 / 70.4, float16 19.7 / 20.2 / 25.6.
+NEAREST_PATTERN_BAND = 2
 #: The most outputs a thread where the W axis computes its weights (a long axis): H100, 2^23 ->
 #: 2^24 uint8 x2 with 16 outputs 74.8 us, with 8 51.2 (each thread computes its outputs'
 #: coordinates; float32 and float16 take 4 and 8 as above).
@@ -562,8 +565,8 @@ _PATTERN_CHECK_CHUNK = 1 << 20
 
 
 def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | None:
-    """resample_rows_pat's structure where linear output columns, taken V at a time, all find
-    their W taps at the same places of an NW-word window of their input row, the window of thread
+    """resample_rows_pat's structure where output columns (linear, or nearest: one tap), taken V
+    at a time, all find their W taps at the same places of an NW-word window of their input row, the window of thread
     g starting at word k0 + g * step (k0 may be -1, and the last window may end one word past the
     row: those virtual words repeat the edge element, which is what the clamped taps there read).
     (V, NW, tap-0 elements, tap-1 elements (4 bits per output: the window holds at most 16
@@ -580,6 +583,9 @@ def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | N
 
     def taps(start: int, count: int) -> tuple[np.ndarray, np.ndarray]:
         x = ref.input_coordinates(count, a.scale, a.in_off, a.out_off, start)
+        if not a.linear:  # nearest: its one tap
+            i = ref.nearest_indices(x, w_in, desc.nearest_rule)
+            return i, i
         i0, i1, _, _ = ref.linear_taps(x, w_in)
         return i0, (i0 if a.taps == 1 else i1)  # not interpolated along W: tap 0 only
 
@@ -696,7 +702,7 @@ def plan_resample(
         ),
         "resample_rows_half": row_rule or (None if linear and esize == 2 else "float16 linear only"),
         "resample_rows_byte": row_rule or (None if linear and esize == 1 else "int8 / uint8 linear only"),
-        "resample_rows_pat": pat_rule or (None if linear else "linear only"),
+        "resample_rows_pat": pat_rule,
     }
     if why_not["resample_rows_pat"] is None and in_pl.residual % 4:
         why_not["resample_rows_pat"] = "the input does not start on a word boundary (its rows are not whole words)"
@@ -740,6 +746,8 @@ def plan_resample(
                 why_not[name] = f"the output rows are not whole groups of {v} elements (nor of words)"
     if pat is not None:
         tuned = PATTERN_TUNING.get((esize, pat[0]), (None,))[0] or ROW_BANDS[(1, esize)]
+        if not linear:
+            tuned = NEAREST_PATTERN_BAND
         band = band_rows or (CPU_BAND if caps.is_cpu else tuned)
         shapes["resample_rows_pat"] = _rows_shape(pd, pat[0], band, fill=fill, floor=PATTERN_MIN_THREADS)
         if shapes["resample_rows_pat"] is None:
@@ -768,10 +776,17 @@ def plan_resample(
             # H100: faster than resample_rows on every float32 pattern measured (PATTERN_OUTPUTS);
             # lavapipe's timings of the two spread too widely to order them: it keeps resample_rows
             candidates.append("resample_rows_pat")
+        w_up = pd["out_sizes"][3] >= pd["in_sizes"][3]
         if linear and esize == 2:
             candidates += ["resample_rows_pat", "resample_rows_half"]
         elif linear and esize == 1:
             candidates += ["resample_rows_pat", "resample_rows_byte"]
+        elif esize < 4 and w_up and not caps.is_cpu:
+            # nearest, 8/16-bit, W not shrunk, on a GPU: raw bits from the pattern's window (H100
+            # x2: 2x32x256x256 uint8 20.5 -> 10.8 us, 8x64x256x256 118 -> 64.6, float16 20.6 ->
+            # 20.0; float32 stays on resample_packed, as fast at x2 and faster at x3 and x1.5; CPU
+            # adapters keep their measured row walk)
+            candidates += ["resample_rows_pat"] + (["resample_rows"] if auto_rows else [])
         elif auto_rows:
             candidates.append("resample_rows")
         candidates += ["resample_packed", "resample_strided" if esize == 4 else "resample_atomic"]
@@ -855,7 +870,7 @@ def plan_resample(
             for t, dt_ in (("TAP0", d0), ("TAP1", d1)):
                 constants.update({f"{t}_{q}": (dt_ >> (16 * i)) & 0xFFFF for i, q in enumerate("ABCD")})
             uniforms.update(pat_row_words=pd["in_sizes"][3] * esize // 4, pat_step=pstep, pat_k0=k0)
-            if axes[3].form == "whole":  # its W weights follow the axes' entries (else computed)
+            if linear and axes[3].form == "whole":  # its W weights follow the axes' entries (else computed)
                 uniforms["pat_w_start"] = -(-words.size // 4)
                 details += (("pattern_outputs", v),)
                 table_bytes += _pattern_weights(axes, v).nbytes
