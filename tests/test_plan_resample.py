@@ -47,7 +47,7 @@ def caps(request):
     [
         (desc(F16, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_pat"),  # x2: a tap pattern
         (desc(F16, (2, 8, 64, 63), (2, 8, 128, 100)), "resample_rows_half"),  # odd W: no pattern
-        (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128)), ("resample_rows_pat", "resample_rows")),
+        (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_pat"),
         # 16-bit nearest, W upsampled: a GPU takes the pattern's raw window, a CPU adapter walks rows
         (desc(F16, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_rows_pat", "resample_rows")),
         # H downsampled: nothing to share on a GPU; a CPU adapter still walks rows (faster there)
@@ -55,8 +55,8 @@ def caps(request):
         (desc(F16, (2, 8, 64, 64), (2, 8, 32, 32), "nearest"), ("resample_packed", "resample_rows")),
         # float32 nearest, H upsampled: the GPU profile keeps resample_packed, a CPU adapter walks rows
         (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_packed", "resample_rows")),
-        # batch interpolated: 2 planes blended (a GPU) or walked
-        (desc(F32, (2, 8, 64, 64), (4, 8, 128, 128)), ("resample_rows_pat", "resample_rows")),
+        # batch interpolated: 2 planes blended
+        (desc(F32, (2, 8, 64, 64), (4, 8, 128, 128)), "resample_rows_pat"),
         (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_pat"),  # 8-bit x2: a tap pattern
         (desc(U8, (2, 8, 64, 64), (2, 8, 128, 80)), "resample_rows_byte"),  # x1.25: no pattern
         # 8-bit nearest: the GPU profile takes the pattern where W grows, a CPU adapter walks rows

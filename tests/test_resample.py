@@ -649,12 +649,10 @@ def test_row_walk_interpolated_batch_or_channel(device, rng, dt, kernel, in_size
             device, rng, "linear", dt, kernel, strided_desc(dt, in_sizes, pattern), out_sizes, band_rows=3
         )
         assert op.plan.kernels == [kernel] and op.plan.steps[0].constants_dict["ROW_PLANES"] == planes
-    # unasked, with a W tap pattern: a GPU's float32 plan blends the planes' windows in
-    # resample_rows_pat, a CPU adapter's walks rows
+    # unasked, with a W tap pattern: a float32 plan blends the planes' windows in resample_rows_pat
     for sc in ((1, 2, 2, 2), (2, 2, 2, 2)):
         d32 = ResampleDesc(TensorDesc(F32, (2, 4, 8, 8)), TensorDesc(F32, (2 * sc[0], 8, 16, 16)), "linear", sc)
-        cpu = Capabilities.from_device(device).is_cpu
-        assert compile_resample(d32, device=device).plan.kernels == ["resample_rows" if cpu else "resample_rows_pat"]
+        assert compile_resample(d32, device=device).plan.kernels == ["resample_rows_pat"]
 
 
 @pytest.mark.parametrize(
