@@ -223,8 +223,10 @@ def test_explain_plan():
     assert "resample_packed" in p.explain()
     # channels-last inputs: the transpose where the planes grow, channel lanes where they shrink
     nhwc = ["--input", "2,32,64,64", "--input-layout", "nhwc"]
-    p = explain_plan(explain_args(nhwc + ["--scales", "1,1,2,2"]), caps)
+    p = explain_plan(explain_args(nhwc + ["--scales", "1,1,1.5,1.5"]), caps)
     assert p.kernels == ["resample_transpose", "resample_packed"] and "workspace packed_input" in p.explain()
+    p = explain_plan(explain_args(nhwc + ["--scales", "1,1,2,2"]), caps)  # float32 x2: channels in the lanes
+    assert p.kernels == ["resample_rows_pat"] and "4 channels in a warp's lanes" in p.explain()
     p = explain_plan(explain_args(nhwc + ["--scales", "1,1,0.5,0.5", "--mode", "linear"]), caps)
     assert p.kernels == ["resample_rows"] and p.steps[0].constants_dict["C_LANES"] == 1
     # Resample3 antialias: aa_taps where it runs; nothing to filter (upsampling): Resample2's plan

@@ -478,10 +478,15 @@ def test_where_transpose_cannot_run(device):
 
 
 def test_transpose_plan_on_a_gpu():
-    """The h100 profile transposes an NHWC input first where the planes grow (x2), keeps channel
-    lanes where they shrink; lavapipe does neither unasked."""
+    """The h100 profile transposes an NHWC input first where the planes grow (x1.5), keeps channel
+    lanes where they shrink; lavapipe does neither unasked. At x2 a float32 input takes the pattern
+    walk with channels in the lanes instead (4 outputs a thread)."""
     nhwc = strided_desc(F32, (2, 32, 64, 64), "nhwc")
-    up = Resample1Desc(nhwc, TensorDesc(F32, (2, 32, 128, 128)), "nearest", (1, 1, 2, 2), (0.5,) * 4, (-0.5,) * 4)
+    x2 = Resample1Desc(nhwc, TensorDesc(F32, (2, 32, 128, 128)), "nearest", (1, 1, 2, 2), (0.5,) * 4, (-0.5,) * 4)
+    p2 = plan_resample(x2, Capabilities.profile("h100"))
+    assert p2.kernels == ["resample_rows_pat"] and p2.steps[0].constants_dict["PAT_CL"] == 4
+    assert "not a transpose" in p2.why
+    up = Resample1Desc(nhwc, TensorDesc(F32, (2, 32, 96, 96)), "nearest", (1, 1, 1.5, 1.5), (0.5,) * 4, (-0.5,) * 4)
     p = plan_resample(up, Capabilities.profile("h100"))
     assert p.kernels == ["resample_transpose", "resample_packed"]
     assert dict(p.workspace) == {"packed_input": 2 * 32 * 64 * 64 * 4}
@@ -579,6 +584,29 @@ def test_row_walk_pattern(device, rng, dt, v):
             padded = TensorDesc(dt, in_sizes, (3 * h_in * (w_in + epw), h_in * (w_in + epw), w_in + epw, 1))
             check_gpu(device, x, desc.output, "linear", scales, (0.5,) * 4, (-0.5,) * 4, in_desc=padded)
     assert used >= 3, f"only {used} cases took resample_rows_pat with {v} outputs per thread"
+
+
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+def test_pattern_channels_in_lanes(device, rng, mode):
+    """resample_rows_pat on a channels-fastest float32 input (NHWC): PAT_CL channels x 32 / PAT_CL
+    block columns a warp, its window words W stride apart; x2, x1.5 and x3 along W, H up and down,
+    the channel upsampled (linear: planes blended); exact for nearest, within the tolerance for
+    linear; channels that are not a multiple of PAT_CL are refused by name."""
+    from dmlwgsl.ops.resample import PATTERN_C_LANES
+
+    for in_sizes, out_sizes in (
+        ((2, 8, 5, 16), (2, 8, 11, 32)),
+        ((1, 16, 6, 32), (1, 16, 3, 48)),
+        ((2, 8, 4, 16), (2, 16, 8, 48)),
+    ):
+        in_desc = strided_desc(F32, in_sizes, "nhwc")
+        op = check_layout(device, rng, mode, F32, "resample_rows_pat", in_desc, out_sizes, band_rows=3)
+        assert op.plan.steps[0].constants_dict["PAT_CL"] == PATTERN_C_LANES
+    odd = strided_desc(F32, (2, 6, 5, 16), "nhwc")
+    scales = (1, 1, 2, 2)
+    desc = Resample1Desc(odd, TensorDesc(F32, (2, 6, 10, 32)), mode, scales, (0.5,) * 4, (-0.5,) * 4)
+    with pytest.raises(PlanError, match="channels are not a multiple of"):
+        compile_resample(desc, device=device, kernel="resample_rows_pat")
 
 
 @pytest.mark.parametrize("dt", [F32, F16, U8, I8])

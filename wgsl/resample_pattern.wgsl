@@ -16,6 +16,10 @@ override TAP1_A: u32 = 0u;  // the same for tap 1 (16-bit values: the cache key 
 override TAP1_B: u32 = 0u;
 override TAP1_C: u32 = 0u;
 override TAP1_D: u32 = 0u;
+// Channels in the lanes (a channels-fastest float32 input, e.g. NHWC): a warp is PAT_CL channels x
+// 32 / PAT_CL block columns, so that its window loads are runs of PAT_CL channels and its stores
+// runs of 32 / PAT_CL threads' outputs in each of PAT_CL planes (1: off, block columns in the lanes).
+override PAT_CL: u32 = 1u;
 
 // -- row walk with one W tap pattern (float16, int8, uint8 linear) ---------------------------------
 // resample_rows_half and resample_rows_byte spend most of their time working out, per thread, where
@@ -108,7 +112,8 @@ fn pat_word(rw: i32, j: u32, t: PatThread) -> u32 {
     var at = t.k + i32(j);
     if (j == 0u) { at = max(at, 0); }
     if (j == NW - 1u) { at = min(at, wh - 1); }
-    var x = input[u32(rw + at)];
+    // (float32 rows may be strided: a word is an element, input W stride apart; else stride 1)
+    var x = input[u32(rw + at * select(1, i32(p.in_strides.w), DTYPE == 0u))];
     let bits = elem_bytes() * 8u;
     // an element times this: in every lane
     let fill = select(select(0x01010101u, 0x10001u, DTYPE == 1u), 1u, DTYPE == 0u);
@@ -268,7 +273,21 @@ fn pat_pair(g: u32, ow: u32, m: u32) -> vec4<f32> {
 }
 
 fn pat_place(tid: u32) -> PatPlace {
-    let rp = rows_place(tid, PV);   // (its dst and step are for stores of PV elements: unused here)
+    var id = tid;
+    if (PAT_CL > 1u) {
+        // (channel, block column) lanes to the row walk's order ((n, c, band) planes, g fastest);
+        // the plan checks that PAT_CL divides the channels and 32 / PAT_CL the block columns
+        let gl = 32u / PAT_CL;
+        var r = tid / 32u;
+        let g = (r % (p.row_blocks / gl)) * gl + (tid / PAT_CL) % gl;
+        r = r / (p.row_blocks / gl);
+        let c = (r % (p.out_sizes.y / PAT_CL)) * PAT_CL + tid % PAT_CL;
+        r = r / (p.out_sizes.y / PAT_CL);
+        let band = r % p.row_bands;
+        let n = r / p.row_bands;
+        id = ((n * p.out_sizes.y + c) * p.row_bands + band) * p.row_blocks + g;
+    }
+    let rp = rows_place(id, PV);   // (its dst and step are for stores of PV elements: unused here)
     let n = rp.n;
     let c = rp.c;
     let ow = rp.ow;

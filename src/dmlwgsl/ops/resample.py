@@ -498,6 +498,11 @@ CPU_BAND = 32
 #: ROW_BANDS, 256). Measured on the H100 (8x64x256x256): float16 x2 up takes 8, x1.5 up 12 (it has
 #: no pattern with 8); 8-bit: 16 outputs (one 16-byte store) where the pattern has them.
 PATTERN_OUTPUTS = {4: (4, 8, 6), 2: (8, 12, 16, 6, 4), 1: (16, 12, 8, 4)}
+#: resample_rows_pat on a channels-fastest float32 input: channels in a warp's lanes (the rest of
+#: the warp: block columns), so that loads are runs of channels and stores runs of columns. H100,
+#: NHWC 2x32x256x256 x2 with 4 / 8 / 16 channels: linear 44.3 / 45.3 / 46.3 us, nearest 38.7 /
+#: 39.2 / 39.7; x1.5 with 16: 1.5x slower.
+PATTERN_C_LANES = 4
 #: resample_rows_pat's rows per band for nearest: H100, 2x32x256x256 x2 uint8 bands of 2 / 8 / 32
 #: rows 10.8 / 11.0 / 14.1 us, 8x64x256x256 64.6 / 77.1 / 70.4, float16 19.7 / 20.2 / 25.6.
 NEAREST_PATTERN_BAND = 2
@@ -575,7 +580,7 @@ def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | N
     pd = _padded(desc)
     epw = 4 // desc.input.data_type.size_in_bytes  # elements a word
     w_in, w_out, strides = pd["in_sizes"][3], pd["out_sizes"][3], pd["in_strides"]
-    if strides[3] != 1 or w_in % epw or w_in < 2 * epw:
+    if (strides[3] != 1 and epw > 1) or w_in % epw or w_in < 2 * epw:  # (float32: any W stride)
         return None
     if any(strides[d] % epw for d in range(3) if pd["in_sizes"][d] > 1):
         return None
@@ -651,7 +656,8 @@ def plan_resample(
     if kernel is not None and kernel not in SHADERS:
         raise PlanError(f"kernel: no path {kernel!r} for resample (choose from {', '.join(KERNELS)})")
     tuning = {"band_rows": band_rows, "pattern_outputs": pattern_outputs, "axis_table_bytes": axis_table_bytes}
-    if kernel in (None, "resample_transpose"):
+    lanes = kernel is None and _lanes_pattern(desc, caps, axis_table_bytes)
+    if kernel in (None, "resample_transpose") and not lanes:
         why_tp = _transpose_rule(desc, caps, requested=kernel is not None)
         if why_tp is None:
             return _transposed_plan(desc, caps, placements, tuning)
@@ -730,6 +736,8 @@ def plan_resample(
     )
     if c_lanes and why_not["resample_rows_pat"] is None:
         why_not["resample_rows_pat"] = "the input's channels are its fastest dimension (row walks take channel lanes)"
+    # a channels-fastest float32 input: the pattern walk puts PATTERN_C_LANES channels in a warp's lanes
+    chan_fast = pd["in_strides"][1] == 1 and pd["in_strides"][3] > 1 and pd["in_sizes"][1] > 1
     # geometry of the row walks (a CPU adapter runs a few threads at a time: its bands stay long)
     shapes = {}
     fill = band_rows is None and not caps.is_cpu
@@ -752,6 +760,13 @@ def plan_resample(
         shapes["resample_rows_pat"] = _rows_shape(pd, pat[0], band, fill=fill, floor=PATTERN_MIN_THREADS)
         if shapes["resample_rows_pat"] is None:
             why_not["resample_rows_pat"] = f"the output rows are not whole groups of {pat[0]} elements"
+        elif chan_fast and (
+            pd["out_sizes"][1] % PATTERN_C_LANES or shapes["resample_rows_pat"][1] % (32 // PATTERN_C_LANES)
+        ):
+            why_not["resample_rows_pat"] = (
+                f"the input's channels are its fastest dimension and the channels are not a multiple of "
+                f"{PATTERN_C_LANES} or the row's {pat[0]}-element groups not of {32 // PATTERN_C_LANES}"
+            )
 
     fallback = ""
     if kernel is not None and why_not[kernel] is not None and placements:
@@ -782,6 +797,8 @@ def plan_resample(
             candidates += ["resample_rows_pat", "resample_rows_half"]
         elif linear and esize == 1:
             candidates += ["resample_rows_pat", "resample_rows_byte"]
+        elif lanes:  # float32 nearest, channels fastest: the pattern with channels in the lanes
+            candidates.append("resample_rows_pat")
         elif esize < 4 and w_up and not caps.is_cpu:
             # nearest, 8/16-bit, W not shrunk, on a GPU: raw bits from the pattern's window (H100
             # x2: 2x32x256x256 uint8 20.5 -> 10.8 us, 8x64x256x256 118 -> 64.6, float16 20.6 ->
@@ -794,7 +811,8 @@ def plan_resample(
         name = next(k for k in candidates if why_not[k] is None)
         skipped = [f"{k}: {why_not[k]}" for k in candidates[: candidates.index(name)]]
         why = {
-            "resample_rows_pat": f"{dt.name.lower()} linear with one W tap pattern: each thread loads its input window "
+            "resample_rows_pat": f"{dt.name.lower()} {'linear' if linear else 'nearest'} with one W tap pattern: "
+            "each thread loads its input window "
             "once and picks its taps with constants",
             "resample_rows_half": "float16 linear row walk: an input row interpolated along W serves the output "
             "rows that share it",
@@ -868,6 +886,12 @@ def plan_resample(
             entry, out_var = _PATTERN_STORE[v * esize // 4]
             wg = PATTERN_TUNING.get((esize, v), (None, 256))[1]
             constants.update(PV=v, NW=nw)
+            if chan_fast:
+                constants["PAT_CL"] = PATTERN_C_LANES
+                why += f"; {PATTERN_C_LANES} channels in a warp's lanes (the input's channels are its fastest "
+                why += "dimension)"
+                if lanes:
+                    why += ", not a transpose to a packed workspace first (4 outputs a thread: whole 16-byte stores)"
             for t, dt_ in (("TAP0", d0), ("TAP1", d1)):
                 constants.update({f"{t}_{q}": (dt_ >> (16 * i)) & 0xFFFF for i, q in enumerate("ABCD")})
             uniforms.update(pat_row_words=pd["in_sizes"][3] * esize // 4, pat_step=pstep, pat_k0=k0)
@@ -920,6 +944,26 @@ def plan_resample(
         host_tables=(("axis_table", int(table_bytes)),),
         details=(("axis_tables", forms), ("taps", taps[4 - desc.input.rank :])) + details,
     )
+
+
+def _lanes_pattern(desc, caps: Capabilities, axis_table_bytes: int | None) -> bool:
+    """Whether a channels-fastest float32 input on a GPU takes resample_rows_pat with channels in
+    the lanes (PAT_CL) rather than the transpose to a packed workspace: where the W taps have a
+    pattern with 4 outputs a thread (one 16-byte store a row) and the lanes fill whole warps.
+    H100, NHWC 2x32x256x256 x2 (transpose + kernel -> lanes): linear 56.6 -> 44.3 us, nearest
+    54.5 -> 38.7; 8x64x128x128 x2 linear 101 -> 78.8, nearest 96 -> 68.4. With 6 outputs a thread
+    (x1.5) the lanes ran no faster (linear 46.3 against 47.1 us, nearest 42.5 against 46.1)."""
+    pd = _padded(desc)
+    c, strides = pd["in_sizes"][1], pd["in_strides"]
+    if desc.input.data_type.size_in_bytes != 4 or caps.is_cpu or not (c > 1 and strides[1] == 1 and strides[3] > 1):
+        return False
+    w_out = pd["out_sizes"][3]
+    if c % PATTERN_C_LANES or pd["out_sizes"][1] % PATTERN_C_LANES or (w_out // 4) % (32 // PATTERN_C_LANES):
+        return False
+    axes = _axes_cached(desc, caps.max_binding_size, axis_table_bytes)
+    if any(a.form != "whole" for a in axes[:3]) or _too_large(desc, caps):
+        return False
+    return _tap_pattern(desc, axes, (4,)) is not None
 
 
 def _transpose_rule(desc, caps: Capabilities, *, requested: bool) -> str | None:
