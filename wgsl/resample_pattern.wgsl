@@ -1,8 +1,9 @@
 // Resample fast path: the row walk with one W tap pattern (resample_rows_pat_v1, _v2, _v4; the
 // suffix is the store width in words), linear (every type) and nearest. Built on resample_rows.wgsl
 // (included) and tested against resample.wgsl's resample_packed. Bindings: as resample_rows.wgsl;
-// _v1 writes output, _v2 output2, _v4 output4. Overrides: resample_rows.wgsl's, and PV, NW,
-// TAP0_A-D, TAP1_A-D.
+// _v1 writes output, _v2 output2, _v4 output4. Overrides: resample_rows.wgsl's (ROW_PLANES: the
+// batch and/or channel interpolated, their windows blended; COMPUTED bit 3: a long W axis whose
+// weights the shader computes), and PV, NW, TAP0_A-D, TAP1_A-D, PAT_CL.
 
 #include "resample_rows.wgsl"
 
@@ -21,27 +22,27 @@ override TAP1_D: u32 = 0u;
 // runs of 32 / PAT_CL threads' outputs in each of PAT_CL planes (1: off, block columns in the lanes).
 override PAT_CL: u32 = 1u;
 
-// -- row walk with one W tap pattern (float16, int8, uint8 linear) ---------------------------------
+// -- row walk with one W tap pattern (linear; nearest below) ----------------------------------------
 // resample_rows_half and resample_rows_byte spend most of their time working out, per thread, where
 // its taps lie in the input words (a load, a shift and a conversion per tap). Where the W taps of
 // every thread follow one pattern (float16 2x: output 8g + j reads elements
 // 4g - 1 + (0, 1, 1, 2, 2, 3, 3, 4)[j] and the next; 8-bit 2x likewise with 16 outputs a thread;
 // 1.5x with 6 or 12 outputs per thread), the host finds the pattern and makes it
 // structure: thread g loads the NW words of its window, from word k = k0 + g * step of the input
-// row, converts each once (unpack2x16float, or four byte conversions) and picks its taps with
-// selects on override constants,
+// row, converts each once (float32 bits, unpack2x16float, or four byte conversions) and picks its
+// taps with selects on override constants,
 // which the compiler resolves while building the pipeline. The taps that the table clamps at the
 // row ends read virtual words (the window may start at word -1 and end one word past the row)
 // that repeat the edge element, so tap index, weight and value are the table's everywhere and no
 // thread diverges. The host checks every thread's taps against the table; the shader only adds
 // table entries and window offsets. Why this is structure and not data: the pattern depends on the
 // W scale and pixel offsets alone, not on any size, so one pipeline serves every shape at a given
-// scale (the cache key holds PV, NW and the tap nibbles); the weights, sizes and strides stay in
-// the table and the uniforms.
+// scale (the cache key holds PV, NW and the tap nibbles); the weights (a thread-fastest region of
+// the table, see pat_pair), sizes and strides stay in the table and the uniforms.
 // Rows as in resample_rows, but the cache is canonical: va holds the row of H tap 0 and vb the row
 // of tap 1, so the vertical blend 0 + wh0 * va + wh1 * vb needs no selects.
-// Requirements (host): input row starts on whole words, W stride 1, W a whole number of words, PV
-// divides the output width and its outputs are whole words.
+// Requirements (host): input row starts on whole words, W stride 1 (float32: any, a word being an
+// element), W a whole number of words, PV divides the output width and its outputs are whole words.
 
 // Up to 16 values of a thread's outputs: a (0-3), b (4-7), c (8-11), d (12-15).
 struct Row16 {

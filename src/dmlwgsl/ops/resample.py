@@ -642,10 +642,13 @@ def plan_resample(
     """The plan of a validated Resample / Resample1 / Resample2 description on an adapter with
     capabilities ``caps``: the one place that decides which kernel runs.
 
-    Paths: resample_rows_pat (float16 linear, one W tap pattern), resample_rows_half (float16
-    linear row walk, 4 outputs per thread), resample_rows_byte (its int8 / uint8 form),
-    resample_rows (row walk, float32 / float16), and the
-    reference kernels resample_packed (packed output), resample_strided (4-byte elements, any
+    Paths: resample_rows_pat (the row walk where the W taps of every thread follow one pattern:
+    linear of every type, nearest of 8/16-bit types where W does not shrink, the batch or channel
+    interpolated (planes blended), a long W axis with computed coordinates, channels-fastest
+    float32 with channels in the lanes, taken on a GPU instead of the transpose where it has 4
+    outputs a thread), resample_rows_half (float16 linear row walk, 4 outputs per thread),
+    resample_rows_byte (its int8 / uint8 form), resample_rows (row walk, float32 / float16), and
+    the reference kernels resample_packed (packed output), resample_strided (4-byte elements, any
     output strides) and resample_atomic (1- and 2-byte elements, any output strides), tried in
     that order unless ``kernel`` names one (an impossible request raises :class:`PlanError`
     naming the rule). ``band_rows`` (output rows a row-walk thread walks) and ``pattern_outputs``
