@@ -586,6 +586,25 @@ def test_row_walk_pattern(device, rng, dt, v):
     assert used >= 3, f"only {used} cases took resample_rows_pat with {v} outputs per thread"
 
 
+@pytest.mark.parametrize("dt", [F32, F16, U8])
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+def test_pattern_ragged_rows(device, rng, dt, mode):
+    """resample_rows_pat where a row's last group of outputs is partial (rows of whole words, not of
+    whole groups): its thread stores only the words inside the row (16-byte, 8-byte or word stores
+    by alignment; rows start off 16-byte boundaries), its window words past the row read the edge
+    element; odd widths for float32 (3x5x9x241 -> x2), even ones off whole groups for 16/8-bit;
+    poison and guards around the output."""
+    w_in = {F32: 241, F16: 50, U8: 52}[dt]
+    ragged = 0
+    for in_sizes, sc in (((3, 5, 9, w_in), (1, 1, 2, 2)), ((2, 3, 4, w_in), (1, 1, 1, 3))):
+        out_sizes = tuple(int(i * s) for i, s in zip(in_sizes, sc))
+        op = check_layout(device, rng, mode, dt, "resample_rows_pat", TensorDesc(dt, in_sizes), out_sizes, band_rows=3)
+        c = op.plan.steps[0].constants_dict
+        assert c.get("RAGGED", 0) == (out_sizes[3] % c["PV"] != 0), (out_sizes, c)
+        ragged += c.get("RAGGED", 0)
+    assert ragged >= 1
+
+
 @pytest.mark.parametrize("mode", ["linear", "nearest"])
 def test_pattern_channels_in_lanes(device, rng, mode):
     """resample_rows_pat on a channels-fastest float32 input (NHWC): PAT_CL channels x 32 / PAT_CL

@@ -105,21 +105,20 @@ fn pat_quad(q: u32, t: u32, u0: vec4<f32>, u1: vec4<f32>, u2: vec4<f32>, u3: vec
                      pat_elem(pat_d(4u * q + 3u, t), u0, u1, u2, u3, u4, u5));
 }
 
-// Word j of a thread's window on the input row whose first word is rw. Only the first word can
-// lie before the row (k = -1) and only the last one past it: those loads are clamped into the row
-// and the word replaced by its edge element, in every lane.
+// Word j of a thread's window on the input row whose first word is rw. A word outside the row
+// (the first ones of the first threads, the last ones of the last: the row's edge taps, and the
+// outputs past a partial last group) is loaded clamped into the row and replaced by the row's
+// edge element in every lane (rows are whole words, so no word straddles an edge).
 fn pat_word(rw: i32, j: u32, t: PatThread) -> u32 {
     let wh = i32(p.pat_row_words);
-    var at = t.k + i32(j);
-    if (j == 0u) { at = max(at, 0); }
-    if (j == NW - 1u) { at = min(at, wh - 1); }
+    let at = t.k + i32(j);
     // (float32 rows may be strided: a word is an element, input W stride apart; else stride 1)
-    var x = input[u32(rw + at * select(1, i32(p.in_strides.w), DTYPE == 0u))];
+    var x = input[u32(rw + clamp(at, 0, wh - 1) * select(1, i32(p.in_strides.w), DTYPE == 0u))];
     let bits = elem_bytes() * 8u;
     // an element times this: in every lane
     let fill = select(select(0x01010101u, 0x10001u, DTYPE == 1u), 1u, DTYPE == 0u);
-    if (j == 0u) { x = select(x, extractBits(x, 0u, bits) * fill, t.k < 0); }
-    if (j == NW - 1u) { x = select(x, (x >> (32u - bits)) * fill, t.k + i32(j) >= wh); }
+    x = select(x, extractBits(x, 0u, bits) * fill, at < 0);
+    x = select(x, (x >> (32u - bits)) * fill, at >= wh);
     return x;
 }
 
@@ -255,6 +254,7 @@ struct PatPlace {
     oh0: u32,
     oh1: u32,
     e: u32,
+    ow: u32,
     ps: Planes,
     t: PatThread,
 }
@@ -299,7 +299,7 @@ fn pat_place(tid: u32) -> PatPlace {
     if (MODE == 0u) {   // nearest: the (n, c) plane's first element, no weights
         let base = p.input_base + table[p.table_start.x + n] + table[p.table_start.y + c];
         let ps = Planes(vec4<u32>(base), vec4<f32>(1.0));
-        return PatPlace(rp.oh0, rp.oh1, e, ps, PatThread(k, Row16(z, z, z, z), Row16(z, z, z, z)));
+        return PatPlace(rp.oh0, rp.oh1, e, ow, ps, PatThread(k, Row16(z, z, z, z), Row16(z, z, z, z)));
     }
     let x0 = pat_pair(g, ow, 0u);
     let x1 = pat_pair(g, ow, 1u);
@@ -328,7 +328,7 @@ fn pat_place(tid: u32) -> PatPlace {
         w0.d = vec4<f32>(x6.x, x6.z, x7.x, x7.z);
         w1.d = vec4<f32>(x6.y, x6.w, x7.y, x7.w);
     }
-    return PatPlace(rp.oh0, rp.oh1, e, planes(rp, p.input_base), PatThread(k, w0, w1));
+    return PatPlace(rp.oh0, rp.oh1, e, ow, planes(rp, p.input_base), PatThread(k, w0, w1));
 }
 
 fn pat_walk() -> PatWalk {
@@ -409,6 +409,35 @@ fn pat_out(c: ptr<function, PatWalk>, oh: u32, pl: PatPlace) -> PatWords {
 // Output words a thread stores a row: 1, 2, 3, 4, 6 or 8.
 fn pat_tw() -> u32 { return PV * elem_bytes() / 4u; }
 
+// RAGGED: a thread's output words from element e (column ow) on, those inside the row: one or two
+// 16-byte stores where it has whole vectors inside the row on 16-byte boundaries, else 8-byte
+// pairs where aligned, else words (written out: no vector indexed by a variable).
+fn pat_store_ragged(e: u32, ow: u32, x: PatWords) {
+    let tw = pat_tw();
+    let w0 = (p.output_base + e) / pat_epw();
+    let n = min(tw, (p.out_sizes.w - ow) / pat_epw());   // words inside the row
+    if (n == tw && tw % 4u == 0u && w0 % 4u == 0u) {
+        output4[w0 / 4u] = x.lo;
+        if (tw == 8u) { output4[w0 / 4u + 1u] = x.hi; }
+        return;
+    }
+    if (w0 % 2u == 0u) {
+        if (n > 1u) { output2[w0 / 2u] = x.lo.xy; } else { output[w0] = x.lo.x; }
+        if (n > 3u) { output2[w0 / 2u + 1u] = x.lo.zw; } else if (n > 2u) { output[w0 + 2u] = x.lo.z; }
+        if (n > 5u) { output2[w0 / 2u + 2u] = x.hi.xy; } else if (n > 4u) { output[w0 + 4u] = x.hi.x; }
+        if (n > 7u) { output2[w0 / 2u + 3u] = x.hi.zw; } else if (n > 6u) { output[w0 + 6u] = x.hi.z; }
+        return;
+    }
+    output[w0] = x.lo.x;
+    if (n > 1u) { output[w0 + 1u] = x.lo.y; }
+    if (n > 2u) { output[w0 + 2u] = x.lo.z; }
+    if (n > 3u) { output[w0 + 3u] = x.lo.w; }
+    if (n > 4u) { output[w0 + 4u] = x.hi.x; }
+    if (n > 5u) { output[w0 + 5u] = x.hi.y; }
+    if (n > 6u) { output[w0 + 6u] = x.hi.z; }
+    if (n > 7u) { output[w0 + 7u] = x.hi.w; }
+}
+
 // The row walk's entry points, one per output binding (the stores of a row as pat_tw() says):
 // words (output) for 1 and 3 words, 8-byte stores (output2) for 2 and 6, 16-byte stores
 // (output4) for 4 and 8. Each starts at its thread's first output word (element
@@ -423,6 +452,10 @@ fn resample_rows_pat_v2(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     var dst = (p.output_base + pl.e) / per;
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
         let x = pat_out(&c, oh, pl);
+        if (RAGGED) {
+            pat_store_ragged(pl.e + (oh - pl.oh0) * p.out_sizes.w, pl.ow, x);
+            continue;
+        }
         output2[dst] = x.lo.xy;
         if (pat_tw() == 6u) {
             output2[dst + 1u] = x.lo.zw;
@@ -441,6 +474,10 @@ fn resample_rows_pat_v1(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     var dst = (p.output_base + pl.e) / pat_epw();
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
         let x = pat_out(&c, oh, pl);
+        if (RAGGED) {
+            pat_store_ragged(pl.e + (oh - pl.oh0) * p.out_sizes.w, pl.ow, x);
+            continue;
+        }
         output[dst] = x.lo.x;
         if (pat_tw() == 3u) {
             output[dst + 1u] = x.lo.y;
@@ -460,6 +497,10 @@ fn resample_rows_pat_v4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     var dst = (p.output_base + pl.e) / per;
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
         let x = pat_out(&c, oh, pl);
+        if (RAGGED) {
+            pat_store_ragged(pl.e + (oh - pl.oh0) * p.out_sizes.w, pl.ow, x);
+            continue;
+        }
         output4[dst] = x.lo;
         if (pat_tw() == 8u) { output4[dst + 1u] = x.hi; }
         dst += p.out_sizes.w / per;

@@ -454,6 +454,7 @@ def _pattern_weights(axes, v: int) -> np.ndarray:
     a whole vec4): for outputs 2m and 2m + 1 of the thread of block column g (``v`` outputs a
     thread), (w0, w1, w0, w1) at vec4 m * groups + g, so that a warp's loads are contiguous."""
     w = axes[3].words.reshape(-1, 4)[:, 2:4]  # (w0, w1) bits of every output column
+    w = np.concatenate([w, np.zeros((-len(w) % v, 2), w.dtype)])  # a partial last group: zeros past the row
     return np.ascontiguousarray(w.reshape(-1, v // 2, 4).transpose(1, 0, 2)).reshape(-1).astype(np.uint32)
 
 
@@ -512,7 +513,7 @@ NEAREST_PATTERN_BAND = 2
 COMPUTED_PATTERN_OUTPUTS = 8
 PATTERN_TUNING: dict = {(2, 8): (64, 256), (2, 12): (64, 256), (2, 16): (64, 256)}
 PATTERN_TUNING.update({(1, 16): (64, 256), (1, 12): (64, 256), (1, 8): (64, 256)})
-#: resample_rows_pat's entry point and output view by output words a thread stores a row.
+#: resample_rows_pat's entry point (and its output view) by output words a thread stores a row.
 _PATTERN_STORE = {1: ("resample_rows_pat_v1", "output"), 3: ("resample_rows_pat_v1", "output")}
 _PATTERN_STORE.update({2: ("resample_rows_pat_v2", "output2"), 6: ("resample_rows_pat_v2", "output2")})
 _PATTERN_STORE.update({4: ("resample_rows_pat_v4", "output4"), 8: ("resample_rows_pat_v4", "output4")})
@@ -594,9 +595,10 @@ def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | N
         i0, i1, _, _ = ref.linear_taps(x, w_in)
         return i0, (i0 if a.taps == 1 else i1)  # not interpolated along W: tap 0 only
 
+    esize = desc.input.data_type.size_in_bytes
     for v in outputs:
-        groups = w_out // v
-        if w_out % v or v % epw or groups < 3:
+        groups = -(-w_out // v)  # a row's last group may be partial: its thread stores the words inside
+        if v % epw or groups < 3 or (w_out % v and (w_out * esize) % 4):  # (rows of whole words)
             continue
         mid = groups // 2  # an interior thread (no clamped taps) defines the pattern
         i0, i1 = taps(mid * v, 2 * v)
@@ -606,18 +608,17 @@ def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | N
         nw = int(max(d0.max(), d1.max())) // epw + 1
         if d0.min() < 0 or d1.min() < 0 or nw > 6 or nw * epw > 16 or step_ < 0:
             continue
-        k0 = k_mid - step_ * mid
-        if k0 < -1 or k0 + step_ * (groups - 1) + nw - 1 > w_in // epw:
-            continue
+        k0 = k_mid - step_ * mid  # (window words outside the row read its edge element: the shader)
         per = max(1, _PATTERN_CHECK_CHUNK // v)  # groups a part
         for g in range(0, groups, per):
             n = min(per, groups - g)
-            i0, i1 = taps(g * v, n * v)
+            m = min(n * v, w_out - g * v)  # the part's outputs inside the row
+            i0, i1 = taps(g * v, m)
             k = k0 + step_ * np.arange(g, g + n)
             e0, e1 = epw * k[:, None] + d0, epw * k[:, None] + d1
             if not (
-                np.array_equal(np.clip(e0, 0, w_in - 1), i0.reshape(n, v))
-                and np.array_equal(np.clip(e1, 0, w_in - 1), i1.reshape(n, v))
+                np.array_equal(np.clip(e0, 0, w_in - 1).reshape(-1)[:m], i0)
+                and np.array_equal(np.clip(e1, 0, w_in - 1).reshape(-1)[:m], i1)
             ):
                 break
         else:
@@ -760,7 +761,10 @@ def plan_resample(
         if not linear:
             tuned = NEAREST_PATTERN_BAND
         band = band_rows or (CPU_BAND if caps.is_cpu else tuned)
-        shapes["resample_rows_pat"] = _rows_shape(pd, pat[0], band, fill=fill, floor=PATTERN_MIN_THREADS)
+        ragged["resample_rows_pat"] = pd["out_sizes"][3] % pat[0] != 0
+        shapes["resample_rows_pat"] = _rows_shape(
+            pd, pat[0], band, fill=fill, floor=PATTERN_MIN_THREADS, ragged=ragged["resample_rows_pat"]
+        )
         if shapes["resample_rows_pat"] is None:
             why_not["resample_rows_pat"] = f"the output rows are not whole groups of {pat[0]} elements"
         elif chan_fast and (
@@ -811,6 +815,14 @@ def plan_resample(
         elif auto_rows:
             candidates.append("resample_rows")
         candidates += ["resample_packed", "resample_strided" if esize == 4 else "resample_atomic"]
+        if ragged.get("resample_rows_pat") and (esize == 4 or pat[0] * esize % 16):
+            # a partial last group a row, unasked, only where a thread stores whole 16-byte vectors of
+            # 8/16-bit outputs (H100, 3x17x135xW x2: float16 21.8 -> 17.4 us against resample_rows_half,
+            # uint8 20.2 -> 17.4 against _byte, nearest uint8 40.4 -> 10.0 against resample_packed);
+            # float32 (x2 equal to resample_rows, x1.5 with 6 outputs a thread 20.0 -> 30.0) keeps the rows
+            why_not["resample_rows_pat"] = (
+                "a partial last group a row, measured slower for float32 and for stores under 16 bytes a thread"
+            )
         name = next(k for k in candidates if why_not[k] is None)
         skipped = [f"{k}: {why_not[k]}" for k in candidates[: candidates.index(name)]]
         why = {
@@ -886,7 +898,9 @@ def plan_resample(
             constants["HALF"], out_var = 1, "output"
         else:
             v, nw, d0, d1, pstep, k0 = pat
-            entry, out_var = _PATTERN_STORE[v * esize // 4]
+            # (every entry point names all three output views: a partial last group, RAGGED, stores
+            # 16- or 8-byte pieces or words)
+            entry, out_var = _PATTERN_STORE[v * esize // 4][0], ("output", "output2", "output4")
             wg = PATTERN_TUNING.get((esize, v), (None, 256))[1]
             constants.update(PV=v, NW=nw)
             if chan_fast:
@@ -961,7 +975,7 @@ def _lanes_pattern(desc, caps: Capabilities, axis_table_bytes: int | None) -> bo
     if desc.input.data_type.size_in_bytes != 4 or caps.is_cpu or not (c > 1 and strides[1] == 1 and strides[3] > 1):
         return False
     w_out = pd["out_sizes"][3]
-    if c % PATTERN_C_LANES or pd["out_sizes"][1] % PATTERN_C_LANES or (w_out // 4) % (32 // PATTERN_C_LANES):
+    if c % PATTERN_C_LANES or pd["out_sizes"][1] % PATTERN_C_LANES or -(-w_out // 4) % (32 // PATTERN_C_LANES):
         return False
     axes = _axes_cached(desc, caps.max_binding_size, axis_table_bytes)
     if any(a.form != "whole" for a in axes[:3]) or _too_large(desc, caps):
