@@ -163,7 +163,7 @@ def test_tuning_arguments():
     d = desc(F16, (2, 8, 64, 64), (2, 8, 128, 128))
     s = plan_resample(d, caps, band_rows=3, pattern_outputs=4).steps[0]
     assert s.constants_dict["PV"] == 4 and s.uniforms_dict["band_rows"] == 3
-    assert s.entry_point == "resample_rows_pat_v2"
+    assert s.entry_point == "resample_rows_pat"
 
 
 # -- host tables stay small -------------------------------------------------------------------------

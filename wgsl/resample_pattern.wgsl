@@ -1,7 +1,6 @@
-// Resample fast path: the row walk with one W tap pattern (resample_rows_pat_v1, _v2, _v4; the
-// suffix is the store width in words), linear (every type) and nearest. Built on resample_rows.wgsl
-// (included) and tested against resample.wgsl's resample_packed. Bindings: as resample_rows.wgsl;
-// _v1 writes output, _v2 output2, _v4 output4. Overrides: resample_rows.wgsl's (ROW_PLANES: the
+// Resample fast path: the row walk with one W tap pattern (resample_rows_pat), linear (every type)
+// and nearest. Built on resample_rows.wgsl (included) and tested against resample.wgsl's
+// resample_packed. Bindings: as resample_rows.wgsl (it writes output, output2 and output4). Overrides: resample_rows.wgsl's (ROW_PLANES: the
 // batch and/or channel interpolated, their windows blended; COMPUTED bit 3: a long W axis whose
 // weights the shader computes), and PV, NW, TAP0_A-D, TAP1_A-D, PAT_CL.
 
@@ -438,71 +437,43 @@ fn pat_store_ragged(e: u32, ow: u32, x: PatWords) {
     if (n > 7u) { output[w0 + 7u] = x.hi.w; }
 }
 
-// The row walk's entry points, one per output binding (the stores of a row as pat_tw() says):
-// words (output) for 1 and 3 words, 8-byte stores (output2) for 2 and 6, 16-byte stores
-// (output4) for 4 and 8. Each starts at its thread's first output word (element
-// output_base + e): dst in units of its store.
-@compute @workgroup_size(WG)
-fn resample_rows_pat_v2(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let tid = thread_id(gid, nwg);
-    if (tid >= p.row_threads) { return; }
-    let pl = pat_place(tid);
-    var c = pat_walk();
-    let per = 8u / elem_bytes();   // elements an 8-byte store
-    var dst = (p.output_base + pl.e) / per;
-    for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let x = pat_out(&c, oh, pl);
-        if (RAGGED) {
-            pat_store_ragged(pl.e + (oh - pl.oh0) * p.out_sizes.w, pl.ow, x);
-            continue;
+// A thread's output words of one row, from element e (column ow) on: 16-byte stores where a
+// thread stores 4 or 8 words, 8-byte ones for 2 or 6, words for 1 or 3 (rows of whole groups
+// start on 16-byte boundaries: the plan's condition); RAGGED rows as pat_store_ragged says.
+fn pat_store(e: u32, ow: u32, x: PatWords) {
+    if (RAGGED) {
+        pat_store_ragged(e, ow, x);
+        return;
+    }
+    let tw = pat_tw();
+    let w0 = (p.output_base + e) / pat_epw();
+    if (tw % 4u == 0u) {
+        output4[w0 / 4u] = x.lo;
+        if (tw == 8u) { output4[w0 / 4u + 1u] = x.hi; }
+    } else if (tw % 2u == 0u) {
+        output2[w0 / 2u] = x.lo.xy;
+        if (tw == 6u) {
+            output2[w0 / 2u + 1u] = x.lo.zw;
+            output2[w0 / 2u + 2u] = x.hi.xy;
         }
-        output2[dst] = x.lo.xy;
-        if (pat_tw() == 6u) {
-            output2[dst + 1u] = x.lo.zw;
-            output2[dst + 2u] = x.hi.xy;
+    } else {
+        output[w0] = x.lo.x;
+        if (tw == 3u) {
+            output[w0 + 1u] = x.lo.y;
+            output[w0 + 2u] = x.lo.z;
         }
-        dst += p.out_sizes.w / per;
     }
 }
 
+// The pattern walk: thread = (n, c, band, block column), each output row of its band stored as
+// pat_store says (every output view named: output, output2, output4).
 @compute @workgroup_size(WG)
-fn resample_rows_pat_v1(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn resample_rows_pat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let tid = thread_id(gid, nwg);
     if (tid >= p.row_threads) { return; }
     let pl = pat_place(tid);
     var c = pat_walk();
-    var dst = (p.output_base + pl.e) / pat_epw();
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let x = pat_out(&c, oh, pl);
-        if (RAGGED) {
-            pat_store_ragged(pl.e + (oh - pl.oh0) * p.out_sizes.w, pl.ow, x);
-            continue;
-        }
-        output[dst] = x.lo.x;
-        if (pat_tw() == 3u) {
-            output[dst + 1u] = x.lo.y;
-            output[dst + 2u] = x.lo.z;
-        }
-        dst += p.out_sizes.w / pat_epw();
-    }
-}
-
-@compute @workgroup_size(WG)
-fn resample_rows_pat_v4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let tid = thread_id(gid, nwg);
-    if (tid >= p.row_threads) { return; }
-    let pl = pat_place(tid);
-    var c = pat_walk();
-    let per = 16u / elem_bytes();   // elements a 16-byte store
-    var dst = (p.output_base + pl.e) / per;
-    for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-        let x = pat_out(&c, oh, pl);
-        if (RAGGED) {
-            pat_store_ragged(pl.e + (oh - pl.oh0) * p.out_sizes.w, pl.ow, x);
-            continue;
-        }
-        output4[dst] = x.lo;
-        if (pat_tw() == 8u) { output4[dst + 1u] = x.hi; }
-        dst += p.out_sizes.w / per;
+        pat_store(pl.e + (oh - pl.oh0) * p.out_sizes.w, pl.ow, pat_out(&c, oh, pl));
     }
 }

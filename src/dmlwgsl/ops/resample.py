@@ -513,10 +513,6 @@ NEAREST_PATTERN_BAND = 2
 COMPUTED_PATTERN_OUTPUTS = 8
 PATTERN_TUNING: dict = {(2, 8): (64, 256), (2, 12): (64, 256), (2, 16): (64, 256)}
 PATTERN_TUNING.update({(1, 16): (64, 256), (1, 12): (64, 256), (1, 8): (64, 256)})
-#: resample_rows_pat's entry point (and its output view) by output words a thread stores a row.
-_PATTERN_STORE = {1: ("resample_rows_pat_v1", "output"), 3: ("resample_rows_pat_v1", "output")}
-_PATTERN_STORE.update({2: ("resample_rows_pat_v2", "output2"), 6: ("resample_rows_pat_v2", "output2")})
-_PATTERN_STORE.update({4: ("resample_rows_pat_v4", "output4"), 8: ("resample_rows_pat_v4", "output4")})
 
 
 def _padded(desc) -> dict:
@@ -898,9 +894,9 @@ def plan_resample(
             constants["HALF"], out_var = 1, "output"
         else:
             v, nw, d0, d1, pstep, k0 = pat
-            # (every entry point names all three output views: a partial last group, RAGGED, stores
-            # 16- or 8-byte pieces or words)
-            entry, out_var = _PATTERN_STORE[v * esize // 4][0], ("output", "output2", "output4")
+            # (all three output views: a thread's words stored whole 16-byte, 8-byte or word at a time,
+            # and a partial last group, RAGGED, by its alignment)
+            out_var = ("output", "output2", "output4")
             wg = PATTERN_TUNING.get((esize, v), (None, 256))[1]
             constants.update(PV=v, NW=nw)
             if chan_fast:
