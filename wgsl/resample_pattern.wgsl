@@ -121,6 +121,22 @@ fn pat_word(rw: i32, j: u32, t: PatThread) -> u32 {
     return x;
 }
 
+// A thread's raw window words on one input row: 0-3 in a, 4-5 in b (words past NW stay 0).
+struct PatRaw {
+    a: vec4<u32>,
+    b: vec2<u32>,
+}
+
+fn pat_raw_window(rw: i32, t: PatThread) -> PatRaw {
+    var x = PatRaw(vec4<u32>(pat_word(rw, 0u, t), 0u, 0u, 0u), vec2<u32>(0u));
+    if (NW > 1u) { x.a.y = pat_word(rw, 1u, t); }
+    if (NW > 2u) { x.a.z = pat_word(rw, 2u, t); }
+    if (NW > 3u) { x.a.w = pat_word(rw, 3u, t); }
+    if (NW > 4u) { x.b.x = pat_word(rw, 4u, t); }
+    if (NW > 5u) { x.b.y = pat_word(rw, 5u, t); }
+    return x;
+}
+
 // A thread's window on one input row: its NW words, converted (u0..u5; words past NW stay 0).
 struct PatWin {
     u0: vec4<f32>,
@@ -133,14 +149,14 @@ struct PatWin {
 
 // The window on the input row starting at element `row`.
 fn pat_window(row: u32, t: PatThread) -> PatWin {
-    let rw = i32(row / pat_epw());
+    let r = pat_raw_window(i32(row / pat_epw()), t);
     let z = vec4<f32>(0.0);
-    var x = PatWin(pat_convert(pat_word(rw, 0u, t)), z, z, z, z, z);
-    if (NW > 1u) { x.u1 = pat_convert(pat_word(rw, 1u, t)); }
-    if (NW > 2u) { x.u2 = pat_convert(pat_word(rw, 2u, t)); }
-    if (NW > 3u) { x.u3 = pat_convert(pat_word(rw, 3u, t)); }
-    if (NW > 4u) { x.u4 = pat_convert(pat_word(rw, 4u, t)); }
-    if (NW > 5u) { x.u5 = pat_convert(pat_word(rw, 5u, t)); }
+    var x = PatWin(pat_convert(r.a.x), z, z, z, z, z);
+    if (NW > 1u) { x.u1 = pat_convert(r.a.y); }
+    if (NW > 2u) { x.u2 = pat_convert(r.a.z); }
+    if (NW > 3u) { x.u3 = pat_convert(r.a.w); }
+    if (NW > 4u) { x.u4 = pat_convert(r.b.x); }
+    if (NW > 5u) { x.u5 = pat_convert(r.b.y); }
     return x;
 }
 
@@ -212,8 +228,7 @@ struct PatWalk {
     rb: u32,
     va: Row16,
     vb: Row16,
-    na: vec4<u32>,   // nearest (MODE 0): the raw window words 0-3 of row ra
-    nb: vec2<u32>,   //   and 4-5
+    raw: PatRaw,     // nearest (MODE 0): the raw window of row ra
 }
 
 // Output row oh of a thread's PV columns.
@@ -332,7 +347,7 @@ fn pat_place(tid: u32) -> PatPlace {
 
 fn pat_walk() -> PatWalk {
     let z = vec4<f32>(0.0);
-    return PatWalk(0xFFFFFFFFu, 0xFFFFFFFFu, Row16(z, z, z, z), Row16(z, z, z, z), vec4<u32>(0u), vec2<u32>(0u));
+    return PatWalk(0xFFFFFFFFu, 0xFFFFFFFFu, Row16(z, z, z, z), Row16(z, z, z, z), PatRaw(vec4<u32>(0u), vec2<u32>(0u)));
 }
 
 // A thread's outputs as output words (float32 one a word, float16 two, int8 / uint8 four, rounded and saturated
@@ -384,17 +399,11 @@ fn pat_raw_word(i: u32, a: vec4<u32>, b: vec2<u32>) -> u32 {
 fn pat_near_row(c: ptr<function, PatWalk>, oh: u32, ps: Planes, t: PatThread) -> PatWords {
     let r = table[p.table_start.z + oh];
     if (r != (*c).ra) {
-        let rw = i32((ps.b.x + r) / pat_epw());
-        (*c).na.x = pat_word(rw, 0u, t);
-        if (NW > 1u) { (*c).na.y = pat_word(rw, 1u, t); }
-        if (NW > 2u) { (*c).na.z = pat_word(rw, 2u, t); }
-        if (NW > 3u) { (*c).na.w = pat_word(rw, 3u, t); }
-        if (NW > 4u) { (*c).nb.x = pat_word(rw, 4u, t); }
-        if (NW > 5u) { (*c).nb.y = pat_word(rw, 5u, t); }
+        (*c).raw = pat_raw_window(i32((ps.b.x + r) / pat_epw()), t);
         (*c).ra = r;
     }
-    let a = (*c).na;
-    let b = (*c).nb;
+    let a = (*c).raw.a;
+    let b = (*c).raw.b;
     return PatWords(vec4<u32>(pat_raw_word(0u, a, b), pat_raw_word(1u, a, b), pat_raw_word(2u, a, b), pat_raw_word(3u, a, b)),
                     vec4<u32>(pat_raw_word(4u, a, b), pat_raw_word(5u, a, b), pat_raw_word(6u, a, b), pat_raw_word(7u, a, b)));
 }

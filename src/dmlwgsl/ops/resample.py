@@ -495,9 +495,8 @@ DEFAULT_BAND = 8
 #: nearest x2 up, 32 was fastest or within noise of it (8 -> 32: 0-25% faster).
 CPU_BAND = 32
 #: resample_rows_pat (linear with one W tap pattern): outputs per thread by element size, tried in
-#: this order, and (rows per band, workgroup size) by (element size, outputs per thread) (others:
-#: ROW_BANDS, 256). Measured on the H100 (8x64x256x256): float16 x2 up takes 8, x1.5 up 12 (it has
-#: no pattern with 8); 8-bit: 16 outputs (one 16-byte store) where the pattern has them.
+#: this order. Measured on the H100 (8x64x256x256): float16 x2 up takes 8, x1.5 up 12 (it has no
+#: pattern with 8); 8-bit: 16 outputs (one 16-byte store) where the pattern has them.
 PATTERN_OUTPUTS = {4: (4, 8, 6), 2: (8, 12, 16, 6, 4), 1: (16, 12, 8, 4)}
 #: resample_rows_pat on a channels-fastest float32 input: channels in a warp's lanes (the rest of
 #: the warp: block columns), so that loads are runs of channels and stores runs of columns. H100,
@@ -511,8 +510,22 @@ NEAREST_PATTERN_BAND = 2
 #: 2^24 uint8 x2 with 16 outputs 74.8 us, with 8 51.2 (each thread computes its outputs'
 #: coordinates; float32 and float16 take 4 and 8 as above).
 COMPUTED_PATTERN_OUTPUTS = 8
-PATTERN_TUNING: dict = {(2, 8): (64, 256), (2, 12): (64, 256), (2, 16): (64, 256)}
-PATTERN_TUNING.update({(1, 16): (64, 256), (1, 12): (64, 256), (1, 8): (64, 256)})
+#: resample_rows_pat's rows per band for 8/16-bit linear with at least 8 outputs a thread (others:
+#: ROW_BANDS); H100, 8x64x256x256 float16 (bench/EXPERIMENTS.md).
+PATTERN_BAND = 64
+
+
+def _channels_fastest(pd) -> bool:
+    """Whether a padded description's input has its channels as its fastest dimension (NHWC-like)."""
+    return pd["in_strides"][1] == 1 and pd["in_strides"][3] > 1
+
+
+def _lanes_fit(pd, v: int) -> bool:
+    """Whether resample_rows_pat's channel lanes (PATTERN_C_LANES channels x 32 / PATTERN_C_LANES
+    block columns of ``v`` outputs a warp) fill whole warps: the output channels and a row's block
+    columns divide evenly (the shader's condition)."""
+    blocks = -(-pd["out_sizes"][3] // v)
+    return pd["out_sizes"][1] % PATTERN_C_LANES == 0 and blocks % (32 // PATTERN_C_LANES) == 0
 
 
 def _padded(desc) -> dict:
@@ -568,12 +581,13 @@ _PATTERN_CHECK_CHUNK = 1 << 20
 
 def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | None:
     """resample_rows_pat's structure where output columns (linear, or nearest: one tap), taken V
-    at a time, all find their W taps at the same places of an NW-word window of their input row, the window of thread
-    g starting at word k0 + g * step (k0 may be -1, and the last window may end one word past the
-    row: those virtual words repeat the edge element, which is what the clamped taps there read).
-    (V, NW, tap-0 elements, tap-1 elements (4 bits per output: the window holds at most 16
-    elements), step, k0), or None. Row starts must be whole words and a thread's V outputs whole
-    words; every thread is checked against the reference's taps (a long axis in parts)."""
+    at a time, all find their W taps at the same places of an NW-word window of their input row,
+    the window of thread g starting at word k0 + g * step (window words outside the row read as its
+    edge element repeated, which is what the clamped taps there read; a row's last group may be
+    partial where rows are whole words). (V, NW, tap-0 elements, tap-1 elements (4 bits per output:
+    the window holds at most 16 elements), step, k0), or None. Row starts must be whole words and a
+    thread's V outputs whole words; every thread is checked against the reference's taps (a long
+    axis in parts)."""
     pd = _padded(desc)
     epw = 4 // desc.input.data_type.size_in_bytes  # elements a word
     w_in, w_out, strides = pd["in_sizes"][3], pd["out_sizes"][3], pd["in_strides"]
@@ -729,15 +743,14 @@ def plan_resample(
     # any adapter takes channel lanes where a row walk is requested, at any scale: unmeasured on CPUs.)
     shrinks = pd["out_sizes"][2] * pd["out_sizes"][3] <= pd["in_sizes"][2] * pd["in_sizes"][3]
     c_lanes = (
-        pd["in_strides"][1] == 1
-        and pd["in_strides"][3] > 1
+        _channels_fastest(pd)
         and pd["out_sizes"][1] >= C_LANES_MIN
         and (kernel in _ROW_WALKS or (shrinks and not caps.is_cpu))
     )
     if c_lanes and why_not["resample_rows_pat"] is None:
         why_not["resample_rows_pat"] = "the input's channels are its fastest dimension (row walks take channel lanes)"
     # a channels-fastest float32 input: the pattern walk puts PATTERN_C_LANES channels in a warp's lanes
-    chan_fast = pd["in_strides"][1] == 1 and pd["in_strides"][3] > 1 and pd["in_sizes"][1] > 1
+    chan_fast = _channels_fastest(pd) and pd["in_sizes"][1] > 1
     # geometry of the row walks (a CPU adapter runs a few threads at a time: its bands stay long)
     shapes = {}
     fill = band_rows is None and not caps.is_cpu
@@ -753,7 +766,7 @@ def plan_resample(
             if shapes[name] is None:
                 why_not[name] = f"the output rows are not whole groups of {v} elements (nor of words)"
     if pat is not None:
-        tuned = PATTERN_TUNING.get((esize, pat[0]), (None,))[0] or ROW_BANDS[(1, esize)]
+        tuned = PATTERN_BAND if esize < 4 and pat[0] >= 8 else ROW_BANDS[(1, esize)]
         if not linear:
             tuned = NEAREST_PATTERN_BAND
         band = band_rows or (CPU_BAND if caps.is_cpu else tuned)
@@ -763,9 +776,7 @@ def plan_resample(
         )
         if shapes["resample_rows_pat"] is None:
             why_not["resample_rows_pat"] = f"the output rows are not whole groups of {pat[0]} elements"
-        elif chan_fast and (
-            pd["out_sizes"][1] % PATTERN_C_LANES or shapes["resample_rows_pat"][1] % (32 // PATTERN_C_LANES)
-        ):
+        elif chan_fast and not _lanes_fit(pd, pat[0]):
             why_not["resample_rows_pat"] = (
                 f"the input's channels are its fastest dimension and the channels are not a multiple of "
                 f"{PATTERN_C_LANES} or the row's {pat[0]}-element groups not of {32 // PATTERN_C_LANES}"
@@ -897,7 +908,6 @@ def plan_resample(
             # (all three output views: a thread's words stored whole 16-byte, 8-byte or word at a time,
             # and a partial last group, RAGGED, by its alignment)
             out_var = ("output", "output2", "output4")
-            wg = PATTERN_TUNING.get((esize, v), (None, 256))[1]
             constants.update(PV=v, NW=nw)
             if chan_fast:
                 constants["PAT_CL"] = PATTERN_C_LANES
@@ -967,11 +977,10 @@ def _lanes_pattern(desc, caps: Capabilities, axis_table_bytes: int | None) -> bo
     54.5 -> 38.7; 8x64x128x128 x2 linear 101 -> 78.8, nearest 96 -> 68.4. With 6 outputs a thread
     (x1.5) the lanes ran no faster (linear 46.3 against 47.1 us, nearest 42.5 against 46.1)."""
     pd = _padded(desc)
-    c, strides = pd["in_sizes"][1], pd["in_strides"]
-    if desc.input.data_type.size_in_bytes != 4 or caps.is_cpu or not (c > 1 and strides[1] == 1 and strides[3] > 1):
+    c = pd["in_sizes"][1]
+    if desc.input.data_type.size_in_bytes != 4 or caps.is_cpu or not (c > 1 and _channels_fastest(pd)):
         return False
-    w_out = pd["out_sizes"][3]
-    if c % PATTERN_C_LANES or pd["out_sizes"][1] % PATTERN_C_LANES or -(-w_out // 4) % (32 // PATTERN_C_LANES):
+    if c % PATTERN_C_LANES or not _lanes_fit(pd, 4):
         return False
     axes = _axes_cached(desc, caps.max_binding_size, axis_table_bytes)
     if any(a.form != "whole" for a in axes[:3]) or _too_large(desc, caps):
@@ -985,9 +994,9 @@ def _transpose_rule(desc, caps: Capabilities, *, requested: bool) -> str | None:
     row walks' gathers with a stride of C elements (or, with channel lanes, their stores to C
     planes) cost more there than the extra pass (H100, 2x32x256x256 NHWC float32 x2)."""
     pd = _padded(desc)
-    (n, c, h, w), strides = pd["in_sizes"], pd["in_strides"]
+    n, c, h, w = pd["in_sizes"]
     esize = desc.input.data_type.size_in_bytes
-    if not (c > 1 and strides[1] == 1 and strides[3] > 1):
+    if not (c > 1 and _channels_fastest(pd)):
         return "the input's channels are not its fastest dimension"
     if not requested and caps.is_cpu:
         return "a CPU adapter (unmeasured there)"
