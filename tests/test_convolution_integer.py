@@ -1108,6 +1108,53 @@ def test_im2col_word_forms(device, mix, rng):
 
 
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
+def test_depthwise_fma_kernel(device, mix, rng, monkeypatch):
+    """The depthwise FMA kernel (C/G = 1, f32 sums): every sign mix and zero-point form; strides,
+    dilations, a 1x9 and an 8x8 kernel (64 taps, its most), a channel multiplier, planes stacked in
+    a workgroup (small planes), rows in several bands and columns in several tiles, 1-D, an NHWC
+    input and a strided output; and the largest sums (|x - zx| = |w - zw| = 255 at every tap of
+    an 8x8 kernel) exact; with 1, 2 and 4 output rows a thread."""
+    from dmlwgsl.ops import convolution_integer as ci
+
+    zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
+    cases = [
+        dict(c=5, m=5, hw=(9, 13), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)),
+        dict(c=4, m=8, hw=(11, 21), k=(3, 3), strides=(2, 2), start_padding=(1, 1), end_padding=(1, 1)),
+        dict(c=2, m=2, hw=(7, 20), k=(3, 3), dilations=(2, 2), start_padding=(2, 2), end_padding=(2, 2)),
+        dict(c=3, m=3, hw=(10, 31), k=(3, 3), strides=(3, 3), start_padding=(0, 1), end_padding=(2, 0)),
+        dict(c=2, m=2, hw=(6, 25), k=(1, 9), start_padding=(0, 4), end_padding=(0, 4)),
+        dict(c=2, m=4, hw=(12, 12), k=(8, 8), start_padding=(3, 4), end_padding=(4, 3)),
+        dict(c=7, m=14, hw=(4, 5), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)),  # planes stacked
+        dict(c=2, m=2, hw=(70, 150), k=(3, 5), strides=(1, 2), start_padding=(1, 2), end_padding=(1, 2)),
+        dict(c=3, m=3, hw=(41,), k=(5,), strides=(1,), dilations=(2,), start_padding=(4,), end_padding=(3,)),
+    ]
+    # (1 and 4 rows a thread on one mix: each shape is a pipeline of its own, compiled cold)
+    for qr in (2, 1, 4) if mix == (np.uint8, np.int8) else (2,):
+        monkeypatch.setattr(ci, "_FMA_ROWS", qr)
+        for i, case in enumerate(cases):
+            if qr != 2 and i % 4:
+                continue
+            p = dict(case)
+            params = {k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding") if k in p}
+            params["group_count"] = p["c"]
+            zp, wzp = zps[i % len(zps)]
+            x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
+            check(device, "depthwise_fma", x, w, xz, wz, **params)
+    # an NHWC input and a strided output
+    params = dict(group_count=4, start_padding=(1, 1), end_padding=(1, 1))
+    x, w, xz, wz = random_case(rng, *mix, c=4, m=4, hw=(9, 11), **params)
+    x_desc = strided_desc(DataType.from_numpy(x.dtype), x.shape, "nhwc")
+    check(device, "depthwise_fma", x, w, xz, wz, x_in=(x_desc, tensor_bytes(x_desc, x)), out_pattern="padded", **params)
+    # the largest sums: every tap (x - zx)(w - zw) = +-255 * 255, 64 taps
+    xt, wt = mix
+    xi, wi = np.iinfo(xt), np.iinfo(wt)
+    x = np.full((1, 2, 8, 8), xi.max, xt)
+    w = np.full((2, 1, 8, 8), wi.min, wt)
+    expected = np.full((1, 2, 1, 1), 64 * 255 * -255, np.int32)
+    check(device, "depthwise_fma", x, w, xt(xi.min), wt(wi.max), expected=expected, group_count=2)
+
+
+@pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
 @pytest.mark.parametrize("wg", [None, 64], ids=["wg_plan", "wg64"])
 def test_depthwise_kernel(device, mix, wg, rng, monkeypatch):
     """The depthwise kernel (C/G = 1): every sign mix and zero-point form; its fast rows (3x3

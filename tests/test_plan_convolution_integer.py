@@ -80,17 +80,40 @@ def test_dense_layer_runs_the_dot4_gemm(profile):
     [dict(k=9), dict(k=3, stride=3), dict(k=3, dilation=2, pad=2)],
     ids=["9x9", "stride3", "dilation2"],
 )
-def test_depthwise_tap_rows_take_direct_on_a_gpu(profile, kw):
+def test_depthwise_tap_rows_take_the_fma_kernel_on_a_gpu(profile, kw):
     """Depthwise rows outside the depthwise kernel's fast rows (a kernel wider than 8, W stride above
-    2, W dilation): a GPU takes the direct kernel (H100: the tap-at-a-time rows ran 2.3-2.7x slower),
-    a CPU adapter the depthwise kernel (lavapipe: even to 3.3x faster than direct)."""
+    2, W dilation): a GPU takes the depthwise FMA kernel where the kernel has at most 64 taps
+    (H100: 1.1-2.1x the direct kernel), the direct kernel past that (9x9 = 81 taps); a CPU adapter
+    the depthwise kernel (lavapipe: even to 3.3x faster than direct)."""
     caps = Capabilities.profile(profile)
-    plan = plan_convolution_integer(layer(8, 128, 128, (56, 56), groups=128, **kw), caps)
+    d = layer(8, 128, 128, (56, 56), groups=128, **kw)
+    plan = plan_convolution_integer(d, caps)
     if caps.is_cpu:
         assert plan.kernels == ["convolution_integer_depthwise"]
         assert plan.steps[0].constants_dict["DW_FAST"] == 0
+    elif kw["k"] == 9:
+        assert plan.kernels == ["convolution_integer_direct"]
     else:
-        assert plan.kernels == ["convolution_integer_direct"] and "a tap at a time" in plan.why
+        assert plan.kernels == ["convolution_integer_depthwise_fma"] and "fast rows do not take" in plan.why
+        (s,) = plan.steps
+        c, u = s.constants_dict, s.uniforms_dict
+        # the tiles cover every output once, the window fits the workgroup memory, one thread a
+        # 4 x QR block (QR = 1 at stride 2 and above)
+        assert c["WG"] == c["TQ"] * c["TR"] * c["TP"] and s.invocations == u["workgroups"] * c["WG"]
+        assert c["QR"] == (2 if kw.get("stride", 1) == 1 else 1)
+        oh = d.output.sizes[2]
+        assert u["tiles_h"] * c["TR"] * c["QR"] >= oh > (u["tiles_h"] - 1) * c["TR"] * c["QR"]
+        assert u["fma_planes"] == 8 * 128 and 4 * c["XS"] + 4 * c["WSZ"] <= 16384
+
+
+def test_depthwise_fma_reach():
+    """The depthwise FMA kernel's limits, as plan errors naming them: at most 64 taps, C/G = 1."""
+    caps = Capabilities.profile("h100")
+    plan_convolution_integer(layer(2, 8, 8, (20, 20), 8, groups=8), caps, kernel="depthwise_fma")
+    with pytest.raises(PlanError, match="81 taps > 64"):
+        plan_convolution_integer(layer(2, 8, 8, (20, 20), 9, groups=8), caps, kernel="depthwise_fma")
+    with pytest.raises(PlanError, match="C/G = 2, not 1"):
+        plan_convolution_integer(layer(2, 8, 8, (20, 20), 3, groups=4), caps, kernel="depthwise_fma")
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -227,7 +250,8 @@ def test_layers_past_the_direct_staging_fall_back_to_portable():
     with pytest.raises(PlanError, match=r"kernel: 'direct' cannot run this layer: a filter row of C/G\*KH\*KW = 4608"):
         plan_convolution_integer(big, caps, kernel="direct")
     with pytest.raises(
-        PlanError, match="kernel: must be one of portable, depthwise, direct, direct_dot4, dot4, dot4_im2col"
+        PlanError,
+        match="kernel: must be one of portable, depthwise, depthwise_fma, direct, direct_dot4, dot4, dot4_im2col",
     ):
         plan_convolution_integer(big, caps, kernel="winograd")
 

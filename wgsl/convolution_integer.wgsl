@@ -71,6 +71,8 @@ struct Conv {
     dw_rows: u32,                 // N*M*OH
     dw_q_lo: u32,                 // the first eight of a row with no tap outside the input ...
     dw_interior: u32,             // ... and how many follow it (the threads of the others come last)
+    // depthwise_fma (convolution_integer_depthwise_fma.wgsl)
+    fma_planes: u32,              // N*M output planes
 }
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;

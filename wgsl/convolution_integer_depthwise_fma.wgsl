@@ -1,0 +1,177 @@
+// ConvolutionInteger (DML_OPERATOR_CONVOLUTION_INTEGER), depthwise kernel on f32 fused
+// multiply-adds: one input channel per group (C/G = 1, any M/G), kernels of at most 64 taps.
+//
+//   out[n, m, oh, ow] = sum_{kh, kw} (x[n, g, oh*SH + kh*DH - ph, ow*SW + kw*DW - pw] - xzp)
+//                                    * (w[m, 0, kh, kw] - wzp[m]),        g = m / (M/G)
+//
+// Exact in f32: |x - xzp| <= 255 and |w - wzp| <= 255, so every product is an integer of at most
+// 65025 and every partial sum of at most KH*KW <= 258 of them is an integer below 2^24, which f32
+// holds exactly whatever the order of the additions; the result converts to i32 exactly (no
+// wrap can occur at these magnitudes, so it equals the wrapping i32 sum of the reference). The
+// plan takes this kernel only for KH*KW <= 64. A GPU runs f32 fused multiply-adds at twice its
+// i32 multiply-add rate, and the values need no byte shuffling (the packed dot product's cost in
+// the depthwise kernel).
+//
+// A workgroup owns TP output planes (n, m) and a tile of TH = QR*TR rows by TW = 4*TQ columns of
+// each. It stages the input window the tile reads (x - xzp as f32, 0 outside the input: padding
+// holds the input zero point) as rows of PQ 16-byte slots, and the planes' taps (w - wzp[m]);
+// then each thread computes four neighbouring outputs of QR rows from registers: it reads each
+// window row it needs once, as vec4s, and every output row that row feeds takes its taps from it
+// (the kernel's shape, strides and dilations are constants, so the loops unroll).
+// Bytes become f32 without a conversion instruction: the float whose bits are 0x4B000000 | b is
+// 2^23 + b, and 2^23 + 128 + xzp (INT8, stored as b ^ 0x80) or 2^23 + xzp (UINT8) is subtracted.
+// Bindings and uniforms: those of convolution_integer.wgsl (tiles_h, tiles_w, workgroups,
+// fma_planes), and 9 the output as 16-byte vectors.
+
+#include "convolution_integer.wgsl"
+
+override KH: u32 = 3u;
+override KW: u32 = 3u;
+override SH: u32 = 1u;
+override SW: u32 = 1u;
+override DH: u32 = 1u;
+override DW: u32 = 1u;
+override QR: u32 = 4u;        // output rows a thread (at most 4)
+override TQ: u32 = 8u;        // quads of output columns a tile row (TW = 4 TQ)
+override TR: u32 = 8u;        // threads down a tile (TH = QR TR)
+override TP: u32 = 1u;        // planes a workgroup; WG = TQ TR TP
+override NVQ: u32 = 2u;       // vec4 slots a thread reads of a window row: ceil((3 SW + (KW-1) DW + 1) / 4)
+override PQ: u32 = 9u;        // vec4 slots a window row: (TQ - 1) SW + NVQ
+override WIN_H: u32 = 34u;    // window rows: (TH - 1) SH + (KH - 1) DH + 1
+override XS: u32 = 1224u;     // f32 slots: 4 TP WIN_H PQ
+override WSZ: u32 = 9u;       // TP KH KW
+override STAGE: u32 = 2u;     // staging items a thread: ceil(XS / (4 WG))
+
+var<workgroup> xs: array<f32, XS>;
+var<workgroup> ws: array<f32, WSZ>;
+var<workgroup> plane_x: array<u32, TP>;   // input element offset of each plane's channel
+var<workgroup> plane_m: array<u32, TP>;   // its output channel, or 0xFFFFFFFF past the last plane
+
+const NO_PLANE: u32 = 0xFFFFFFFFu;
+const TWO23: f32 = 8388608.0;
+
+@compute @workgroup_size(WG)
+fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                                     @builtin(local_invocation_index) l: u32) {
+    let wg = workgroup_index(wid, nwg);
+    if (wg >= cv.workgroups) { return; }   // uniform across the workgroup
+    let tw_i = wg % cv.tiles_w;
+    let rest = wg / cv.tiles_w;
+    let th_i = rest % cv.tiles_h;
+    let pg = rest / cv.tiles_h;
+    let oh0 = th_i * QR * TR;
+    let ow0 = tw_i * 4u * TQ;
+    let ih0 = i32(oh0 * SH) - i32(cv.pad_top);
+    let iw0 = i32(ow0 * SW) - i32(cv.pad_left);
+    let M = cv.out_channels;
+
+    if (l < TP) {
+        let plane = pg * TP + l;
+        var m = NO_PLANE;
+        var x = 0u;
+        if (plane < cv.fma_planes) {
+            m = plane % M;
+            x = (plane / M) * cv.in_stride_n + (m / cv.group_out_channels) * cv.in_stride_c;
+        }
+        plane_m[l] = m;
+        plane_x[l] = x;
+    }
+    workgroupBarrier();
+
+    // the planes' taps, w - wzp[m]
+    for (var i = l; i < WSZ; i += WG) {
+        let p = i / (KH * KW);
+        let k = i % (KH * KW);
+        let m = plane_m[p];
+        var v = 0.0;
+        if (m != NO_PLANE) {
+            let a = m * cv.filter_stride_m + (k / KW) * cv.filter_stride_h + (k % KW) * cv.filter_stride_w;
+            v = f32(widen(filter_byte(a), W_SIGNED) - filter_zp(m));
+        }
+        ws[i] = v;
+    }
+
+    // the input window, four columns a slot
+    let bias = TWO23 + select(0.0, 128.0, X_SIGNED) + f32(input_zp());
+    let H = i32(cv.in_height);
+    let W = i32(cv.in_width);
+    // item i stages columns q, q + PQ, q + 2 PQ, q + 3 PQ of a window row, so that neighbouring
+    // threads write neighbouring slots (no bank conflicts)
+    // (a loop of constant count, STAGE = ceil(XS / (4 WG)): its items' loads can all be in flight)
+    for (var k = 0u; k < STAGE; k++) {
+        let i = l + k * WG;
+        if (i >= XS / 4u) { break; }
+        let q = i % PQ;
+        let r = i / PQ;
+        let wy = r % WIN_H;
+        let p = r / WIN_H;
+        let ih = ih0 + i32(wy);
+        // (no vector indexed by a variable: that can land in local memory on NVIDIA)
+        let cols = vec4<i32>(iw0 + i32(q)) + vec4<i32>(0, 1, 2, 3) * i32(PQ);
+        let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(W)) & vec4<bool>(plane_m[p] != NO_PLANE && ih >= 0 && ih < H);
+        let row = plane_x[p] + u32(clamp(ih, 0, H - 1)) * cv.in_stride_h;
+        let cc = vec4<u32>(clamp(cols, vec4<i32>(0), vec4<i32>(W - 1))) * cv.in_stride_w;
+        let b = vec4<u32>(input_byte(row + cc.x), input_byte(row + cc.y), input_byte(row + cc.z), input_byte(row + cc.w));
+        let bits = vec4<u32>(0x4B000000u) | (b ^ vec4<u32>(select(0u, 0x80u, X_SIGNED)));
+        let v = select(vec4<f32>(0.0), bitcast<vec4<f32>>(bits) - vec4<f32>(bias), inside);
+        let o = r * 4u * PQ + q;
+        xs[o] = v.x;
+        xs[o + PQ] = v.y;
+        xs[o + 2u * PQ] = v.z;
+        xs[o + 3u * PQ] = v.w;
+    }
+    workgroupBarrier();
+
+    let tq = l % TQ;
+    let tr = (l / TQ) % TR;
+    let p = l / (TQ * TR);
+    // No private arrays (a variable index into one can put it in local memory): four named rows
+    // of sums, and the loops' bounds constants, so that the compiler may unroll them and load
+    // a window value once for every output row and tap that reads it.
+    let s0 = (p * WIN_H + tr * QR * SH) * 4u * PQ + tq * SW;
+    let fb = p * KH * KW;
+    var a0 = vec4<f32>(0.0);
+    var a1 = vec4<f32>(0.0);
+    var a2 = vec4<f32>(0.0);
+    var a3 = vec4<f32>(0.0);
+    for (var kh = 0u; kh < KH; kh++) {
+        for (var kw = 0u; kw < KW; kw++) {
+            let w = vec4<f32>(ws[fb + kh * KW + kw]);
+            let c = s0 + kh * DH * 4u * PQ + kw * DW;
+            a0 = fma(window4(c), w, a0);
+            if (QR > 1u) { a1 = fma(window4(c + SH * 4u * PQ), w, a1); }
+            if (QR > 2u) { a2 = fma(window4(c + 2u * SH * 4u * PQ), w, a2); }
+            if (QR > 3u) { a3 = fma(window4(c + 3u * SH * 4u * PQ), w, a3); }
+        }
+    }
+
+    let m = plane_m[p];
+    if (m == NO_PLANE) { return; }
+    let n = (pg * TP + p) / M;
+    let ow = ow0 + tq;
+    let oh = oh0 + tr * QR;
+    store_quad(n, m, oh, ow, a0);
+    if (QR > 1u) { store_quad(n, m, oh + 1u, ow, a1); }
+    if (QR > 2u) { store_quad(n, m, oh + 2u, ow, a2); }
+    if (QR > 3u) { store_quad(n, m, oh + 3u, ow, a3); }
+}
+
+// Window values c + j TQ SW (j < 4): a tap's inputs for a thread's four outputs, TQ columns apart
+// (neighbouring threads read neighbouring slots at stride 1: no bank conflicts).
+fn window4(c: u32) -> vec4<f32> {
+    let d = TQ * SW;
+    return vec4<f32>(xs[c], xs[c + d], xs[c + 2u * d], xs[c + 3u * d]);
+}
+
+// A thread's four outputs of row oh: columns ow + j TQ (those inside the output).
+fn store_quad(n: u32, m: u32, oh: u32, ow: u32, a: vec4<f32>) {
+    if (oh >= cv.out_height) { return; }
+    let v = vec4<i32>(a);
+    let o = output_index(n, m, oh, ow);
+    let s = TQ * cv.out_stride_w;
+    let OW = cv.out_width;
+    if (ow < OW) { store_output(o, v.x); }
+    if (ow + TQ < OW) { store_output(o + s, v.y); }
+    if (ow + 2u * TQ < OW) { store_output(o + 2u * s, v.z); }
+    if (ow + 3u * TQ < OW) { store_output(o + 3u * s, v.w); }
+}
