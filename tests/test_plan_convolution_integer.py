@@ -103,7 +103,7 @@ def test_depthwise_tap_rows_take_the_fma_kernel_on_a_gpu(profile, kw):
         assert c["QR"] == (2 if kw.get("stride", 1) == 1 else 1)
         oh = d.output.sizes[2]
         assert u["tiles_h"] * c["TR"] * c["QR"] >= oh > (u["tiles_h"] - 1) * c["TR"] * c["QR"]
-        assert u["fma_planes"] == 8 * 128 and 4 * c["XS"] + 4 * c["WSZ"] <= 16384
+        assert u["fma_planes"] == 8 * 128 and 16 * c["XV"] + 4 * c["WSZ"] <= 16384
 
 
 def test_depthwise_fma_reach():

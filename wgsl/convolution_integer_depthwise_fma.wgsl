@@ -38,16 +38,32 @@ override TP: u32 = 1u;        // planes a workgroup; WG = TQ TR TP
 override NVQ: u32 = 2u;       // vec4 slots a thread reads of a window row: ceil((3 SW + (KW-1) DW + 1) / 4)
 override PQ: u32 = 9u;        // vec4 slots a window row: (TQ - 1) SW + NVQ
 override WIN_H: u32 = 34u;    // window rows: (TH - 1) SH + (KH - 1) DH + 1
-override XS: u32 = 1224u;     // f32 slots: 4 TP WIN_H PQ
+override XV: u32 = 306u;      // vec4 slots: TP WIN_H PQ
 override WSZ: u32 = 9u;       // TP KH KW
-override STAGE: u32 = 2u;     // staging items a thread: ceil(XS / (4 WG))
+override STAGE: u32 = 2u;     // staging items a thread: ceil(XV / WG)
+// Stride 1 or 2 along W, no W dilation, at most 8 taps wide: a thread's four outputs are
+// neighbours, its window row read as NVQ aligned vec4s (no bank conflicts at stride 1) and each
+// tap's four inputs picked from them (the taps written out: constant picks); its outputs stored
+// as a 16-byte vector where VEC says so. Otherwise the four outputs lie TQ columns apart and each
+// tap reads its four inputs one by one (neighbouring threads, neighbouring slots).
+override SLIDE: bool = false;
+override VEC: bool = false;   // output rows contiguous, whole quads on 16-byte boundaries
 
-var<workgroup> xs: array<f32, XS>;
+@group(0) @binding(9) var<storage, read_write> output4: array<vec4<i32>>;
+
+var<workgroup> xv: array<vec4<f32>, XV>;   // the window, row-major, rows of PQ vec4s
 var<workgroup> ws: array<f32, WSZ>;
-var<workgroup> plane_x: array<u32, TP>;   // input element offset of each plane's channel
-var<workgroup> plane_m: array<u32, TP>;   // its output channel, or 0xFFFFFFFF past the last plane
 
 const NO_PLANE: u32 = 0xFFFFFFFFu;
+
+// Output plane `plane` = (n, m): the input element offset of its channel g = m / (M/G), and m
+// (NO_PLANE past the last plane).
+fn plane_info(plane: u32) -> vec2<u32> {
+    if (plane >= cv.fma_planes) { return vec2<u32>(0u, NO_PLANE); }
+    let M = cv.out_channels;
+    let m = plane % M;
+    return vec2<u32>((plane / M) * cv.in_stride_n + (m / cv.group_out_channels) * cv.in_stride_c, m);
+}
 const TWO23: f32 = 8388608.0;
 
 @compute @workgroup_size(WG)
@@ -65,28 +81,19 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
     let iw0 = i32(ow0 * SW) - i32(cv.pad_left);
     let M = cv.out_channels;
 
-    if (l < TP) {
-        let plane = pg * TP + l;
-        var m = NO_PLANE;
-        var x = 0u;
-        if (plane < cv.fma_planes) {
-            m = plane % M;
-            x = (plane / M) * cv.in_stride_n + (m / cv.group_out_channels) * cv.in_stride_c;
-        }
-        plane_m[l] = m;
-        plane_x[l] = x;
-    }
-    workgroupBarrier();
+    // One phase of loads before the one barrier: every thread works out the planes of its own
+    // items (a plane table of its own phase cost a barrier and a memory round trip more).
+    let pi0 = plane_info(pg * TP);
 
     // the planes' taps, w - wzp[m]
     for (var i = l; i < WSZ; i += WG) {
-        let p = i / (KH * KW);
+        var pi = pi0;
+        if (TP > 1u) { pi = plane_info(pg * TP + i / (KH * KW)); }
         let k = i % (KH * KW);
-        let m = plane_m[p];
         var v = 0.0;
-        if (m != NO_PLANE) {
-            let a = m * cv.filter_stride_m + (k / KW) * cv.filter_stride_h + (k % KW) * cv.filter_stride_w;
-            v = f32(widen(filter_byte(a), W_SIGNED) - filter_zp(m));
+        if (pi.y != NO_PLANE) {
+            let a = pi.y * cv.filter_stride_m + (k / KW) * cv.filter_stride_h + (k % KW) * cv.filter_stride_w;
+            v = f32(widen(filter_byte(a), W_SIGNED) - filter_zp(pi.y));
         }
         ws[i] = v;
     }
@@ -97,28 +104,29 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
     let W = i32(cv.in_width);
     // item i stages columns q, q + PQ, q + 2 PQ, q + 3 PQ of a window row, so that neighbouring
     // threads write neighbouring slots (no bank conflicts)
-    // (a loop of constant count, STAGE = ceil(XS / (4 WG)): its items' loads can all be in flight)
+    // (a loop of constant count, STAGE = ceil(XV / WG): its items' loads can all be in flight)
     for (var k = 0u; k < STAGE; k++) {
         let i = l + k * WG;
-        if (i >= XS / 4u) { break; }
+        if (i >= XV) { break; }
         let q = i % PQ;
         let r = i / PQ;
         let wy = r % WIN_H;
-        let p = r / WIN_H;
+        var pi = pi0;
+        if (TP > 1u) { pi = plane_info(pg * TP + r / WIN_H); }
         let ih = ih0 + i32(wy);
         // (no vector indexed by a variable: that can land in local memory on NVIDIA)
         let cols = vec4<i32>(iw0 + i32(q)) + vec4<i32>(0, 1, 2, 3) * i32(PQ);
-        let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(W)) & vec4<bool>(plane_m[p] != NO_PLANE && ih >= 0 && ih < H);
-        let row = plane_x[p] + u32(clamp(ih, 0, H - 1)) * cv.in_stride_h;
+        let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(W)) & vec4<bool>(pi.y != NO_PLANE && ih >= 0 && ih < H);
+        let row = pi.x + u32(clamp(ih, 0, H - 1)) * cv.in_stride_h;
         let cc = vec4<u32>(clamp(cols, vec4<i32>(0), vec4<i32>(W - 1))) * cv.in_stride_w;
         let b = vec4<u32>(input_byte(row + cc.x), input_byte(row + cc.y), input_byte(row + cc.z), input_byte(row + cc.w));
         let bits = vec4<u32>(0x4B000000u) | (b ^ vec4<u32>(select(0u, 0x80u, X_SIGNED)));
         let v = select(vec4<f32>(0.0), bitcast<vec4<f32>>(bits) - vec4<f32>(bias), inside);
         let o = r * 4u * PQ + q;
-        xs[o] = v.x;
-        xs[o + PQ] = v.y;
-        xs[o + 2u * PQ] = v.z;
-        xs[o + 3u * PQ] = v.w;
+        put(o, v.x);
+        put(o + PQ, v.y);
+        put(o + 2u * PQ, v.z);
+        put(o + 3u * PQ, v.w);
     }
     workgroupBarrier();
 
@@ -126,29 +134,45 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
     let tr = (l / TQ) % TR;
     let p = l / (TQ * TR);
     // No private arrays (a variable index into one can put it in local memory): four named rows
-    // of sums, and the loops' bounds constants, so that the compiler may unroll them and load
-    // a window value once for every output row and tap that reads it.
-    let s0 = (p * WIN_H + tr * QR * SH) * 4u * PQ + tq * SW;
+    // of sums; the loops' bounds are constants.
     let fb = p * KH * KW;
     var a0 = vec4<f32>(0.0);
     var a1 = vec4<f32>(0.0);
     var a2 = vec4<f32>(0.0);
     var a3 = vec4<f32>(0.0);
-    for (var kh = 0u; kh < KH; kh++) {
-        for (var kw = 0u; kw < KW; kw++) {
-            let w = vec4<f32>(ws[fb + kh * KW + kw]);
-            let c = s0 + kh * DH * 4u * PQ + kw * DW;
-            a0 = fma(window4(c), w, a0);
-            if (QR > 1u) { a1 = fma(window4(c + SH * 4u * PQ), w, a1); }
-            if (QR > 2u) { a2 = fma(window4(c + 2u * SH * 4u * PQ), w, a2); }
-            if (QR > 3u) { a3 = fma(window4(c + 3u * SH * 4u * PQ), w, a3); }
+    if (SLIDE) {
+        // window row y feeds output row r with tap row kh where y = r SH + kh DH: each row read once
+        let v0 = (p * WIN_H + tr * QR * SH) * PQ + tq * SW;
+        for (var y = 0u; y < (QR - 1u) * SH + (KH - 1u) * DH + 1u; y++) {
+            let b = v0 + y * PQ;
+            let x0 = xv[b];
+            let x1 = xv[b + min(1u, NVQ - 1u)];
+            let x2 = xv[b + min(2u, NVQ - 1u)];
+            let x3 = xv[b + min(3u, NVQ - 1u)];
+            a0 = slide_row(a0, y, x0, x1, x2, x3, fb);
+            if (QR > 1u) { a1 = slide_row(a1, y - SH, x0, x1, x2, x3, fb); }
+            if (QR > 2u) { a2 = slide_row(a2, y - 2u * SH, x0, x1, x2, x3, fb); }
+            if (QR > 3u) { a3 = slide_row(a3, y - 3u * SH, x0, x1, x2, x3, fb); }
+        }
+    } else {
+        let s0 = (p * WIN_H + tr * QR * SH) * 4u * PQ + tq * SW;
+        for (var kh = 0u; kh < KH; kh++) {
+            for (var kw = 0u; kw < KW; kw++) {
+                let w = vec4<f32>(ws[fb + kh * KW + kw]);
+                let c = s0 + kh * DH * 4u * PQ + kw * DW;
+                a0 = fma(window4(c), w, a0);
+                if (QR > 1u) { a1 = fma(window4(c + SH * 4u * PQ), w, a1); }
+                if (QR > 2u) { a2 = fma(window4(c + 2u * SH * 4u * PQ), w, a2); }
+                if (QR > 3u) { a3 = fma(window4(c + 3u * SH * 4u * PQ), w, a3); }
+            }
         }
     }
 
-    let m = plane_m[p];
-    if (m == NO_PLANE) { return; }
-    let n = (pg * TP + p) / M;
-    let ow = ow0 + tq;
+    let plane = pg * TP + p;
+    if (plane >= cv.fma_planes) { return; }
+    let n = plane / M;
+    let m = plane % M;
+    let ow = ow0 + select(tq, 4u * tq, SLIDE);
     let oh = oh0 + tr * QR;
     store_quad(n, m, oh, ow, a0);
     if (QR > 1u) { store_quad(n, m, oh + 1u, ow, a1); }
@@ -156,22 +180,59 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
     if (QR > 3u) { store_quad(n, m, oh + 3u, ow, a3); }
 }
 
+// Window slot c (a float) of the staged window.
+fn put(c: u32, v: f32) { xv[c >> 2u][c & 3u] = v; }
+fn win(c: u32) -> f32 { return xv[c >> 2u][c & 3u]; }
+
 // Window values c + j TQ SW (j < 4): a tap's inputs for a thread's four outputs, TQ columns apart
 // (neighbouring threads read neighbouring slots at stride 1: no bank conflicts).
 fn window4(c: u32) -> vec4<f32> {
     let d = TQ * SW;
-    return vec4<f32>(xs[c], xs[c + d], xs[c + 2u * d], xs[c + 3u * d]);
+    return vec4<f32>(win(c), win(c + d), win(c + 2u * d), win(c + 3u * d));
 }
 
-// A thread's four outputs of row oh: columns ow + j TQ (those inside the output).
+// Element i (a constant where called) of the 16 values x0 .. x3.
+fn pick(x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, i: u32) -> f32 {
+    let v = select(select(x0, x1, i >= 4u), select(x2, x3, i >= 12u), i >= 8u);
+    return v[i & 3u];
+}
+
+// Tap kw's inputs for four neighbouring outputs (SLIDE): window columns kw + j SW.
+fn tap4(x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, kw: u32) -> vec4<f32> {
+    return vec4<f32>(pick(x0, x1, x2, x3, kw), pick(x0, x1, x2, x3, kw + SW), pick(x0, x1, x2, x3, kw + 2u * SW),
+                     pick(x0, x1, x2, x3, kw + 3u * SW));
+}
+
+// SLIDE: one window row's taps added to an output row's sums, if the row reads it as tap row
+// t / DH (t = y - r SH, wrapped below 0: then past every tap row).
+fn slide_row(a: vec4<f32>, t: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, fb: u32) -> vec4<f32> {
+    if (t % DH != 0u || t / DH >= KH) { return a; }
+    let f = fb + (t / DH) * KW;
+    var s = fma(tap4(x0, x1, x2, x3, 0u), vec4<f32>(ws[f]), a);
+    if (KW > 1u) { s = fma(tap4(x0, x1, x2, x3, 1u), vec4<f32>(ws[f + 1u]), s); }
+    if (KW > 2u) { s = fma(tap4(x0, x1, x2, x3, 2u), vec4<f32>(ws[f + 2u]), s); }
+    if (KW > 3u) { s = fma(tap4(x0, x1, x2, x3, 3u), vec4<f32>(ws[f + 3u]), s); }
+    if (KW > 4u) { s = fma(tap4(x0, x1, x2, x3, 4u), vec4<f32>(ws[f + 4u]), s); }
+    if (KW > 5u) { s = fma(tap4(x0, x1, x2, x3, 5u), vec4<f32>(ws[f + 5u]), s); }
+    if (KW > 6u) { s = fma(tap4(x0, x1, x2, x3, 6u), vec4<f32>(ws[f + 6u]), s); }
+    if (KW > 7u) { s = fma(tap4(x0, x1, x2, x3, 7u), vec4<f32>(ws[f + 7u]), s); }
+    return s;
+}
+
+// A thread's four outputs of row oh: columns ow + j (SLIDE) or ow + j TQ, those inside the output.
 fn store_quad(n: u32, m: u32, oh: u32, ow: u32, a: vec4<f32>) {
     if (oh >= cv.out_height) { return; }
     let v = vec4<i32>(a);
     let o = output_index(n, m, oh, ow);
-    let s = TQ * cv.out_stride_w;
     let OW = cv.out_width;
+    if (SLIDE && VEC && !ACCUMULATE) {
+        if (ow < OW) { output4[o / 4u] = v; }
+        return;
+    }
+    let d = select(TQ, 1u, SLIDE);
+    let s = d * cv.out_stride_w;
     if (ow < OW) { store_output(o, v.x); }
-    if (ow + TQ < OW) { store_output(o + s, v.y); }
-    if (ow + 2u * TQ < OW) { store_output(o + 2u * s, v.z); }
-    if (ow + 3u * TQ < OW) { store_output(o + 3u * s, v.w); }
+    if (ow + d < OW) { store_output(o + s, v.y); }
+    if (ow + 2u * d < OW) { store_output(o + 2u * s, v.z); }
+    if (ow + 3u * d < OW) { store_output(o + 3u * s, v.w); }
 }

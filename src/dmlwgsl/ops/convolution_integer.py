@@ -686,10 +686,11 @@ def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities):
         NVQ=nvq,
         PQ=pq,
         WIN_H=win_h,
-        XS=4 * tp * win_h * pq,
+        XV=tp * win_h * pq,
         WSZ=tp * kh * kw,
         WG=tq * tr * tp,
         STAGE=-(-(tp * win_h * pq) // (tq * tr * tp)),
+        SLIDE=int(sw <= 2 and dw == 1 and kw <= 8),
     )
     grid = (bands, -(-qw // tq), -(-(n * m) // tp))
     why = (
@@ -707,7 +708,10 @@ def _plan_depthwise_fma(d, caps, placements, why_choice, shape):
     u = _common_uniforms(d, placements)
     wgs = bands * tiles_w * groups
     u.update(tiles_h=bands, tiles_w=tiles_w, workgroups=wgs, fma_planes=n * m)
-    consts = {**_structure(d), **consts}
+    out_res = placement_of(placements, "output").residual
+    ow = d.output.sizes[3]
+    vec = ow % 4 == 0 and out_res % 16 == 0 and d.output.element_strides[3] == 1 and _outer_strides_4(d.output)
+    consts = {**_structure(d), **consts, "VEC": int(bool(consts["SLIDE"]) and vec)}
     s = step(
         "convolution_integer_depthwise_fma",
         "convolution_integer_depthwise_fma.wgsl",
@@ -716,7 +720,7 @@ def _plan_depthwise_fma(d, caps, placements, why_choice, shape):
         workgroup_size=consts["WG"],
         constants=consts,
         uniforms=u,
-        bindings=_TENSOR_VARS,
+        bindings={**_TENSOR_VARS, "output": ("output", "output4")},
         uniform_var="cv",
     )
     return (s,), why_choice, (), (("kernel", "depthwise_fma"), ("workgroups", wgs))
