@@ -1111,8 +1111,8 @@ def test_im2col_word_forms(device, mix, rng):
 def test_depthwise_fma_kernel(device, mix, rng, monkeypatch):
     """The depthwise FMA kernel (C/G = 1, f32 sums): every sign mix and zero-point form; strides,
     dilations, a 1x9 and an 8x8 kernel (64 taps, its most), a channel multiplier, planes stacked in
-    a workgroup (small planes), rows in several bands and columns in several tiles, 1-D, an NHWC
-    input and a strided output; and the largest sums (|x - zx| = |w - zw| = 255 at every tap of
+    a workgroup (small planes), rows in several bands and columns in several tiles, 1-D, rows
+    staged a word at a time at every byte offset (ALIGN_S), an NHWC input and a strided output; and the largest sums (|x - zx| = |w - zw| = 255 at every tap of
     an 8x8 kernel) exact; with 1, 2 and 4 output rows a thread."""
     from dmlwgsl.ops import convolution_integer as ci
 
@@ -1127,7 +1127,13 @@ def test_depthwise_fma_kernel(device, mix, rng, monkeypatch):
         dict(c=7, m=14, hw=(4, 5), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)),  # planes stacked
         dict(c=2, m=2, hw=(70, 150), k=(3, 5), strides=(1, 2), start_padding=(1, 2), end_padding=(1, 2)),
         dict(c=3, m=3, hw=(41,), k=(5,), strides=(1,), dilations=(2,), start_padding=(4,), end_padding=(3,)),
+        # rows on 4-byte boundaries (W a multiple of 4): staged a word at a time, ALIGN_S = 3, 2, 1, 0
+        dict(c=3, m=3, hw=(10, 24), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)),
+        dict(c=2, m=2, hw=(9, 32), k=(5, 5), strides=(1, 2), start_padding=(0, 2), end_padding=(2, 1)),
+        dict(c=2, m=4, hw=(8, 20), k=(3, 7), start_padding=(1, 3), end_padding=(1, 3)),
+        dict(c=2, m=2, hw=(12, 28), k=(8, 8), strides=(2, 2), start_padding=(3, 0), end_padding=(4, 0)),
     ]
+    aligned = set()
     # (1 and 4 rows a thread on one mix: each shape is a pipeline of its own, compiled cold)
     for qr in (2, 1, 4) if mix == (np.uint8, np.int8) else (2,):
         monkeypatch.setattr(ci, "_FMA_ROWS", qr)
@@ -1139,7 +1145,10 @@ def test_depthwise_fma_kernel(device, mix, rng, monkeypatch):
             params["group_count"] = p["c"]
             zp, wzp = zps[i % len(zps)]
             x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
-            check(device, "depthwise_fma", x, w, xz, wz, **params)
+            ops = []
+            check(device, "depthwise_fma", x, w, xz, wz, ops=ops, **params)
+            aligned.add(dict(ops[0].plan.steps[0].constants)["ALIGN_S"])
+    assert aligned == {0, 1, 2, 3, 4}
     # an NHWC input and a strided output
     params = dict(group_count=4, start_padding=(1, 1), end_padding=(1, 1))
     x, w, xz, wz = random_case(rng, *mix, c=4, m=4, hw=(9, 11), **params)

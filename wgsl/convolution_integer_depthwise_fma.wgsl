@@ -47,6 +47,10 @@ override STAGE: u32 = 2u;     // staging items a thread: ceil(XV / WG)
 // as a 16-byte vector where VEC says so. Otherwise the four outputs lie TQ columns apart and each
 // tap reads its four inputs one by one (neighbouring threads, neighbouring slots).
 override SLIDE: bool = false;
+// SLIDE rows whose window starts ALIGN_S bytes into a word of the input (contiguous rows, every
+// row on a 4-byte boundary): the window is staged from that word on, a word of four columns an
+// item into one vec4 slot, and the taps' columns shift by ALIGN_S. 4: not so.
+override ALIGN_S: u32 = 4u;
 override VEC: bool = false;   // output rows contiguous, whole quads on 16-byte boundaries
 
 @group(0) @binding(9) var<storage, read_write> output4: array<vec4<i32>>;
@@ -114,14 +118,24 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
         var pi = pi0;
         if (TP > 1u) { pi = plane_info(pg * TP + r / WIN_H); }
         let ih = ih0 + i32(wy);
+        let row_in = pi.y != NO_PLANE && ih >= 0 && ih < H;
+        let row = pi.x + u32(clamp(ih, 0, H - 1)) * cv.in_stride_h;
+        if (ALIGN_S < 4u) {
+            // slot q of the row: the word of input columns c0 .. c0 + 3
+            let c0 = iw0 - i32(ALIGN_S) + 4 * i32(q);
+            let cols = vec4<i32>(c0) + vec4<i32>(0, 1, 2, 3);
+            let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(W)) & vec4<bool>(row_in);
+            let word = word_at((i32(cv.input_base + row) + c0) >> 2u);
+            let b = (vec4<u32>(word) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xFFu);
+            xv[i] = select(vec4<f32>(0.0), as_f32(b) - vec4<f32>(bias), inside);
+            continue;
+        }
         // (no vector indexed by a variable: that can land in local memory on NVIDIA)
         let cols = vec4<i32>(iw0 + i32(q)) + vec4<i32>(0, 1, 2, 3) * i32(PQ);
-        let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(W)) & vec4<bool>(pi.y != NO_PLANE && ih >= 0 && ih < H);
-        let row = pi.x + u32(clamp(ih, 0, H - 1)) * cv.in_stride_h;
+        let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(W)) & vec4<bool>(row_in);
         let cc = vec4<u32>(clamp(cols, vec4<i32>(0), vec4<i32>(W - 1))) * cv.in_stride_w;
         let b = vec4<u32>(input_byte(row + cc.x), input_byte(row + cc.y), input_byte(row + cc.z), input_byte(row + cc.w));
-        let bits = vec4<u32>(0x4B000000u) | (b ^ vec4<u32>(select(0u, 0x80u, X_SIGNED)));
-        let v = select(vec4<f32>(0.0), bitcast<vec4<f32>>(bits) - vec4<f32>(bias), inside);
+        let v = select(vec4<f32>(0.0), as_f32(b) - vec4<f32>(bias), inside);
         let o = r * 4u * PQ + q;
         put(o, v.x);
         put(o + PQ, v.y);
@@ -180,6 +194,12 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
     if (QR > 3u) { store_quad(n, m, oh + 3u, ow, a3); }
 }
 
+// Bytes as f32 without a conversion: the float whose bits are 0x4B000000 | b is 2^23 + b (INT8
+// flipped to b ^ 0x80); the caller subtracts the bias.
+fn as_f32(b: vec4<u32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(vec4<u32>(0x4B000000u) | (b ^ vec4<u32>(select(0u, 0x80u, X_SIGNED))));
+}
+
 // Window slot c (a float) of the staged window.
 fn put(c: u32, v: f32) { xv[c >> 2u][c & 3u] = v; }
 fn win(c: u32) -> f32 { return xv[c >> 2u][c & 3u]; }
@@ -198,7 +218,8 @@ fn pick(x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, i: u32) -> f
 }
 
 // Tap kw's inputs for four neighbouring outputs (SLIDE): window columns kw + j SW.
-fn tap4(x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, kw: u32) -> vec4<f32> {
+fn tap4(x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, kw0: u32) -> vec4<f32> {
+    let kw = kw0 + select(0u, ALIGN_S, ALIGN_S < 4u);
     return vec4<f32>(pick(x0, x1, x2, x3, kw), pick(x0, x1, x2, x3, kw + SW), pick(x0, x1, x2, x3, kw + 2u * SW),
                      pick(x0, x1, x2, x3, kw + 3u * SW));
 }
@@ -208,7 +229,7 @@ fn tap4(x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, kw: u32) -> 
 fn slide_row(a: vec4<f32>, t: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, fb: u32) -> vec4<f32> {
     if (t % DH != 0u || t / DH >= KH) { return a; }
     let f = fb + (t / DH) * KW;
-    var s = fma(tap4(x0, x1, x2, x3, 0u), vec4<f32>(ws[f]), a);
+    var s = fma(tap4(x0, x1, x2, x3, 0u), vec4<f32>(ws[f]), a);   // (tap4 shifts by ALIGN_S)
     if (KW > 1u) { s = fma(tap4(x0, x1, x2, x3, 1u), vec4<f32>(ws[f + 1u]), s); }
     if (KW > 2u) { s = fma(tap4(x0, x1, x2, x3, 2u), vec4<f32>(ws[f + 2u]), s); }
     if (KW > 3u) { s = fma(tap4(x0, x1, x2, x3, 3u), vec4<f32>(ws[f + 3u]), s); }

@@ -629,7 +629,7 @@ _FMA_ROWS = 2
 _FMA_MIN_WG = 64
 
 
-def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities):
+def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int = 0):
     """The depthwise FMA kernel's shape: (constants, (tiles_h, tiles_w, plane groups), why), or
     (None, None, reason) where it cannot run the layer. A thread computes 4 neighbouring output
     columns of QR rows (QR = 4, fewer for short planes); a tile row is TQ quads (the plane's width
@@ -642,7 +642,16 @@ def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities):
     dh, dw = d.dilations
     if kh * kw > _FMA_MAX_TAPS:
         return None, None, f"{kh}x{kw} = {kh * kw} taps > {_FMA_MAX_TAPS}"
-    nvq = -(-(3 * sw + (kw - 1) * dw + 1) // 4)
+    slide = sw <= 2 and dw == 1 and kw <= 8
+    # Window rows from a 4-byte boundary of the input (ALIGN_S = the window's first column's byte
+    # within its word, the same for every row): staged a word at a time
+    align = (x_res - d.start_padding[1]) % 4
+    aligned = slide and d.input.element_strides[3] == 1 and _outer_strides_4(d.input)
+    if aligned and (align + 3 * sw + kw - 1) // 4 + 1 <= 4:
+        nvq = (align + 3 * sw + kw - 1) // 4 + 1
+    else:
+        aligned = False
+        nvq = -(-(3 * sw + (kw - 1) * dw + 1) // 4)
     if nvq > _FMA_MAX_SLOTS:
         return None, None, f"a thread's window row ({3 * sw + (kw - 1) * dw + 1} columns) past {4 * _FMA_MAX_SLOTS}"
     n, m, oh, ow = d.output.sizes
@@ -690,7 +699,8 @@ def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities):
         WSZ=tp * kh * kw,
         WG=tq * tr * tp,
         STAGE=-(-(tp * win_h * pq) // (tq * tr * tp)),
-        SLIDE=int(sw <= 2 and dw == 1 and kw <= 8),
+        SLIDE=int(slide),
+        ALIGN_S=align if aligned else 4,
     )
     grid = (bands, -(-qw // tq), -(-(n * m) // tp))
     why = (
@@ -698,6 +708,20 @@ def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities):
         f"a {win_h}x{4 * pq} input window staged as f32 ({window_bytes(tr, tp)} bytes)"
     )
     return consts, grid, why
+
+
+#: On a GPU the depthwise FMA kernel takes stride-1 layers of at least this many taps from the
+#: depthwise kernel's fast rows. H100, same run (us, fast rows / FMA): 5x5 18.4 / 15.4, 7x7 35.1 /
+#: 31.5; but 3x3 29.7 / 30.0, 3x3 at 7x7 planes 10.2 / 11.0, 1-D k5 32.3 / 35.6, 3x3 stride 2
+#: 23.6 / 42.8 (each output row's window rows read anew, and the window is four times the
+#: outputs), 5x5 stride 2 19.2 / 29.7.
+_FMA_OVER_FAST_TAPS = 25
+
+
+def _fma_over_fast_rows(d) -> bool:
+    """Whether a GPU takes the depthwise FMA kernel over the depthwise kernel's fast rows."""
+    kh, kw = d.filter.sizes[2:]
+    return d.strides == (1, 1) and kh * kw >= _FMA_OVER_FAST_TAPS
 
 
 def _plan_depthwise_fma(d, caps, placements, why_choice, shape):
@@ -1040,7 +1064,11 @@ def plan_convolution_integer(
     dense = cg >= 16 and mg >= 16
     direct = _direct_shape(d, caps)
     direct4 = _direct_shape(d, caps, words=True)
-    fma = _fma_shape(d, caps) if cg == 1 else (None, None, f"C/G = {cg}, not 1")
+    fma = (
+        _fma_shape(d, caps, placement_of(placements, "input").residual)
+        if cg == 1
+        else (None, None, f"C/G = {cg}, not 1")
+    )
     # im2col packs a pixel's whole window as the GEMM's K: worth its larger packed input where
     # padding each tap's channels to whole vec4s wastes over 40 % of the steps (Cg = 3: 13 steps -> 3;
     # measured on the H100 when each tap took whole steps: 96 channels 3x3, 18 -> 14 steps, and 5x5,
@@ -1113,7 +1141,13 @@ def plan_convolution_integer(
                 f"C/G = {cg} and M/G = {mg} (>= 16): a dense layer, run as an implicit GEMM on the packed 4x8 dot "
                 f"product ({caps.name} has {DOT4_FEATURE})"
             )
-        elif has_dot4 and cg == 1 and not past_limit and (caps.is_cpu or _depthwise_fast(d) or direct[0] is None):
+        elif (
+            has_dot4
+            and cg == 1
+            and not past_limit
+            and (caps.is_cpu or _depthwise_fast(d) or direct[0] is None)
+            and not (not caps.is_cpu and fma[0] is not None and _fma_over_fast_rows(d))
+        ):
             # (lavapipe too: 3x3 depthwise 1.6-4.3x the direct kernel and 2.4-7x the portable one
             # at 28x28 to 112x112, no workgroup memory and no barrier; its tap-at-a-time rows too:
             # 5x5 stride 2, 3x3 dilation 2 and stride 3 ran 1.5-3.3x the direct kernel there, 5x5 and
@@ -1130,16 +1164,21 @@ def plan_convolution_integer(
             # 99.8 -> 69.1, 7x7 99.1 -> 90.9, 3x3 stride 2 130.6 -> 113.4, 1-D k9 dilation 2 37.1 ->
             # 29.4; the depthwise kernel's fast rows stay faster where they apply)
             kernel = "depthwise_fma"
-            why = gemm_off + (
-                f"C/G = 1 (depthwise), M/G = {mg}, a layer "
-                + (
-                    "the depthwise kernel's fast rows do not take (a kernel wider than 8, W dilation, W stride "
-                    "above 2 or input rows that are not contiguous)"
-                    if has_dot4
-                    else f"on {caps.name} without {DOT4_FEATURE}"
+            if has_dot4 and _depthwise_fast(d):
+                reason = (
+                    f"of {kh * kw} taps at stride 1, where it beats the depthwise kernel's fast rows (H100: 5x5 "
+                    "18.4 -> 15.4 us, 7x7 35.1 -> 31.5)"
                 )
-                + ": the depthwise FMA kernel (input window staged as f32, exact f32 sums of at most 64 taps), "
-                "1.1-2.1x the direct kernel on the H100"
+            elif has_dot4:
+                reason = (
+                    "the depthwise kernel's fast rows do not take (a kernel wider than 8, W dilation, W stride above "
+                    "2 or input rows that are not contiguous), 1.1-2.1x the direct kernel on the H100"
+                )
+            else:
+                reason = f"on {caps.name} without {DOT4_FEATURE}, 1.1-2.1x the direct kernel on the H100"
+            why = gemm_off + (
+                f"C/G = 1 (depthwise), M/G = {mg}: the depthwise FMA kernel (input window staged as f32 in "
+                f"workgroup memory, exact f32 sums of at most 64 taps), a layer {reason}"
             )
         elif has_dot4 and cg >= 4 and direct4[0] is not None:
             kernel = "direct_dot4"
