@@ -1108,12 +1108,62 @@ def test_im2col_word_forms(device, mix, rng):
 
 
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
+def test_grouped_fma_kernel(device, mix, rng):
+    """The grouped FMA kernel (f32 sums of at most 258 taps a group): every sign mix and zero-point
+    form; groups of 2 to 24 channels, M/G of 2, 5, 6 and 17 (blocks of four channels partly past
+    the group's, two channel blocks), W stride 2, kernels 1x8 and 7x7, a dense layer (G = 1),
+    rows staged a word at a time (W a multiple of 4) and byte by byte, 1-D, an NHWC input and a
+    strided output; and the largest sums (|x - zx| = |w - zw| = 255 at all 252 taps) exact."""
+    zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
+    cases = [
+        dict(c=16, m=12, hw=(9, 13), k=(3, 3), group_count=2, start_padding=(1, 1), end_padding=(1, 1)),
+        dict(c=8, m=8, hw=(10, 24), k=(3, 3), group_count=2, start_padding=(1, 1), end_padding=(1, 1)),
+        dict(c=3, m=20, hw=(23, 30), k=(7, 7), group_count=1, strides=(2, 2), start_padding=(3, 3), end_padding=(3, 3)),
+        dict(c=6, m=6, hw=(11, 16), k=(5, 3), group_count=3, strides=(1, 2), start_padding=(2, 0), end_padding=(1, 2)),
+        dict(c=24, m=17, hw=(8, 12), k=(3, 3), group_count=1, start_padding=(1, 1), end_padding=(1, 1)),
+        dict(c=4, m=10, hw=(40, 70), k=(1, 8), group_count=2, start_padding=(0, 3), end_padding=(0, 4)),
+        dict(
+            c=8,
+            m=8,
+            hw=(37,),
+            k=(5,),
+            group_count=4,
+            strides=(1,),
+            dilations=(1,),
+            start_padding=(2,),
+            end_padding=(1,),
+        ),
+    ]
+    for i, case in enumerate(cases):
+        p = dict(case)
+        params = {
+            k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p
+        }
+        zp, wzp = zps[i % len(zps)]
+        x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
+        check(device, "grouped_fma", x, w, xz, wz, **params)
+    # an NHWC input and a strided output
+    params = dict(group_count=2, start_padding=(1, 1), end_padding=(1, 1))
+    x, w, xz, wz = random_case(rng, *mix, c=8, m=6, hw=(9, 11), **params)
+    x_desc = strided_desc(DataType.from_numpy(x.dtype), x.shape, "nhwc")
+    check(device, "grouped_fma", x, w, xz, wz, x_in=(x_desc, tensor_bytes(x_desc, x)), out_pattern="padded", **params)
+    # the largest sums: every tap (x - zx)(w - zw) = 255 * -255, 6 x 7 x 6 = 252 taps a group
+    xt, wt = mix
+    xi, wi = np.iinfo(xt), np.iinfo(wt)
+    x = np.full((1, 12, 7, 6), xi.max, xt)
+    w = np.full((4, 6, 7, 6), wi.min, wt)
+    expected = np.full((1, 4, 1, 1), 252 * 255 * -255, np.int32)
+    check(device, "grouped_fma", x, w, xt(xi.min), wt(wi.max), expected=expected, group_count=2)
+
+
+@pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
 def test_depthwise_fma_kernel(device, mix, rng, monkeypatch):
     """The depthwise FMA kernel (C/G = 1, f32 sums): every sign mix and zero-point form; strides,
     dilations, a 1x9 and an 8x8 kernel (64 taps, its most), a channel multiplier, planes stacked in
     a workgroup (small planes), rows in several bands and columns in several tiles, 1-D, rows
-    staged a word at a time at every byte offset (ALIGN_S), an NHWC input and a strided output; and the largest sums (|x - zx| = |w - zw| = 255 at every tap of
-    an 8x8 kernel) exact; with 1, 2 and 4 output rows a thread."""
+    staged a word at a time at every byte offset (ALIGN_S), an NHWC input and a strided output;
+    and the largest sums (|x - zx| = |w - zw| = 255 at every tap of an 8x8 kernel) exact; with 1,
+    2 and 4 output rows a thread."""
     from dmlwgsl.ops import convolution_integer as ci
 
     zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]

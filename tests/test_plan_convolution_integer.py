@@ -173,6 +173,15 @@ def test_few_channels_a_group_run_the_direct_kernel(profile, name, kw):
         assert s.uniforms_dict["dw_threads"] == s.invocations
         assert s.constants_dict["DW_FAST"] == 1 and s.constants_dict["DW_VEC"] == int(ow % 4 == 0)
         return
+    if name == "grouped" and not caps.is_cpu:
+        # a GPU: the grouped FMA kernel (stride 1, 72 taps a group)
+        (s,) = plan.steps
+        c, u = s.constants_dict, s.uniforms_dict
+        assert plan.kernels == ["convolution_integer_grouped_fma"] and "grouped FMA kernel" in plan.why
+        assert c["WG"] == c["TQ"] * c["TR"] * c["MT"] and c["MT"] == 2 and u["channel_blocks"] == 1
+        assert u["workgroups"] == 8 * 32 * u["tiles_h"] * u["tiles_w"] and s.invocations == u["workgroups"] * c["WG"]
+        assert 16 * (c["XV"] + c["WV"]) <= 32768 and c["XV"] == 8 * c["WIN_H"] * c["PQ"]
+        return
     # 8 channels a group: four a word on the packed dot product
     words = name == "grouped"
     assert plan.kernels == ["convolution_integer_direct" + ("_dot4" if words else "")] and plan.workspace == ()
@@ -257,7 +266,7 @@ def test_layers_past_the_direct_staging_fall_back_to_portable():
         plan_convolution_integer(big, caps, kernel="direct")
     with pytest.raises(
         PlanError,
-        match="kernel: must be one of portable, depthwise, depthwise_fma, direct, direct_dot4, dot4, dot4_im2col",
+        match="kernel: must be one of portable, depthwise, depthwise_fma, grouped_fma, direct, direct_dot4, dot4, ",
     ):
         plan_convolution_integer(big, caps, kernel="winograd")
 
@@ -470,14 +479,15 @@ def test_one_item_past_the_real_binding_limit(profile):
 def test_cpu_adapters_take_the_portable_kernel_where_direct_tiles_idle():
     """On a CPU adapter a direct kernel whose tile gives under half its threads work yields to the
     portable kernel (lavapipe runs idle invocations through the staging loops and barriers too);
-    a GPU profile keeps the direct kernels, and larger planes keep them on the CPU too; C/G = 1
-    takes the depthwise kernel on both (lavapipe: 1.6-4.3x the direct kernel)."""
+    a GPU profile takes the grouped FMA kernel for these grouped stride-1 layers, and larger
+    planes keep the direct kernels on the CPU too; C/G = 1 takes the depthwise kernel on both
+    (lavapipe: 1.6-4.3x the direct kernel)."""
     cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     for desc, cpu_kernel, gpu_kernel in [
         (layer(1, 128, 128, (8, 8), 3, groups=128), "depthwise", "depthwise"),  # depthwise 8x8
-        (layer(1, 128, 128, (7, 7), 3, groups=64), "portable", "direct"),  # G=64, 7x7: 2 channels a group
+        (layer(1, 128, 128, (7, 7), 3, groups=64), "portable", "grouped_fma"),  # G=64, 7x7: 2 channels a group
         (layer(1, 128, 128, (56, 56), 3, groups=128), "depthwise", "depthwise"),  # depthwise 56x56
-        (layer(1, 256, 256, (14, 14), 3, groups=32), "direct_dot4", "direct_dot4"),  # 8 channels a group: busy
+        (layer(1, 256, 256, (14, 14), 3, groups=32), "direct_dot4", "grouped_fma"),  # 8 channels a group: busy
     ]:
         got = plan_convolution_integer(desc, cpu)
         assert dict(got.details)["kernel"] == cpu_kernel, got.why

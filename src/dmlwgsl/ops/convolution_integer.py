@@ -18,12 +18,16 @@ choice and why):
   dilation) as one or two packed 4x8 dot products an output, taps outside the input reading the
   zero point (the row's raw words masked at the input's edges), kernels of 5-8 rows as a loop of
   constant count; other layers a tap at a time (binds whole tensors: not past the binding limit);
-* ``depthwise_fma`` (wgsl/convolution_integer_depthwise_fma.wgsl): C/G = 1 layers of at most 64
+* ``depthwise_fma`` (wgsl/convolution_integer_fma.wgsl): C/G = 1 layers of at most 64
   taps on GPUs where the depthwise kernel's fast rows do not apply (W dilation, W stride above 2,
   kernels wider than 8, input rows that are not contiguous, no packed dot product): the input
   window and taps staged in workgroup memory as f32 (x - zx, w - zw), each thread four outputs
   TQ columns apart of QR rows on f32 fused multiply-adds (sums of at most 258 products of 8-bit
   differences are integers below 2^24: exact);
+* ``grouped_fma`` (same file): grouped stride-1 layers (G > 1) of at most 258 taps a group
+  (C/G x KH x KW), W stride 1 or 2, no W dilation, kernels at most 8 wide, on GPUs: the group's
+  input window and a block of 4-16 output channels' taps staged as f32, each thread four
+  neighbouring outputs for four channels;
 * ``direct`` (wgsl/convolution_integer_direct.wgsl): few channels per group (depthwise, small
   groups, small-channel stems without the packed dot product): the input window of a tile of
   outputs and a block of filters staged once in workgroup memory as i32 values, then four output
@@ -79,7 +83,16 @@ __all__ = [
 
 OP = "convolution_integer"
 INTEGER_TYPES = frozenset({DataType.INT8, DataType.UINT8})
-KERNELS = ("portable", "depthwise", "depthwise_fma", "direct", "direct_dot4", "dot4", "dot4_im2col")
+KERNELS = (
+    "portable",
+    "depthwise",
+    "depthwise_fma",
+    "grouped_fma",
+    "direct",
+    "direct_dot4",
+    "dot4",
+    "dot4_im2col",
+)
 #: On a CPU adapter, layers im2col would take if each tap filled whole 16-word k steps (the scope
 #: measured before the GEMM ran the taps end to end) run on direct_dot4 instead of a GEMM where
 #: they are grouped (G > 1) or have at most this many output positions (N x OH x OW). lavapipe,
@@ -632,7 +645,7 @@ _FMA_MIN_WG = 64
 def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int = 0):
     """The depthwise FMA kernel's shape: (constants, (tiles_h, tiles_w, plane groups), why), or
     (None, None, reason) where it cannot run the layer. A thread computes 4 neighbouring output
-    columns of QR rows (QR = 4, fewer for short planes); a tile row is TQ quads (the plane's width
+    columns of QR rows (QR = 2 at H stride 1, else 1; fewer for short planes); a tile row is TQ quads (the plane's width
     up to 16 quads, else the columns split evenly into tiles of at most 16), TR threads down it
     (the plane's height in as few even bands of at most 256 / TQ threads as fit), TP planes a
     workgroup where one plane's tile has under 64 threads (to 128 threads); the window (TP x WIN_H rows of PQ
@@ -643,15 +656,8 @@ def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int = 0):
     if kh * kw > _FMA_MAX_TAPS:
         return None, None, f"{kh}x{kw} = {kh * kw} taps > {_FMA_MAX_TAPS}"
     slide = sw <= 2 and dw == 1 and kw <= 8
-    # Window rows from a 4-byte boundary of the input (ALIGN_S = the window's first column's byte
-    # within its word, the same for every row): staged a word at a time
-    align = (x_res - d.start_padding[1]) % 4
-    aligned = slide and d.input.element_strides[3] == 1 and _outer_strides_4(d.input)
-    if aligned and (align + 3 * sw + kw - 1) // 4 + 1 <= 4:
-        nvq = (align + 3 * sw + kw - 1) // 4 + 1
-    else:
-        aligned = False
-        nvq = -(-(3 * sw + (kw - 1) * dw + 1) // 4)
+    # window rows from a 4-byte boundary of the input where they can be: staged a word at a time
+    align, nvq = _fma_align(d, x_res, slide, sw, kw)
     if nvq > _FMA_MAX_SLOTS:
         return None, None, f"a thread's window row ({3 * sw + (kw - 1) * dw + 1} columns) past {4 * _FMA_MAX_SLOTS}"
     n, m, oh, ow = d.output.sizes
@@ -700,7 +706,7 @@ def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int = 0):
         WG=tq * tr * tp,
         STAGE=-(-(tp * win_h * pq) // (tq * tr * tp)),
         SLIDE=int(slide),
-        ALIGN_S=align if aligned else 4,
+        ALIGN_S=align,
     )
     grid = (bands, -(-qw // tq), -(-(n * m) // tp))
     why = (
@@ -708,6 +714,116 @@ def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int = 0):
         f"a {win_h}x{4 * pq} input window staged as f32 ({window_bytes(tr, tp)} bytes)"
     )
     return consts, grid, why
+
+
+#: f32 sums of 8-bit differences stay exact up to this many products (258 * 255 * 255 < 2^24).
+_FMA_EXACT_TAPS = 258
+#: Workgroup memory the grouped FMA kernel stages at most (window and taps).
+_GROUPED_FMA_MAX_BYTES = 32768
+
+
+def _fma_align(d: ConvolutionIntegerDesc, x_res: int, slide: bool, sw: int, kw: int):
+    """(ALIGN_S, NVQ) of the FMA kernels' window: ALIGN_S = the window's first byte within its
+    word where rows are contiguous and on 4-byte boundaries (4: not so), NVQ = the vec4 slots a
+    thread reads of a window row."""
+    dw = d.dilations[1]
+    align = (x_res - d.start_padding[1]) % 4
+    if slide and d.input.element_strides[3] == 1 and _outer_strides_4(d.input):
+        nvq = (align + 3 * sw + kw - 1) // 4 + 1
+        if nvq <= 4:
+            return align, nvq
+    return 4, -(-(3 * sw + (kw - 1) * dw + 1) // 4)
+
+
+def _grouped_fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int = 0):
+    """The grouped FMA kernel's shape: (constants, (tiles_h, tiles_w, channel blocks), why), or
+    (None, None, reason). A thread computes four neighbouring outputs of one row for four output
+    channels; a tile row is TQ quads (as the depthwise FMA kernel's), MT blocks of four channels
+    a workgroup (the group's M/G up to 16), TR rows (the height in as few even bands of at most
+    256 / (TQ MT) threads as fit the workgroup memory: the window of the group's C/G channels and
+    the block's taps)."""
+    m, cg, kh, kw = d.filter.sizes
+    sh, sw = d.strides
+    dh, dw = d.dilations
+    if cg * kh * kw > _FMA_EXACT_TAPS:
+        return None, None, f"C/G x KH x KW = {cg * kh * kw} taps > {_FMA_EXACT_TAPS} (f32 sums would not be exact)"
+    if not (sw <= 2 and dw == 1 and kw <= 8):
+        return None, None, "W stride above 2, W dilation or a kernel wider than 8"
+    align, nvq = _fma_align(d, x_res, True, sw, kw)
+    if nvq > 4:
+        return None, None, f"a thread's window row ({3 * sw + kw} columns) past 16"
+    n, _, oh, ow = d.output.sizes
+    mg = m // d.group_count
+    mt = min(-(-mg // 4), 4)
+    blocks = -(-mg // (4 * mt))
+    qw = -(-ow // 4)
+    tq = -(-qw // -(-qw // 16))
+    budget = min(_GROUPED_FMA_MAX_BYTES, caps.limit("max-compute-workgroup-storage-size"))
+
+    def nbytes(tr):
+        win_h = (tr - 1) * sh + (kh - 1) * dh + 1
+        return 16 * (cg * win_h * ((tq - 1) * sw + nvq) + mt * cg * kh * kw)
+
+    bands = -(-oh // max(1, _FMA_WG // (tq * mt)))
+    tr = -(-oh // bands)
+    while tr > 1 and nbytes(tr) > budget:
+        bands += 1
+        tr = -(-oh // bands)
+    if nbytes(tr) > budget:
+        return None, None, f"one row's window and taps take {nbytes(1)} bytes of workgroup memory > {budget}"
+    win_h = (tr - 1) * sh + (kh - 1) * dh + 1
+    pq = (tq - 1) * sw + nvq
+    xv = cg * win_h * pq
+    wg = tq * tr * mt
+    consts = dict(
+        KH=kh,
+        KW=kw,
+        SH=sh,
+        SW=sw,
+        DH=dh,
+        TQ=tq,
+        TR=tr,
+        MT=mt,
+        NVQ=nvq,
+        PQ=pq,
+        WIN_H=win_h,
+        XV=xv,
+        WV=mt * cg * kh * kw,
+        WG=wg,
+        STAGE=-(-xv // wg),
+        ALIGN_S=align,
+    )
+    why = (
+        f"tiles of {tr}x{4 * tq} outputs x {4 * mt} channels ({tr}x{tq}x{mt} threads of 4 columns x 4 channels), "
+        f"a {cg}x{win_h}x{4 * pq} input window staged as f32 ({nbytes(tr)} bytes with the taps)"
+    )
+    return consts, (bands, -(-qw // tq), blocks), why
+
+
+def _plan_grouped_fma(d, caps, placements, why_choice, shape):
+    """The grouped FMA kernel (C/G x KH x KW <= 258 taps, SLIDE rows): the group's input window
+    and a block's taps staged as f32, each thread 4 columns x 4 channels (see the shader)."""
+    consts, (bands, tiles_w, blocks), why_tile = shape
+    n = d.output.sizes[0]
+    u = _common_uniforms(d, placements)
+    wgs = bands * tiles_w * blocks * d.group_count * n
+    u.update(tiles_h=bands, tiles_w=tiles_w, channel_blocks=blocks, workgroups=wgs)
+    out_res = placement_of(placements, "output").residual
+    ow = d.output.sizes[3]
+    vec = ow % 4 == 0 and out_res % 16 == 0 and d.output.element_strides[3] == 1 and _outer_strides_4(d.output)
+    consts = {**_structure(d), **consts, "SLIDE": 1, "VEC": int(vec)}
+    s = step(
+        "convolution_integer_grouped_fma",
+        "convolution_integer_fma.wgsl",
+        why_tile,
+        wgs * consts["WG"],
+        workgroup_size=consts["WG"],
+        constants=consts,
+        uniforms=u,
+        bindings={**_TENSOR_VARS, "output": ("output", "output4")},
+        uniform_var="cv",
+    )
+    return (s,), why_choice, (), (("kernel", "grouped_fma"), ("workgroups", wgs))
 
 
 #: On a GPU the depthwise FMA kernel takes stride-1 layers of at least this many taps from the
@@ -738,7 +854,7 @@ def _plan_depthwise_fma(d, caps, placements, why_choice, shape):
     consts = {**_structure(d), **consts, "VEC": int(bool(consts["SLIDE"]) and vec)}
     s = step(
         "convolution_integer_depthwise_fma",
-        "convolution_integer_depthwise_fma.wgsl",
+        "convolution_integer_fma.wgsl",
         why_tile,
         wgs * consts["WG"],
         workgroup_size=consts["WG"],
@@ -1046,7 +1162,8 @@ def plan_convolution_integer(
     :class:`PlanError` naming the rule. Where no path is requested: dot4 for dense layers (C/G
     and M/G >= 16) on adapters with the WGSL feature packed_4x8_integer_dot_product (im2col where
     it saves k steps), the depthwise kernel for C/G = 1 there where its fast rows apply (and on
-    CPU adapters), the depthwise FMA kernel for the other C/G = 1 layers on GPUs, else direct where its tile fits
+    CPU adapters), the depthwise FMA kernel for the other C/G = 1 layers on GPUs, the grouped FMA
+    kernel for grouped stride-1 layers of at most 258 taps a group on GPUs, else direct where its tile fits
     the staging memory, else portable. ``placements`` give the tensors' residual byte offsets
     (uniforms). The dot4 tuning options (``pixels_per_thread`` 4-8, ``threads`` 128/256/512,
     ``tile_channels`` 64/128, and
@@ -1064,11 +1181,9 @@ def plan_convolution_integer(
     dense = cg >= 16 and mg >= 16
     direct = _direct_shape(d, caps)
     direct4 = _direct_shape(d, caps, words=True)
-    fma = (
-        _fma_shape(d, caps, placement_of(placements, "input").residual)
-        if cg == 1
-        else (None, None, f"C/G = {cg}, not 1")
-    )
+    x_res = placement_of(placements, "input").residual
+    fma = _fma_shape(d, caps, x_res) if cg == 1 else (None, None, f"C/G = {cg}, not 1")
+    gfma = _grouped_fma_shape(d, caps, x_res) if cg > 1 else (None, None, "C/G = 1: depthwise_fma")
     # im2col packs a pixel's whole window as the GEMM's K: worth its larger packed input where
     # padding each tap's channels to whole vec4s wastes over 40 % of the steps (Cg = 3: 13 steps -> 3;
     # measured on the H100 when each tap took whole steps: 96 channels 3x3, 18 -> 14 steps, and 5x5,
@@ -1127,6 +1242,17 @@ def plan_convolution_integer(
                 f"C/G = {cg}, M/G = {mg}, G = {d.group_count}, {positions} output positions on a CPU adapter: the "
                 "direct kernel, four channels a word on the packed 4x8 dot product, in one pass (the im2col GEMM's "
                 "packing pass and per-group tiles cost more there)"
+            )
+        elif not caps.is_cpu and d.group_count > 1 and d.strides == (1, 1) and not past_limit and gfma[0] is not None:
+            # (H100, same run, every result exact, against the plan's choice before: G=32 C/G=8 at
+            # 28x28 32.3 -> 23.0 us (direct_dot4), G=32 C/G=16 at 14x14 40.2 -> 29.4 (dot4), G=64
+            # C/G=4 at 56x56 84.5 -> 54.8, 1-D G=8 C/G=8 k5 39.7 -> 17.2; but at stride 2 (G=32
+            # C/G=4) 24.3 -> 34.8 and on dense layers (C=24 3x3, C=16, the C=3 stem) 1.4-9x slower)
+            kernel = "grouped_fma"
+            why = gemm_off + (
+                f"C/G = {cg}, M/G = {mg}, G = {d.group_count}, stride 1: the grouped FMA kernel (the group's input "
+                f"window and a block's taps staged as f32 in workgroup memory, C/G x KH x KW = {cg * kh * kw} <= "
+                f"{_FMA_EXACT_TAPS} taps: exact f32 sums), 1.4-2.3x the direct and GEMM kernels on the H100"
             )
         elif gemm_ok and im2col:
             kernel = "dot4_im2col"
@@ -1233,6 +1359,9 @@ def plan_convolution_integer(
             )
         if kernel == "direct" and direct[0] is None:
             raise PlanError(f"kernel: 'direct' cannot run this layer: {direct[1]}")
+        if kernel == "grouped_fma" and (gfma[0] is None or past_limit):
+            why_not = gfma[2] if gfma[0] is None else f"it binds whole tensors, past {caps.name}'s binding limit"
+            raise PlanError(f"kernel: 'grouped_fma' cannot run this layer: {why_not}")
         if kernel == "depthwise_fma" and (fma[0] is None or past_limit):
             why_not = fma[2] if fma[0] is None else f"it binds whole tensors, past {caps.name}'s binding limit"
             raise PlanError(f"kernel: 'depthwise_fma' cannot run this layer: {why_not}")
@@ -1255,6 +1384,8 @@ def plan_convolution_integer(
         steps, why, workspace, details = _plan_depthwise(d, caps, placements, why)
     elif kernel == "depthwise_fma":
         steps, why, workspace, details = _plan_depthwise_fma(d, caps, placements, why, fma)
+    elif kernel == "grouped_fma":
+        steps, why, workspace, details = _plan_grouped_fma(d, caps, placements, why, gfma)
     elif kernel == "direct":
         steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct)
     elif kernel == "direct_dot4":

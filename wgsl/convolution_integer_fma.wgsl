@@ -102,45 +102,16 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
         ws[i] = v;
     }
 
-    // the input window, four columns a slot
+    // the input window (a loop of constant count, STAGE = ceil(XV / WG): its items' loads can all
+    // be in flight)
     let bias = TWO23 + select(0.0, 128.0, X_SIGNED) + f32(input_zp());
-    let H = i32(cv.in_height);
-    let W = i32(cv.in_width);
-    // item i stages columns q, q + PQ, q + 2 PQ, q + 3 PQ of a window row, so that neighbouring
-    // threads write neighbouring slots (no bank conflicts)
-    // (a loop of constant count, STAGE = ceil(XV / WG): its items' loads can all be in flight)
     for (var k = 0u; k < STAGE; k++) {
         let i = l + k * WG;
         if (i >= XV) { break; }
-        let q = i % PQ;
         let r = i / PQ;
-        let wy = r % WIN_H;
         var pi = pi0;
         if (TP > 1u) { pi = plane_info(pg * TP + r / WIN_H); }
-        let ih = ih0 + i32(wy);
-        let row_in = pi.y != NO_PLANE && ih >= 0 && ih < H;
-        let row = pi.x + u32(clamp(ih, 0, H - 1)) * cv.in_stride_h;
-        if (ALIGN_S < 4u) {
-            // slot q of the row: the word of input columns c0 .. c0 + 3
-            let c0 = iw0 - i32(ALIGN_S) + 4 * i32(q);
-            let cols = vec4<i32>(c0) + vec4<i32>(0, 1, 2, 3);
-            let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(W)) & vec4<bool>(row_in);
-            let word = word_at((i32(cv.input_base + row) + c0) >> 2u);
-            let b = (vec4<u32>(word) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xFFu);
-            xv[i] = select(vec4<f32>(0.0), as_f32(b) - vec4<f32>(bias), inside);
-            continue;
-        }
-        // (no vector indexed by a variable: that can land in local memory on NVIDIA)
-        let cols = vec4<i32>(iw0 + i32(q)) + vec4<i32>(0, 1, 2, 3) * i32(PQ);
-        let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(W)) & vec4<bool>(row_in);
-        let cc = vec4<u32>(clamp(cols, vec4<i32>(0), vec4<i32>(W - 1))) * cv.in_stride_w;
-        let b = vec4<u32>(input_byte(row + cc.x), input_byte(row + cc.y), input_byte(row + cc.z), input_byte(row + cc.w));
-        let v = select(vec4<f32>(0.0), as_f32(b) - vec4<f32>(bias), inside);
-        let o = r * 4u * PQ + q;
-        put(o, v.x);
-        put(o + PQ, v.y);
-        put(o + 2u * PQ, v.z);
-        put(o + 3u * PQ, v.w);
+        stage_slot(i, i % PQ, r, r % WIN_H, pi.x, pi.y != NO_PLANE, ih0, iw0, bias);
     }
     workgroupBarrier();
 
@@ -192,6 +163,48 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
     if (QR > 1u) { store_quad(n, m, oh + 1u, ow, a1); }
     if (QR > 2u) { store_quad(n, m, oh + 2u, ow, a2); }
     if (QR > 3u) { store_quad(n, m, oh + 3u, ow, a3); }
+}
+
+// Tap (w - wzp[m]) of the group's output channel ml at filter element offset a within its
+// channel's filter (0 past the group's channels).
+fn group_tap(g: u32, ml: u32, a: u32) -> f32 {
+    let MG = cv.group_out_channels;
+    if (ml >= MG) { return 0.0; }
+    let m = g * MG + ml;
+    return f32(widen(filter_byte(m * cv.filter_stride_m + a), W_SIGNED) - filter_zp(m));
+}
+
+// Staging item i: slot q of window row r (row wy of its plane, whose channel starts at input
+// element x; `plane_in` false past the last plane): x - xzp as f32, 0 outside the input.
+fn stage_slot(i: u32, q: u32, r: u32, wy: u32, x: u32, plane_in: bool, ih0: i32, iw0: i32, bias: f32) {
+    let H = i32(cv.in_height);
+    let W = i32(cv.in_width);
+    let ih = ih0 + i32(wy);
+    let row_in = plane_in && ih >= 0 && ih < H;
+    let row = x + u32(clamp(ih, 0, H - 1)) * cv.in_stride_h;
+    if (ALIGN_S < 4u) {
+        // slot q of the row: the word of input columns c0 .. c0 + 3
+        let c0 = iw0 - i32(ALIGN_S) + 4 * i32(q);
+        let cols = vec4<i32>(c0) + vec4<i32>(0, 1, 2, 3);
+        let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(W)) & vec4<bool>(row_in);
+        let word = word_at((i32(cv.input_base + row) + c0) >> 2u);
+        let b = (vec4<u32>(word) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xFFu);
+        xv[i] = select(vec4<f32>(0.0), as_f32(b) - vec4<f32>(bias), inside);
+        return;
+    }
+    // item (r, q) stages columns q, q + PQ, q + 2 PQ, q + 3 PQ of the row, so that neighbouring
+    // threads write neighbouring slots (no bank conflicts); no vector indexed by a variable (that
+    // can land in local memory on NVIDIA)
+    let cols = vec4<i32>(iw0 + i32(q)) + vec4<i32>(0, 1, 2, 3) * i32(PQ);
+    let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(W)) & vec4<bool>(row_in);
+    let cc = vec4<u32>(clamp(cols, vec4<i32>(0), vec4<i32>(W - 1))) * cv.in_stride_w;
+    let b = vec4<u32>(input_byte(row + cc.x), input_byte(row + cc.y), input_byte(row + cc.z), input_byte(row + cc.w));
+    let v = select(vec4<f32>(0.0), as_f32(b) - vec4<f32>(bias), inside);
+    let o = r * 4u * PQ + q;
+    put(o, v.x);
+    put(o + PQ, v.y);
+    put(o + 2u * PQ, v.z);
+    put(o + 3u * PQ, v.w);
 }
 
 // Bytes as f32 without a conversion: the float whose bits are 0x4B000000 | b is 2^23 + b (INT8
@@ -256,4 +269,110 @@ fn store_quad(n: u32, m: u32, oh: u32, ow: u32, a: vec4<f32>) {
     if (ow + d < OW) { store_output(o + s, v.y); }
     if (ow + 2u * d < OW) { store_output(o + 2u * s, v.z); }
     if (ow + 3u * d < OW) { store_output(o + 3u * s, v.w); }
+}
+
+// ---------------------------------------------------------------------------------------------
+// convolution_integer_grouped_fma: few channels a group (C/G * KH * KW <= 258 taps, so the f32
+// sums stay exact), SLIDE rows only. A workgroup owns batch item n, group g, a block of 4 MT of the
+// group's output channels and a tile of TR rows by 4 TQ columns; it stages the window of the
+// group's CG input channels (CG planes of WIN_H rows of PQ vec4s) and the block's taps, four
+// channels a vec4 (wv[(mt * CG * KH * KW + tap)] = the taps of channels 4 mt .. 4 mt + 3); each
+// thread computes four neighbouring outputs of one row for four channels: a window row read
+// once feeds 16 outputs a tap, and each tap's four channels are one 16-byte load.
+override MT: u32 = 1u;        // vec4 blocks of output channels a workgroup (4 MT channels)
+override WV: u32 = 1u;        // vec4 tap slots: MT CG KH KW
+
+var<workgroup> wv: array<vec4<f32>, WV>;
+
+@compute @workgroup_size(WG)
+fn convolution_integer_grouped_fma(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                                   @builtin(local_invocation_index) l: u32) {
+    let wg = workgroup_index(wid, nwg);
+    if (wg >= cv.workgroups) { return; }   // uniform across the workgroup
+    var rest = wg;
+    let tw_i = rest % cv.tiles_w;
+    rest = rest / cv.tiles_w;
+    let th_i = rest % cv.tiles_h;
+    rest = rest / cv.tiles_h;
+    let cb = rest % cv.channel_blocks;
+    rest = rest / cv.channel_blocks;
+    let g = rest % cv.group_count;
+    let n = rest / cv.group_count;
+    let oh0 = th_i * TR;
+    let ow0 = tw_i * 4u * TQ;
+    let ih0 = i32(oh0 * SH) - i32(cv.pad_top);
+    let iw0 = i32(ow0 * SW) - i32(cv.pad_left);
+    let CG = cv.group_in_channels;
+    let MG = cv.group_out_channels;
+    let KHW = KH * KW;
+    let ml0 = cb * 4u * MT;   // the block's first channel within the group
+
+    // the block's taps, w - wzp[m], four channels a slot (channels past the group's weigh 0)
+    for (var i = l; i < WV; i += WG) {
+        let t = i % (CG * KHW);
+        let mt = i / (CG * KHW);
+        let c = t / KHW;
+        let k = t % KHW;
+        let ml = ml0 + 4u * mt;
+        let a = c * cv.filter_stride_c + (k / KW) * cv.filter_stride_h + (k % KW) * cv.filter_stride_w;
+        wv[i] = vec4<f32>(group_tap(g, ml, a), group_tap(g, ml + 1u, a), group_tap(g, ml + 2u, a),
+                          group_tap(g, ml + 3u, a));
+    }
+
+    // the window of the group's input channels (plane c: channel g CG + c)
+    let bias = TWO23 + select(0.0, 128.0, X_SIGNED) + f32(input_zp());
+    let xn = n * cv.in_stride_n + g * CG * cv.in_stride_c;
+    for (var k = 0u; k < STAGE; k++) {
+        let i = l + k * WG;
+        if (i >= XV) { break; }
+        let r = i / PQ;
+        stage_slot(i, i % PQ, r, r % WIN_H, xn + (r / WIN_H) * cv.in_stride_c, true, ih0, iw0, bias);
+    }
+    workgroupBarrier();
+
+    let tq = l % TQ;
+    let tr = (l / TQ) % TR;
+    let mt = l / (TQ * TR);
+    var a0 = vec4<f32>(0.0);
+    var a1 = vec4<f32>(0.0);
+    var a2 = vec4<f32>(0.0);
+    var a3 = vec4<f32>(0.0);
+    for (var c = 0u; c < CG; c++) {
+        let f = (mt * CG + c) * KHW;
+        for (var kh = 0u; kh < KH; kh++) {
+            let b = (c * WIN_H + tr * SH + kh * DH) * PQ + tq * SW;
+            let x0 = xv[b];
+            let x1 = xv[b + min(1u, NVQ - 1u)];
+            let x2 = xv[b + min(2u, NVQ - 1u)];
+            let x3 = xv[b + min(3u, NVQ - 1u)];
+            // the taps written out (constant picks: a variable one would index the window
+            // vectors in local memory)
+            let fk = f + kh * KW;
+            add_tap(&a0, &a1, &a2, &a3, tap4(x0, x1, x2, x3, 0u), wv[fk]);
+            if (KW > 1u) { add_tap(&a0, &a1, &a2, &a3, tap4(x0, x1, x2, x3, 1u), wv[fk + 1u]); }
+            if (KW > 2u) { add_tap(&a0, &a1, &a2, &a3, tap4(x0, x1, x2, x3, 2u), wv[fk + 2u]); }
+            if (KW > 3u) { add_tap(&a0, &a1, &a2, &a3, tap4(x0, x1, x2, x3, 3u), wv[fk + 3u]); }
+            if (KW > 4u) { add_tap(&a0, &a1, &a2, &a3, tap4(x0, x1, x2, x3, 4u), wv[fk + 4u]); }
+            if (KW > 5u) { add_tap(&a0, &a1, &a2, &a3, tap4(x0, x1, x2, x3, 5u), wv[fk + 5u]); }
+            if (KW > 6u) { add_tap(&a0, &a1, &a2, &a3, tap4(x0, x1, x2, x3, 6u), wv[fk + 6u]); }
+            if (KW > 7u) { add_tap(&a0, &a1, &a2, &a3, tap4(x0, x1, x2, x3, 7u), wv[fk + 7u]); }
+        }
+    }
+    let oh = oh0 + tr;
+    let ow = ow0 + 4u * tq;
+    let ml = ml0 + 4u * mt;
+    let m = g * MG + ml;
+    if (ml < MG) { store_quad(n, m, oh, ow, a0); }
+    if (ml + 1u < MG) { store_quad(n, m + 1u, oh, ow, a1); }
+    if (ml + 2u < MG) { store_quad(n, m + 2u, oh, ow, a2); }
+    if (ml + 3u < MG) { store_quad(n, m + 3u, oh, ow, a3); }
+}
+
+// One tap's four inputs t for four channels' taps w (grouped_fma).
+fn add_tap(a0: ptr<function, vec4<f32>>, a1: ptr<function, vec4<f32>>, a2: ptr<function, vec4<f32>>,
+           a3: ptr<function, vec4<f32>>, t: vec4<f32>, w: vec4<f32>) {
+    *a0 = fma(t, vec4<f32>(w.x), *a0);
+    *a1 = fma(t, vec4<f32>(w.y), *a1);
+    *a2 = fma(t, vec4<f32>(w.z), *a2);
+    *a3 = fma(t, vec4<f32>(w.w), *a3);
 }
