@@ -1107,6 +1107,36 @@ def test_im2col_word_forms(device, mix, rng):
         assert consts.get("IM2COL_DENSE_ROWS", 0) == int(i < 5), case
 
 
+def depthwise_case(device, kernel, mix, rng, case: dict, zps) -> dict:
+    """Run one depthwise case (c channels, G = c; its strides, dilations and padding) with random
+    data of the mix and zero-point forms ``zps`` on ``kernel``, checked exactly; returns the
+    plan's constants."""
+    p = dict(case)
+    params = {k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding") if k in p}
+    params["group_count"] = p["c"]
+    zp, wzp = zps
+    x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
+    ops = []
+    check(device, kernel, x, w, xz, wz, ops=ops, **params)
+    return dict(ops[0].plan.steps[0].constants)
+
+
+def fma_nhwc_and_largest_sums(device, kernel, mix, rng, *, c, m, cg, k):
+    """An FMA kernel on an NHWC input into a padded output (C/G = cg over c channels), and on the
+    largest sums it must hold exactly: every tap (x - zx)(w - zw) = 255 * -255, cg x KH x KW taps
+    (two groups)."""
+    params = dict(group_count=c // cg, start_padding=(1, 1), end_padding=(1, 1))
+    x, w, xz, wz = random_case(rng, *mix, c=c, m=m, hw=(9, 11), **params)
+    x_desc = strided_desc(DataType.from_numpy(x.dtype), x.shape, "nhwc")
+    check(device, kernel, x, w, xz, wz, x_in=(x_desc, tensor_bytes(x_desc, x)), out_pattern="padded", **params)
+    xt, wt = mix
+    xi, wi = np.iinfo(xt), np.iinfo(wt)
+    x = np.full((1, 2 * cg, *k), xi.max, xt)
+    w = np.full((4, cg, *k), wi.min, wt)
+    expected = np.full((1, 4, 1, 1), cg * k[0] * k[1] * 255 * -255, np.int32)
+    check(device, kernel, x, w, xt(xi.min), wt(wi.max), expected=expected, group_count=2)
+
+
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
 def test_grouped_fma_kernel(device, mix, rng):
     """The grouped FMA kernel (f32 sums of at most 258 taps a group): every sign mix and zero-point
@@ -1142,18 +1172,8 @@ def test_grouped_fma_kernel(device, mix, rng):
         zp, wzp = zps[i % len(zps)]
         x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
         check(device, "grouped_fma", x, w, xz, wz, **params)
-    # an NHWC input and a strided output
-    params = dict(group_count=2, start_padding=(1, 1), end_padding=(1, 1))
-    x, w, xz, wz = random_case(rng, *mix, c=8, m=6, hw=(9, 11), **params)
-    x_desc = strided_desc(DataType.from_numpy(x.dtype), x.shape, "nhwc")
-    check(device, "grouped_fma", x, w, xz, wz, x_in=(x_desc, tensor_bytes(x_desc, x)), out_pattern="padded", **params)
-    # the largest sums: every tap (x - zx)(w - zw) = 255 * -255, 6 x 7 x 6 = 252 taps a group
-    xt, wt = mix
-    xi, wi = np.iinfo(xt), np.iinfo(wt)
-    x = np.full((1, 12, 7, 6), xi.max, xt)
-    w = np.full((4, 6, 7, 6), wi.min, wt)
-    expected = np.full((1, 4, 1, 1), 252 * 255 * -255, np.int32)
-    check(device, "grouped_fma", x, w, xt(xi.min), wt(wi.max), expected=expected, group_count=2)
+    # an NHWC input and a strided output; 6 x 7 x 6 = 252 taps a group at the largest products
+    fma_nhwc_and_largest_sums(device, "grouped_fma", mix, rng, c=8, m=6, cg=6, k=(7, 6))
 
 
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
@@ -1190,27 +1210,10 @@ def test_depthwise_fma_kernel(device, mix, rng, monkeypatch):
         for i, case in enumerate(cases):
             if qr != 2 and i % 4:
                 continue
-            p = dict(case)
-            params = {k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding") if k in p}
-            params["group_count"] = p["c"]
-            zp, wzp = zps[i % len(zps)]
-            x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
-            ops = []
-            check(device, "depthwise_fma", x, w, xz, wz, ops=ops, **params)
-            aligned.add(dict(ops[0].plan.steps[0].constants)["ALIGN_S"])
+            aligned.add(depthwise_case(device, "depthwise_fma", mix, rng, case, zps[i % len(zps)])["ALIGN_S"])
     assert aligned == {0, 1, 2, 3, 4}
-    # an NHWC input and a strided output
-    params = dict(group_count=4, start_padding=(1, 1), end_padding=(1, 1))
-    x, w, xz, wz = random_case(rng, *mix, c=4, m=4, hw=(9, 11), **params)
-    x_desc = strided_desc(DataType.from_numpy(x.dtype), x.shape, "nhwc")
-    check(device, "depthwise_fma", x, w, xz, wz, x_in=(x_desc, tensor_bytes(x_desc, x)), out_pattern="padded", **params)
-    # the largest sums: every tap (x - zx)(w - zw) = +-255 * 255, 64 taps
-    xt, wt = mix
-    xi, wi = np.iinfo(xt), np.iinfo(wt)
-    x = np.full((1, 2, 8, 8), xi.max, xt)
-    w = np.full((2, 1, 8, 8), wi.min, wt)
-    expected = np.full((1, 2, 1, 1), 64 * 255 * -255, np.int32)
-    check(device, "depthwise_fma", x, w, xt(xi.min), wt(wi.max), expected=expected, group_count=2)
+    # an NHWC input and a strided output; 8 x 8 = 64 taps at the largest products
+    fma_nhwc_and_largest_sums(device, "depthwise_fma", mix, rng, c=4, m=4, cg=1, k=(8, 8))
 
 
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
@@ -1251,14 +1254,7 @@ def test_depthwise_kernel(device, mix, wg, rng, monkeypatch):
         dict(c=3, m=3, hw=(4, 77), k=(3, 5), strides=(1, 2), start_padding=(1, 9), end_padding=(1, 2)),
     ]
     for i, case in enumerate(cases):
-        p = dict(case)
-        params = {k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding") if k in p}
-        params["group_count"] = p["c"]
-        zp, wzp = zps[i % len(zps)]
-        x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
-        ops = []
-        check(device, "depthwise", x, w, xz, wz, ops=ops, **params)
-        consts = dict(ops[0].plan.steps[0].constants)
+        consts = depthwise_case(device, "depthwise", mix, rng, case, zps[i % len(zps)])
         if i in (0, 1, 11, 12, 13, 15):  # 3x3 rows of whole words stay per row; 5-8 rows take DW_ROWS4
             assert consts.get("DW_ROWS4", 0) == int(i in (11, 13, 15)), case
     # 1-D, stride 3 (the tap-at-a-time path for every row)

@@ -1,27 +1,28 @@
-// ConvolutionInteger (DML_OPERATOR_CONVOLUTION_INTEGER), depthwise kernel on f32 fused
-// multiply-adds: one input channel per group (C/G = 1, any M/G), kernels of at most 64 taps.
+// ConvolutionInteger (DML_OPERATOR_CONVOLUTION_INTEGER) on f32 fused multiply-adds, two entry
+// points: convolution_integer_depthwise_fma (one input channel per group, C/G = 1, any M/G, at
+// most 64 taps) and convolution_integer_grouped_fma (at most 258 taps a group; below).
 //
-//   out[n, m, oh, ow] = sum_{kh, kw} (x[n, g, oh*SH + kh*DH - ph, ow*SW + kw*DW - pw] - xzp)
-//                                    * (w[m, 0, kh, kw] - wzp[m]),        g = m / (M/G)
+//   out[n, m, oh, ow] = sum_{c, kh, kw} (x[n, g C/G + c, oh*SH + kh*DH - ph, ow*SW + kw*DW - pw] - xzp)
+//                                       * (w[m, c, kh, kw] - wzp[m]),        g = m / (M/G)
 //
 // Exact in f32: |x - xzp| <= 255 and |w - wzp| <= 255, so every product is an integer of at most
-// 65025 and every partial sum of at most KH*KW <= 258 of them is an integer below 2^24, which f32
-// holds exactly whatever the order of the additions; the result converts to i32 exactly (no
-// wrap can occur at these magnitudes, so it equals the wrapping i32 sum of the reference). The
-// plan takes this kernel only for KH*KW <= 64. A GPU runs f32 fused multiply-adds at twice its
-// i32 multiply-add rate, and the values need no byte shuffling (the packed dot product's cost in
-// the depthwise kernel).
+// 65025 and every partial sum of at most C/G*KH*KW <= 258 of them is an integer below 2^24, which
+// f32 holds exactly whatever the order of the additions; the result converts to i32 exactly (no
+// wrap can occur at these magnitudes, so it equals the wrapping i32 sum of the reference). A GPU
+// runs f32 fused multiply-adds at twice its i32 multiply-add (and packed dot product) rate, and
+// the values need no byte shuffling.
 //
-// A workgroup owns TP output planes (n, m) and a tile of TH = QR*TR rows by TW = 4*TQ columns of
-// each. It stages the input window the tile reads (x - xzp as f32, 0 outside the input: padding
-// holds the input zero point) as rows of PQ 16-byte slots, and the planes' taps (w - wzp[m]);
-// then each thread computes four neighbouring outputs of QR rows from registers: it reads each
-// window row it needs once, as vec4s, and every output row that row feeds takes its taps from it
-// (the kernel's shape, strides and dilations are constants, so the loops unroll).
+// depthwise_fma: a workgroup owns TP output planes (n, m) and a tile of TH = QR*TR rows by TW =
+// 4*TQ columns of each. It stages the input window the tile reads (x - xzp as f32, 0 outside the
+// input: padding holds the input zero point) as rows of PQ 16-byte slots, and the planes' taps
+// (w - wzp[m]), then one barrier; each thread computes four outputs of QR rows (SLIDE: four
+// neighbouring outputs; each window row read once, as vec4s, for every output row it feeds).
+// No private arrays and no vector indexed by a variable: NVIDIA's compiler does not unroll the
+// loops over pipeline constants far enough, and such arrays land in local memory (10-30x slower).
 // Bytes become f32 without a conversion instruction: the float whose bits are 0x4B000000 | b is
 // 2^23 + b, and 2^23 + 128 + xzp (INT8, stored as b ^ 0x80) or 2^23 + xzp (UINT8) is subtracted.
 // Bindings and uniforms: those of convolution_integer.wgsl (tiles_h, tiles_w, workgroups,
-// fma_planes), and 9 the output as 16-byte vectors.
+// fma_planes; grouped_fma: channel_blocks), and 9 the output as 16-byte vectors.
 
 #include "convolution_integer.wgsl"
 
@@ -60,14 +61,15 @@ var<workgroup> ws: array<f32, WSZ>;
 
 const NO_PLANE: u32 = 0xFFFFFFFFu;
 
-// Output plane `plane` = (n, m): the input element offset of its channel g = m / (M/G), and m
-// (NO_PLANE past the last plane).
+// Output plane `plane` = (n, m) of depthwise_fma: the input element offset of its channel
+// g = m / (M/G), and m (NO_PLANE past the last plane).
 fn plane_info(plane: u32) -> vec2<u32> {
     if (plane >= cv.fma_planes) { return vec2<u32>(0u, NO_PLANE); }
     let M = cv.out_channels;
     let m = plane % M;
     return vec2<u32>((plane / M) * cv.in_stride_n + (m / cv.group_out_channels) * cv.in_stride_c, m);
 }
+
 const TWO23: f32 = 8388608.0;
 
 @compute @workgroup_size(WG)

@@ -594,9 +594,8 @@ def _plan_depthwise(d, caps, placements, why_choice):
     u["dw_q_lo"] = q_lo
     u["dw_interior"] = max(0, q_hi - q_lo + 1)
     fast = _depthwise_fast(d)
-    out_res = placement_of(placements, "output").residual
-    vec = ow % 4 == 0 and out_res % 16 == 0 and d.output.element_strides[3] == 1 and _outer_strides_4(d.output)
     kw = d.filter.sizes[3]
+    vec = _vec_output(d, placements)
     consts = {**_structure(d), "DW_FAST": int(fast), "DW_SW": d.strides[1] if fast else 1, "DW_VEC": int(vec)}
     if fast and kw > 4:  # (absent otherwise: the cache keys of narrower kernels stay as they were)
         consts["DW_KW8"] = 1
@@ -642,6 +641,27 @@ _FMA_ROWS = 2
 _FMA_MIN_WG = 64
 
 
+def _fma_window(d: ConvolutionIntegerDesc, tq: int, rows: int, nvq: int) -> dict:
+    """The window constants both FMA kernels take, for a tile of ``rows`` output rows by 4 ``tq``
+    columns: its rows (WIN_H) of PQ vec4 slots, NVQ of them a thread's row."""
+    kh, kw = d.filter.sizes[2:]
+    sh, sw = d.strides
+    dh = d.dilations[0]
+    win_h = (rows - 1) * sh + (kh - 1) * dh + 1
+    return dict(KH=kh, KW=kw, SH=sh, SW=sw, DH=dh, TQ=tq, NVQ=nvq, PQ=(tq - 1) * sw + nvq, WIN_H=win_h)
+
+
+def _fma_bands(rows: int, tr_max: int, nbytes, budget: int):
+    """(bands, thread rows a band): the rows in as few even bands of at most ``tr_max`` as fit
+    ``budget`` bytes of workgroup memory (``nbytes(tr)``), or None where one row does not."""
+    bands = -(-rows // max(1, tr_max))
+    tr = -(-rows // bands)
+    while tr > 1 and nbytes(tr) > budget:
+        bands += 1
+        tr = -(-rows // bands)
+    return (bands, tr) if nbytes(tr) <= budget else None
+
+
 def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int = 0):
     """The depthwise FMA kernel's shape: (constants, (tiles_h, tiles_w, plane groups), why), or
     (None, None, reason) where it cannot run the layer. A thread computes 4 neighbouring output
@@ -667,40 +687,27 @@ def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int = 0):
     rows = -(-oh // qr)  # thread rows a plane
     budget = min(_FMA_MAX_BYTES, caps.limit("max-compute-workgroup-storage-size"))
 
-    def window_bytes(tr, tp):
-        win_h = (qr * tr - 1) * sh + (kh - 1) * dh + 1
-        pq = (tq - 1) * sw + nvq
-        return 16 * tp * win_h * pq + 4 * tp * kh * kw + 8 * tp
+    def window_bytes(tr, tp=1):
+        w = _fma_window(d, tq, qr * tr, nvq)
+        return 16 * tp * w["WIN_H"] * w["PQ"] + 4 * tp * kh * kw
 
-    tr_max = max(1, _FMA_WG // tq)
-    bands = -(-rows // tr_max)
-    tr = -(-rows // bands)
-    while tr > 1 and window_bytes(tr, 1) > budget:
-        bands += 1
-        tr = -(-rows // bands)
-    if window_bytes(tr, 1) > budget:
-        return None, None, f"one row of threads' window is {window_bytes(1, 1)} bytes of workgroup memory > {budget}"
+    fit = _fma_bands(rows, _FMA_WG // tq, window_bytes, budget)
+    if fit is None:
+        return None, None, f"one row of threads' window is {window_bytes(1)} bytes of workgroup memory > {budget}"
+    bands, tr = fit
     tp = 1
     if bands == 1 and tq * tr < _FMA_MIN_WG:
         tp = max(1, min(_FMA_WG // (tq * tr), -(-2 * _FMA_MIN_WG // (tq * tr)), n * m))
         while tp > 1 and window_bytes(tr, tp) > budget:
             tp -= 1
-    win_h = (qr * tr - 1) * sh + (kh - 1) * dh + 1
-    pq = (tq - 1) * sw + nvq
+    win = _fma_window(d, tq, qr * tr, nvq)
+    win_h, pq = win["WIN_H"], win["PQ"]
     consts = dict(
-        KH=kh,
-        KW=kw,
-        SH=sh,
-        SW=sw,
-        DH=dh,
+        **win,
         DW=dw,
         QR=qr,
-        TQ=tq,
         TR=tr,
         TP=tp,
-        NVQ=nvq,
-        PQ=pq,
-        WIN_H=win_h,
         XV=tp * win_h * pq,
         WSZ=tp * kh * kw,
         WG=tq * tr * tp,
@@ -761,32 +768,21 @@ def _grouped_fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int
     budget = min(_GROUPED_FMA_MAX_BYTES, caps.limit("max-compute-workgroup-storage-size"))
 
     def nbytes(tr):
-        win_h = (tr - 1) * sh + (kh - 1) * dh + 1
-        return 16 * (cg * win_h * ((tq - 1) * sw + nvq) + mt * cg * kh * kw)
+        w = _fma_window(d, tq, tr, nvq)
+        return 16 * (cg * w["WIN_H"] * w["PQ"] + mt * cg * kh * kw)
 
-    bands = -(-oh // max(1, _FMA_WG // (tq * mt)))
-    tr = -(-oh // bands)
-    while tr > 1 and nbytes(tr) > budget:
-        bands += 1
-        tr = -(-oh // bands)
-    if nbytes(tr) > budget:
+    fit = _fma_bands(oh, _FMA_WG // (tq * mt), nbytes, budget)
+    if fit is None:
         return None, None, f"one row's window and taps take {nbytes(1)} bytes of workgroup memory > {budget}"
-    win_h = (tr - 1) * sh + (kh - 1) * dh + 1
-    pq = (tq - 1) * sw + nvq
+    bands, tr = fit
+    win = _fma_window(d, tq, tr, nvq)
+    win_h, pq = win["WIN_H"], win["PQ"]
     xv = cg * win_h * pq
     wg = tq * tr * mt
     consts = dict(
-        KH=kh,
-        KW=kw,
-        SH=sh,
-        SW=sw,
-        DH=dh,
-        TQ=tq,
+        **win,
         TR=tr,
         MT=mt,
-        NVQ=nvq,
-        PQ=pq,
-        WIN_H=win_h,
         XV=xv,
         WV=mt * cg * kh * kw,
         WG=wg,
@@ -798,32 +794,6 @@ def _grouped_fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int
         f"a {cg}x{win_h}x{4 * pq} input window staged as f32 ({nbytes(tr)} bytes with the taps)"
     )
     return consts, (bands, -(-qw // tq), blocks), why
-
-
-def _plan_grouped_fma(d, caps, placements, why_choice, shape):
-    """The grouped FMA kernel (C/G x KH x KW <= 258 taps, SLIDE rows): the group's input window
-    and a block's taps staged as f32, each thread 4 columns x 4 channels (see the shader)."""
-    consts, (bands, tiles_w, blocks), why_tile = shape
-    n = d.output.sizes[0]
-    u = _common_uniforms(d, placements)
-    wgs = bands * tiles_w * blocks * d.group_count * n
-    u.update(tiles_h=bands, tiles_w=tiles_w, channel_blocks=blocks, workgroups=wgs)
-    out_res = placement_of(placements, "output").residual
-    ow = d.output.sizes[3]
-    vec = ow % 4 == 0 and out_res % 16 == 0 and d.output.element_strides[3] == 1 and _outer_strides_4(d.output)
-    consts = {**_structure(d), **consts, "SLIDE": 1, "VEC": int(vec)}
-    s = step(
-        "convolution_integer_grouped_fma",
-        "convolution_integer_fma.wgsl",
-        why_tile,
-        wgs * consts["WG"],
-        workgroup_size=consts["WG"],
-        constants=consts,
-        uniforms=u,
-        bindings={**_TENSOR_VARS, "output": ("output", "output4")},
-        uniform_var="cv",
-    )
-    return (s,), why_choice, (), (("kernel", "grouped_fma"), ("workgroups", wgs))
 
 
 #: On a GPU the depthwise FMA kernel takes stride-1 layers of at least this many taps from the
@@ -840,20 +810,33 @@ def _fma_over_fast_rows(d) -> bool:
     return d.strides == (1, 1) and kh * kw >= _FMA_OVER_FAST_TAPS
 
 
-def _plan_depthwise_fma(d, caps, placements, why_choice, shape):
-    """The depthwise FMA kernel (C/G = 1, at most 64 taps): input window and taps staged as f32 in
-    workgroup memory, each thread 4 x QR outputs from registers (f32 sums exact: see the shader)."""
-    consts, (bands, tiles_w, groups), why_tile = shape
-    n, m = d.output.sizes[:2]
-    u = _common_uniforms(d, placements)
-    wgs = bands * tiles_w * groups
-    u.update(tiles_h=bands, tiles_w=tiles_w, workgroups=wgs, fma_planes=n * m)
+def _vec_output(d, placements) -> bool:
+    """Whether the output's rows are contiguous whole quads on 16-byte boundaries (16-byte stores)."""
     out_res = placement_of(placements, "output").residual
     ow = d.output.sizes[3]
-    vec = ow % 4 == 0 and out_res % 16 == 0 and d.output.element_strides[3] == 1 and _outer_strides_4(d.output)
-    consts = {**_structure(d), **consts, "VEC": int(bool(consts["SLIDE"]) and vec)}
+    return ow % 4 == 0 and out_res % 16 == 0 and d.output.element_strides[3] == 1 and _outer_strides_4(d.output)
+
+
+def _plan_fma(d, caps, placements, why_choice, shape, grouped: bool):
+    """The FMA kernels (f32 sums, exact: see the shader): depthwise_fma (C/G = 1, at most 64
+    taps; input window and taps staged in workgroup memory, each thread 4 x QR outputs) or
+    grouped_fma (at most 258 taps a group, SLIDE rows; the group's window and a block's taps
+    staged, each thread 4 columns x 4 channels)."""
+    consts, (bands, tiles_w, blocks), why_tile = shape
+    n, m = d.output.sizes[:2]
+    u = _common_uniforms(d, placements)
+    if grouped:
+        wgs = bands * tiles_w * blocks * d.group_count * n
+        u.update(channel_blocks=blocks)
+        consts = {**consts, "SLIDE": 1}
+    else:
+        wgs = bands * tiles_w * blocks  # blocks: groups of TP planes
+        u.update(fma_planes=n * m)
+    u.update(tiles_h=bands, tiles_w=tiles_w, workgroups=wgs)
+    consts = {**_structure(d), **consts, "VEC": int(bool(consts["SLIDE"]) and _vec_output(d, placements))}
+    name = "grouped_fma" if grouped else "depthwise_fma"
     s = step(
-        "convolution_integer_depthwise_fma",
+        f"convolution_integer_{name}",
         "convolution_integer_fma.wgsl",
         why_tile,
         wgs * consts["WG"],
@@ -863,7 +846,7 @@ def _plan_depthwise_fma(d, caps, placements, why_choice, shape):
         bindings={**_TENSOR_VARS, "output": ("output", "output4")},
         uniform_var="cv",
     )
-    return (s,), why_choice, (), (("kernel", "depthwise_fma"), ("workgroups", wgs))
+    return (s,), why_choice, (), (("kernel", name), ("workgroups", wgs))
 
 
 def _plan_direct(d, caps, placements, why_choice, shape, words=False):
@@ -1383,9 +1366,9 @@ def plan_convolution_integer(
     elif kernel == "depthwise":
         steps, why, workspace, details = _plan_depthwise(d, caps, placements, why)
     elif kernel == "depthwise_fma":
-        steps, why, workspace, details = _plan_depthwise_fma(d, caps, placements, why, fma)
+        steps, why, workspace, details = _plan_fma(d, caps, placements, why, fma, grouped=False)
     elif kernel == "grouped_fma":
-        steps, why, workspace, details = _plan_grouped_fma(d, caps, placements, why, gfma)
+        steps, why, workspace, details = _plan_fma(d, caps, placements, why, gfma, grouped=True)
     elif kernel == "direct":
         steps, why, workspace, details = _plan_direct(d, caps, placements, why, direct)
     elif kernel == "direct_dot4":
