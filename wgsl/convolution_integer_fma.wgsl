@@ -39,8 +39,10 @@ override TP: u32 = 1u;        // planes a workgroup; WG = TQ TR TP
 override NVQ: u32 = 2u;       // vec4 slots a thread reads of a window row: ceil((3 SW + (KW-1) DW + 1) / 4)
 override PQ: u32 = 9u;        // vec4 slots a window row: (TQ - 1) SW + NVQ
 override WIN_H: u32 = 34u;    // window rows: (TH - 1) SH + (KH - 1) DH + 1
-override XV: u32 = 306u;      // vec4 slots: TP WIN_H PQ
-override WSZ: u32 = 9u;       // TP KH KW
+override SLOTS: u32 = 306u;   // vec4 slots of the staged window: TP WIN_H PQ (grouped: CG WIN_H PQ)
+override XV: u32 = 306u;      // SLOTS where SLIDE (read as vec4s), else 1
+override XS: u32 = 1u;        // 4 SLOTS where not SLIDE (read a float at a time: no 16-byte loads for 4 bytes), else 1
+override WSQ: u32 = 3u;       // vec4 tap slots: TP KH KWP / 4 (each tap row padded to KWP, whole vec4s)
 override STAGE: u32 = 2u;     // staging items a thread: ceil(XV / WG)
 // Stride 1 or 2 along W, no W dilation, at most 8 taps wide: a thread's four outputs are
 // neighbours, its window row read as NVQ aligned vec4s (no bank conflicts at stride 1) and each
@@ -56,8 +58,12 @@ override VEC: bool = false;   // output rows contiguous, whole quads on 16-byte 
 
 @group(0) @binding(9) var<storage, read_write> output4: array<vec4<i32>>;
 
-var<workgroup> xv: array<vec4<f32>, XV>;   // the window, row-major, rows of PQ vec4s
-var<workgroup> ws: array<f32, WSZ>;
+var<workgroup> xv: array<vec4<f32>, XV>;   // the window, row-major, rows of PQ vec4s (SLIDE)
+var<workgroup> xs: array<f32, XS>;         // the same as floats (not SLIDE)
+var<workgroup> wq: array<vec4<f32>, WSQ>;   // the planes' taps, rows of KWP
+
+// Taps a row of wq: KW rounded up to whole vec4s.
+fn kwp() -> u32 { return 4u * ((KW + 3u) / 4u); }
 
 const NO_PLANE: u32 = 0xFFFFFFFFu;
 
@@ -92,16 +98,17 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
     let pi0 = plane_info(pg * TP);
 
     // the planes' taps, w - wzp[m]
-    for (var i = l; i < WSZ; i += WG) {
+    for (var i = l; i < 4u * WSQ; i += WG) {
+        let row = i / kwp();
+        let kw = i % kwp();
         var pi = pi0;
-        if (TP > 1u) { pi = plane_info(pg * TP + i / (KH * KW)); }
-        let k = i % (KH * KW);
+        if (TP > 1u) { pi = plane_info(pg * TP + row / KH); }
         var v = 0.0;
-        if (pi.y != NO_PLANE) {
-            let a = pi.y * cv.filter_stride_m + (k / KW) * cv.filter_stride_h + (k % KW) * cv.filter_stride_w;
+        if (pi.y != NO_PLANE && kw < KW) {
+            let a = pi.y * cv.filter_stride_m + (row % KH) * cv.filter_stride_h + kw * cv.filter_stride_w;
             v = f32(widen(filter_byte(a), W_SIGNED) - filter_zp(pi.y));
         }
-        ws[i] = v;
+        wq[i >> 2u][i & 3u] = v;
     }
 
     // the input window (a loop of constant count, STAGE = ceil(XV / WG): its items' loads can all
@@ -109,7 +116,7 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
     let bias = TWO23 + select(0.0, 128.0, X_SIGNED) + f32(input_zp());
     for (var k = 0u; k < STAGE; k++) {
         let i = l + k * WG;
-        if (i >= XV) { break; }
+        if (i >= SLOTS) { break; }
         let r = i / PQ;
         var pi = pi0;
         if (TP > 1u) { pi = plane_info(pg * TP + r / WIN_H); }
@@ -122,7 +129,7 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
     let p = l / (TQ * TR);
     // No private arrays (a variable index into one can put it in local memory): four named rows
     // of sums; the loops' bounds are constants.
-    let fb = p * KH * KW;
+    let fb = p * KH * kwp();
     var a0 = vec4<f32>(0.0);
     var a1 = vec4<f32>(0.0);
     var a2 = vec4<f32>(0.0);
@@ -145,7 +152,8 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
         let s0 = (p * WIN_H + tr * QR * SH) * 4u * PQ + tq * SW;
         for (var kh = 0u; kh < KH; kh++) {
             for (var kw = 0u; kw < KW; kw++) {
-                let w = vec4<f32>(ws[fb + kh * KW + kw]);
+                let j = fb + kh * kwp() + kw;
+                let w = vec4<f32>(wq[j >> 2u][j & 3u]);
                 let c = s0 + kh * DH * 4u * PQ + kw * DW;
                 a0 = fma(window4(c), w, a0);
                 if (QR > 1u) { a1 = fma(window4(c + SH * 4u * PQ), w, a1); }
@@ -216,8 +224,10 @@ fn as_f32(b: vec4<u32>) -> vec4<f32> {
 }
 
 // Window slot c (a float) of the staged window.
-fn put(c: u32, v: f32) { xv[c >> 2u][c & 3u] = v; }
-fn win(c: u32) -> f32 { return xv[c >> 2u][c & 3u]; }
+fn put(c: u32, v: f32) {
+    if (SLIDE) { xv[c >> 2u][c & 3u] = v; } else { xs[c] = v; }
+}
+fn win(c: u32) -> f32 { return xs[c]; }
 
 // Window values c + j TQ SW (j < 4): a tap's inputs for a thread's four outputs, TQ columns apart
 // (neighbouring threads read neighbouring slots at stride 1: no bank conflicts).
@@ -243,15 +253,18 @@ fn tap4(x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, kw0: u32) ->
 // t / DH (t = y - r SH, wrapped below 0: then past every tap row).
 fn slide_row(a: vec4<f32>, t: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, fb: u32) -> vec4<f32> {
     if (t % DH != 0u || t / DH >= KH) { return a; }
-    let f = fb + (t / DH) * KW;
-    var s = fma(tap4(x0, x1, x2, x3, 0u), vec4<f32>(ws[f]), a);   // (tap4 shifts by ALIGN_S)
-    if (KW > 1u) { s = fma(tap4(x0, x1, x2, x3, 1u), vec4<f32>(ws[f + 1u]), s); }
-    if (KW > 2u) { s = fma(tap4(x0, x1, x2, x3, 2u), vec4<f32>(ws[f + 2u]), s); }
-    if (KW > 3u) { s = fma(tap4(x0, x1, x2, x3, 3u), vec4<f32>(ws[f + 3u]), s); }
-    if (KW > 4u) { s = fma(tap4(x0, x1, x2, x3, 4u), vec4<f32>(ws[f + 4u]), s); }
-    if (KW > 5u) { s = fma(tap4(x0, x1, x2, x3, 5u), vec4<f32>(ws[f + 5u]), s); }
-    if (KW > 6u) { s = fma(tap4(x0, x1, x2, x3, 6u), vec4<f32>(ws[f + 6u]), s); }
-    if (KW > 7u) { s = fma(tap4(x0, x1, x2, x3, 7u), vec4<f32>(ws[f + 7u]), s); }
+    // the row's taps as one or two 16-byte loads (rows of KWP taps)
+    let f = (fb + (t / DH) * kwp()) >> 2u;
+    let w0 = wq[f];
+    let w1 = wq[f + select(0u, 1u, KW > 4u)];
+    var s = fma(tap4(x0, x1, x2, x3, 0u), vec4<f32>(w0.x), a);   // (tap4 shifts by ALIGN_S)
+    if (KW > 1u) { s = fma(tap4(x0, x1, x2, x3, 1u), vec4<f32>(w0.y), s); }
+    if (KW > 2u) { s = fma(tap4(x0, x1, x2, x3, 2u), vec4<f32>(w0.z), s); }
+    if (KW > 3u) { s = fma(tap4(x0, x1, x2, x3, 3u), vec4<f32>(w0.w), s); }
+    if (KW > 4u) { s = fma(tap4(x0, x1, x2, x3, 4u), vec4<f32>(w1.x), s); }
+    if (KW > 5u) { s = fma(tap4(x0, x1, x2, x3, 5u), vec4<f32>(w1.y), s); }
+    if (KW > 6u) { s = fma(tap4(x0, x1, x2, x3, 6u), vec4<f32>(w1.z), s); }
+    if (KW > 7u) { s = fma(tap4(x0, x1, x2, x3, 7u), vec4<f32>(w1.w), s); }
     return s;
 }
 
@@ -326,7 +339,7 @@ fn convolution_integer_grouped_fma(@builtin(workgroup_id) wid: vec3<u32>, @built
     let xn = n * cv.in_stride_n + g * CG * cv.in_stride_c;
     for (var k = 0u; k < STAGE; k++) {
         let i = l + k * WG;
-        if (i >= XV) { break; }
+        if (i >= SLOTS) { break; }
         let r = i / PQ;
         stage_slot(i, i % PQ, r, r % WIN_H, xn + (r / WIN_H) * cv.in_stride_c, true, ih0, iw0, bias);
     }

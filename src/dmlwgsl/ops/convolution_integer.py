@@ -651,6 +651,12 @@ def _fma_window(d: ConvolutionIntegerDesc, tq: int, rows: int, nvq: int) -> dict
     return dict(KH=kh, KW=kw, SH=sh, SW=sw, DH=dh, TQ=tq, NVQ=nvq, PQ=(tq - 1) * sw + nvq, WIN_H=win_h)
 
 
+def _fma_kwp(kw: int) -> int:
+    """Taps a row of the depthwise FMA kernel's staged taps: KW rounded up to whole vec4s (a SLIDE
+    row's taps are one or two 16-byte loads)."""
+    return 4 * -(-kw // 4)
+
+
 def _fma_bands(rows: int, tr_max: int, nbytes, budget: int):
     """(bands, thread rows a band): the rows in as few even bands of at most ``tr_max`` as fit
     ``budget`` bytes of workgroup memory (``nbytes(tr)``), or None where one row does not."""
@@ -689,7 +695,7 @@ def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int = 0):
 
     def window_bytes(tr, tp=1):
         w = _fma_window(d, tq, qr * tr, nvq)
-        return 16 * tp * w["WIN_H"] * w["PQ"] + 4 * tp * kh * kw
+        return 16 * tp * w["WIN_H"] * w["PQ"] + 4 * tp * kh * _fma_kwp(kw)
 
     fit = _fma_bands(rows, _FMA_WG // tq, window_bytes, budget)
     if fit is None:
@@ -708,8 +714,10 @@ def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int = 0):
         QR=qr,
         TR=tr,
         TP=tp,
-        XV=tp * win_h * pq,
-        WSZ=tp * kh * kw,
+        SLOTS=tp * win_h * pq,
+        XV=tp * win_h * pq if slide else 1,
+        XS=1 if slide else 4 * tp * win_h * pq,
+        WSQ=tp * kh * _fma_kwp(kw) // 4,
         WG=tq * tr * tp,
         STAGE=-(-(tp * win_h * pq) // (tq * tr * tp)),
         SLIDE=int(slide),
@@ -783,6 +791,7 @@ def _grouped_fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int
         **win,
         TR=tr,
         MT=mt,
+        SLOTS=xv,
         XV=xv,
         WV=mt * cg * kh * kw,
         WG=wg,
@@ -797,8 +806,9 @@ def _grouped_fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int
 
 
 #: On a GPU the depthwise FMA kernel takes stride-1 layers of at least this many taps from the
-#: depthwise kernel's fast rows. H100, same run (us, fast rows / FMA): 5x5 18.4 / 15.4, 7x7 35.1 /
-#: 31.5; but 3x3 29.7 / 30.0, 3x3 at 7x7 planes 10.2 / 11.0, 1-D k5 32.3 / 35.6, 3x3 stride 2
+#: depthwise kernel's fast rows. H100, same run (us, fast rows / FMA): 5x5 18.9 / 14.8, 7x7 35.6 /
+#: 28.4; but 3x3 at 14x14 and 7x7 planes 13.6 / 14.3 and 10.5 / 11.3, 1-D k5 32.5 / 34.6 (3x3 at
+#: 56x56 30.2 / 28.9: too close to call across shapes), 3x3 stride 2
 #: 23.6 / 42.8 (each output row's window rows read anew, and the window is four times the
 #: outputs), 5x5 stride 2 19.2 / 29.7.
 _FMA_OVER_FAST_TAPS = 25
@@ -1276,7 +1286,7 @@ def plan_convolution_integer(
             if has_dot4 and _depthwise_fast(d):
                 reason = (
                     f"of {kh * kw} taps at stride 1, where it beats the depthwise kernel's fast rows (H100: 5x5 "
-                    "18.4 -> 15.4 us, 7x7 35.1 -> 31.5)"
+                    "18.9 -> 14.8 us, 7x7 35.6 -> 28.4)"
                 )
             elif has_dot4:
                 reason = (
