@@ -43,7 +43,7 @@ override SLOTS: u32 = 306u;   // vec4 slots of the staged window: TP WIN_H PQ (g
 override XV: u32 = 306u;      // SLOTS where SLIDE (read as vec4s), else 1
 override XS: u32 = 1u;        // 4 SLOTS where not SLIDE (read a float at a time: no 16-byte loads for 4 bytes), else 1
 override WSQ: u32 = 3u;       // vec4 tap slots: TP KH KWP / 4 (each tap row padded to KWP, whole vec4s)
-override STAGE: u32 = 2u;     // staging items a thread: ceil(XV / WG)
+override STAGE: u32 = 2u;     // staging items a thread: ceil(SLOTS / WG)
 // Stride 1 or 2 along W, no W dilation, at most 8 taps wide: a thread's four outputs are
 // neighbours, its window row read as NVQ aligned vec4s (no bank conflicts at stride 1) and each
 // tap's four inputs picked from them (the taps written out: constant picks); its outputs stored
@@ -111,7 +111,7 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
         wq[i >> 2u][i & 3u] = v;
     }
 
-    // the input window (a loop of constant count, STAGE = ceil(XV / WG): its items' loads can all
+    // the input window (a loop of constant count, STAGE = ceil(SLOTS / WG): its items' loads can all
     // be in flight)
     let bias = TWO23 + select(0.0, 128.0, X_SIGNED) + f32(input_zp());
     for (var k = 0u; k < STAGE; k++) {

@@ -20,10 +20,11 @@ choice and why):
   constant count; other layers a tap at a time (binds whole tensors: not past the binding limit);
 * ``depthwise_fma`` (wgsl/convolution_integer_fma.wgsl): C/G = 1 layers of at most 64
   taps on GPUs where the depthwise kernel's fast rows do not apply (W dilation, W stride above 2,
-  kernels wider than 8, input rows that are not contiguous, no packed dot product): the input
-  window and taps staged in workgroup memory as f32 (x - zx, w - zw), each thread four outputs
-  TQ columns apart of QR rows on f32 fused multiply-adds (sums of at most 258 products of 8-bit
-  differences are integers below 2^24: exact);
+  kernels wider than 8, input rows that are not contiguous, no packed dot product), and stride-1
+  layers of 25 taps and more: the input window and taps staged in workgroup memory as f32 (x - zx,
+  w - zw), each thread four outputs of QR rows (neighbours where W stride is 1 or 2 without W
+  dilation, else TQ columns apart) on f32 fused multiply-adds (sums of at most 258 products of
+  8-bit differences are integers below 2^24: exact);
 * ``grouped_fma`` (same file): grouped stride-1 layers (G > 1) of at most 258 taps a group
   (C/G x KH x KW), W stride 1 or 2, no W dilation, kernels at most 8 wide, on GPUs: the group's
   input window and a block of 4-16 output channels' taps staged as f32, each thread four
@@ -627,17 +628,18 @@ def _plan_depthwise(d, caps, placements, why_choice):
     return (s,), why_choice, (), (("kernel", "depthwise"),)
 
 
-#: The depthwise FMA kernel's reach: at most this many taps (its registers hold a plane's taps; f32
-#: sums of up to 258 products of 8-bit differences are exact), window rows read as at most 8 vec4s.
+#: The depthwise FMA kernel's reach, as tested and measured (8x8 kernels; a thread's window row at
+#: most 8 vec4s): the kernel itself needs only KH*KW <= 258 for exact f32 sums (its taps and window
+#: live in workgroup memory).
 _FMA_MAX_TAPS = 64
 _FMA_MAX_SLOTS = 8
-#: Threads a workgroup of the depthwise FMA kernel at most, and the fewest it aims for (planes
-#: stacked where one plane's tile has fewer threads).
+#: Threads a workgroup of the FMA kernels at most.
 _FMA_WG = 256
 #: Workgroup memory a tile stages at most (more would cut the workgroups an SM holds).
 _FMA_MAX_BYTES = 16384
 #: Output rows a thread of the depthwise FMA kernel (at most 4).
 _FMA_ROWS = 2
+#: Threads a depthwise FMA workgroup aims for at least (planes stacked where one plane's tile has fewer).
 _FMA_MIN_WG = 64
 
 
@@ -670,12 +672,13 @@ def _fma_bands(rows: int, tr_max: int, nbytes, budget: int):
 
 def _fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int = 0):
     """The depthwise FMA kernel's shape: (constants, (tiles_h, tiles_w, plane groups), why), or
-    (None, None, reason) where it cannot run the layer. A thread computes 4 neighbouring output
-    columns of QR rows (QR = 2 at H stride 1, else 1; fewer for short planes); a tile row is TQ quads (the plane's width
-    up to 16 quads, else the columns split evenly into tiles of at most 16), TR threads down it
-    (the plane's height in as few even bands of at most 256 / TQ threads as fit), TP planes a
-    workgroup where one plane's tile has under 64 threads (to 128 threads); the window (TP x WIN_H rows of PQ
-    vec4s) must fit the adapter's workgroup memory, else the bands shrink."""
+    (None, None, reason) where it cannot run the layer. A thread computes 4 output columns of QR
+    rows (QR = 2 at H stride 1, else 1; fewer for short planes); a tile row is TQ quads (the
+    plane's width up to 16 quads, else the columns split evenly into tiles of at most 16), TR
+    threads down it (the plane's height in as few even bands of at most 256 / TQ threads as fit),
+    TP planes a workgroup where one plane's tile has under 64 threads (to 128 threads); the window
+    (TP x WIN_H rows of PQ vec4s) and taps must fit 16 KiB of workgroup memory, else the bands
+    shrink."""
     kh, kw = d.filter.sizes[2:]
     sh, sw = d.strides
     dh, dw = d.dilations
