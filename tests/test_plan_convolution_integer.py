@@ -165,6 +165,10 @@ def test_few_channels_a_group_run_the_direct_kernel(profile, name, kw):
         caps = no_dot4(caps)
     d = layer(**kw)
     plan = plan_convolution_integer(d, caps)
+    if name == "depthwise" and not caps.is_cpu:
+        # a GPU: the depthwise FMA kernel on 56x56 planes at stride 1 (_FMA_OVER_FAST_PLANE)
+        assert plan.kernels == ["convolution_integer_depthwise_fma"] and "output planes" in plan.why
+        return
     if "depthwise" in name:
         # an adapter with the packed dot product: the depthwise kernel, eight outputs of a row a thread
         (s,) = plan.steps
@@ -292,7 +296,7 @@ def test_explain_cli(capsys):
     argv += ["--pads", "1,1,1,1", "--zero-points", "channel", "--profile", "h100", "--json"]
     assert cli_main(argv) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["kernels"] == ["convolution_integer_depthwise"] and d["dispatches"] == 1
+    assert d["kernels"] == ["convolution_integer_depthwise_fma"] and d["dispatches"] == 1
     assert d["ops"] == 2 * 8 * 256 * 56 * 56 * 9
     assert d["bytes_moved"] == 8 * 256 * 56 * 56 + 256 * 9 + 256 + 1 + 4 * 8 * 256 * 56 * 56
     assert d["steps"][0]["uniforms"]["group_count"] == 256
@@ -482,12 +486,13 @@ def test_cpu_adapters_take_the_portable_kernel_where_direct_tiles_idle():
     portable kernel (lavapipe runs idle invocations through the staging loops and barriers too);
     a GPU profile takes the grouped FMA kernel for these grouped stride-1 layers, and larger
     planes keep the direct kernels on the CPU too; C/G = 1 takes the depthwise kernel on both
-    (lavapipe: 1.6-4.3x the direct kernel)."""
+    (lavapipe: 1.6-4.3x the direct kernel), except the GPU's 56x56 planes (the depthwise FMA
+    kernel)."""
     cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     for desc, cpu_kernel, gpu_kernel in [
         (layer(1, 128, 128, (8, 8), 3, groups=128), "depthwise", "depthwise"),  # depthwise 8x8
         (layer(1, 128, 128, (7, 7), 3, groups=64), "portable", "grouped_fma"),  # G=64, 7x7: 2 channels a group
-        (layer(1, 128, 128, (56, 56), 3, groups=128), "depthwise", "depthwise"),  # depthwise 56x56
+        (layer(1, 128, 128, (56, 56), 3, groups=128), "depthwise", "depthwise_fma"),  # depthwise 56x56
         (layer(1, 256, 256, (14, 14), 3, groups=32), "direct_dot4", "grouped_fma"),  # 8 channels a group: busy
     ]:
         got = plan_convolution_integer(desc, cpu)
@@ -502,3 +507,26 @@ def test_cpu_adapters_take_the_portable_kernel_where_direct_tiles_idle():
         ]
         == "direct"
     )
+
+
+def test_depthwise_rows_that_are_not_whole_words_take_the_fma_kernel_on_a_gpu():
+    """Depthwise layers at stride 1 or 2 whose input rows are not whole words (odd widths) take the
+    depthwise FMA kernel on a GPU from 256 outputs a plane (H100: 1.4-1.6x the fast rows at 3x3),
+    and 2-D stride-1 layers from 1024 outputs a plane; small planes, whole-word rows at stride 2
+    and 1-D rows of whole words keep the depthwise kernel's fast rows; CPU adapters keep them all."""
+    cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
+    for desc, gpu_kernel, why in [
+        (layer(8, 128, 128, (57, 57), 3, groups=128), "depthwise_fma", "not whole words"),
+        (layer(4, 60, 120, (45, 77), 3, groups=60), "depthwise_fma", "not whole words"),  # M/G = 2
+        (layer(8, 96, 96, (57, 57), 3, groups=96, stride=2), "depthwise_fma", "not whole words"),
+        (layer(8, 256, 256, (1999,), 3, groups=256), "depthwise_fma", "not whole words"),  # 1-D
+        (layer(8, 64, 64, (40, 40), 3, groups=64), "depthwise_fma", "output planes"),
+        (layer(8, 1024, 1024, (7, 7), 3, groups=1024), "depthwise", "eight outputs of a row"),  # odd, 49 outputs
+        (layer(8, 512, 512, (14, 14), 3, groups=512), "depthwise", "eight outputs of a row"),
+        (layer(8, 256, 256, (28, 28), 3, groups=256), "depthwise", "eight outputs of a row"),  # 784 outputs
+        (layer(8, 144, 144, (112, 112), 3, groups=144, stride=2), "depthwise", "eight outputs of a row"),
+        (layer(8, 512, 512, (2000,), 5, groups=512), "depthwise", "eight outputs of a row"),  # 1-D, whole words
+    ]:
+        got = plan_convolution_integer(desc, gpu)
+        assert dict(got.details)["kernel"] == gpu_kernel and why in got.why, got.why
+        assert dict(plan_convolution_integer(desc, cpu).details)["kernel"] == "depthwise"

@@ -810,17 +810,47 @@ def _grouped_fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int
 
 #: On a GPU the depthwise FMA kernel takes stride-1 layers of at least this many taps from the
 #: depthwise kernel's fast rows. H100, same run (us, fast rows / FMA): 5x5 18.9 / 14.8, 7x7 35.6 /
-#: 28.4; but 3x3 at 14x14 and 7x7 planes 13.6 / 14.3 and 10.5 / 11.3, 1-D k5 32.5 / 34.6 (3x3 at
-#: 56x56 30.2 / 28.9: too close to call across shapes), 3x3 stride 2
-#: 23.6 / 42.8 (each output row's window rows read anew, and the window is four times the
-#: outputs), 5x5 stride 2 19.2 / 29.7.
+#: 28.4; 3x3 stride 2 23.6 / 42.8 (each output row's window rows read anew, and the window is four
+#: times the outputs), 5x5 stride 2 19.2 / 29.7.
 _FMA_OVER_FAST_TAPS = 25
+#: ... and 2-D stride-1 layers whose output planes have at least this many outputs. H100, two
+#: rounds (us, fast rows / FMA): 3x3 on 8x256x56x56 29.7 / 28.9, 8x32x112x112 17.9 / 17.4,
+#: 4x60x45x76 11.0 / 9.6, M/G = 2 4x60x45x76 14.1 / 13.1, 8x128x56x56 29.2 / 28.3, 8x256x28x28 19.6 /
+#: 19.5; but 8x512x14x14 13.8 / 14.3, 8x1024x7x7 10.2 / 11.5, and 1-D k5 (W 2000) 32.5 / 34.8.
+_FMA_OVER_FAST_PLANE = 1024
+#: ... and layers (stride 1 or 2) whose input rows are not whole words, from this many outputs a
+#: plane: on 7x7 planes (W 7) the fast rows stay ahead, 10.2 / 11.5 us (8x1024x7x7), and 13.8 /
+#: 14.3 on 8x512x14x14 (W 14).
+_FMA_UNALIGNED_PLANE = 256
 
 
-def _fma_over_fast_rows(d) -> bool:
-    """Whether a GPU takes the depthwise FMA kernel over the depthwise kernel's fast rows."""
+def _fma_over_fast_rows(d) -> str | None:
+    """Why a GPU takes the depthwise FMA kernel over the depthwise kernel's fast rows (None: it
+    does not). Input rows that are not whole words (odd widths) cost the fast rows a byte shift
+    per row word: H100, two rounds (us, fast rows / FMA), 3x3: 8x128x57x57 46.7 / 28.5, 8x32x113x113
+    43.4 / 27.9, 8x256x27x27 24.8 / 17.8, M/G = 2 4x60x45x77 27.4 / 19.2, M/G = 4 4x32x45x77 28.8 /
+    19.5, 1-D k3 W 1999 49.7 / 30.1; stride 2: 8x96x57x57 15.7 / 14.6, 4x60x45x77 12.9 / 12.0."""
     kh, kw = d.filter.sizes[2:]
-    return d.strides == (1, 1) and kh * kw >= _FMA_OVER_FAST_TAPS
+    oh, ow = d.output.sizes[2:]
+    if max(d.strides) <= 2 and not _outer_strides_4(d.input) and oh * ow >= _FMA_UNALIGNED_PLANE:
+        return (
+            "with input rows that are not whole words (the depthwise kernel's fast rows shift every word: H100, "
+            "3x3 8x128x57x57 46.7 -> 28.5 us, 1-D k3 W 1999 49.7 -> 30.1)"
+        )
+    if d.strides != (1, 1):
+        return None
+    if kh * kw >= _FMA_OVER_FAST_TAPS:
+        return (
+            f"of {kh * kw} taps at stride 1, where it beats the depthwise kernel's fast rows (H100: 5x5 18.9 -> "
+            "14.8 us, 7x7 35.6 -> 28.4)"
+        )
+    if kh > 1 and oh * ow >= _FMA_OVER_FAST_PLANE:
+        return (
+            f"at stride 1 with {oh}x{ow} output planes (>= {_FMA_OVER_FAST_PLANE} outputs), where it edges out the "
+            "depthwise kernel's fast rows (H100, 3x3: 56x56 29.7 -> 28.9 us, 45x76 11.0 -> 9.6; behind them on "
+            "14x14 and 7x7 planes)"
+        )
+    return None
 
 
 def _vec_output(d, placements) -> bool:
@@ -1287,10 +1317,7 @@ def plan_convolution_integer(
             # 29.4; the depthwise kernel's fast rows stay faster where they apply)
             kernel = "depthwise_fma"
             if has_dot4 and _depthwise_fast(d):
-                reason = (
-                    f"of {kh * kw} taps at stride 1, where it beats the depthwise kernel's fast rows (H100: 5x5 "
-                    "18.9 -> 14.8 us, 7x7 35.6 -> 28.4)"
-                )
+                reason = _fma_over_fast_rows(d)
             elif has_dot4:
                 reason = (
                     "the depthwise kernel's fast rows do not take (a kernel wider than 8, W dilation, W stride above "
