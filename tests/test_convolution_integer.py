@@ -1203,7 +1203,7 @@ def test_depthwise_fma_kernel(device, mix, rng, monkeypatch):
         dict(c=2, m=4, hw=(8, 20), k=(3, 7), start_padding=(1, 3), end_padding=(1, 3)),
         dict(c=2, m=2, hw=(12, 28), k=(8, 8), strides=(2, 2), start_padding=(3, 0), end_padding=(4, 0)),
     ]
-    aligned, walks = set(), set()
+    aligned, staging = set(), set()
     # (1 and 4 rows a thread on one mix: each shape is a pipeline of its own, compiled cold)
     for qr in (2, 1, 4) if mix == (np.uint8, np.int8) else (2,):
         monkeypatch.setattr(ci, "_FMA_ROWS", qr)
@@ -1212,9 +1212,9 @@ def test_depthwise_fma_kernel(device, mix, rng, monkeypatch):
                 continue
             c = depthwise_case(device, "depthwise_fma", mix, rng, case, zps[i % len(zps)])
             aligned.add(c["ALIGN_S"])
-            walks.add(c["RS"] > 0)
+            staging.add(c["RS"] > 0)
     # every ALIGN_S; word rows staged both by slot columns (RS) and by items
-    assert aligned == {0, 1, 2, 3, 4} and walks == {True, False}
+    assert aligned == {0, 1, 2, 3, 4} and staging == {True, False}
     # an NHWC input and a strided output; 8 x 8 = 64 taps at the largest products
     fma_nhwc_and_largest_sums(device, "depthwise_fma", mix, rng, c=4, m=4, cg=1, k=(8, 8))
 

@@ -20,9 +20,10 @@ choice and why):
   constant count; other layers a tap at a time (binds whole tensors: not past the binding limit);
 * ``depthwise_fma`` (wgsl/convolution_integer_fma.wgsl): C/G = 1 layers of at most 64
   taps on GPUs where the depthwise kernel's fast rows do not apply (W dilation, W stride above 2,
-  kernels wider than 8, input rows that are not contiguous, no packed dot product), and stride-1
-  layers of 25 taps and more: the input window and taps staged in workgroup memory as f32 (x - zx,
-  w - zw), each thread four outputs of QR rows (neighbours where W stride is 1 or 2 without W
+  kernels wider than 8, input rows that are not contiguous, no packed dot product), stride-1
+  layers of 25 taps and more or of 2-D planes of 1024 outputs and more, and input rows that are not
+  whole words (odd widths) from 256 outputs a plane: the input window and taps staged in workgroup
+  memory as f32 (x - zx, w - zw), each thread four outputs of QR rows (neighbours where W stride is 1 or 2 without W
   dilation, else TQ columns apart) on f32 fused multiply-adds (sums of at most 258 products of
   8-bit differences are integers below 2^24: exact);
 * ``grouped_fma`` (same file): grouped stride-1 layers (G > 1) of at most 258 taps a group
@@ -1201,8 +1202,9 @@ def plan_convolution_integer(
     "direct_dot4", "dot4", "dot4_im2col"; None or "auto": choose); an impossible request raises
     :class:`PlanError` naming the rule. Where no path is requested: dot4 for dense layers (C/G
     and M/G >= 16) on adapters with the WGSL feature packed_4x8_integer_dot_product (im2col where
-    it saves k steps), the depthwise kernel for C/G = 1 there where its fast rows apply (and on
-    CPU adapters), the depthwise FMA kernel for the other C/G = 1 layers on GPUs, the grouped FMA
+    it saves k steps), the depthwise kernel for C/G = 1 there where its fast rows apply and win
+    (and on CPU adapters), the depthwise FMA kernel for the other C/G = 1 layers on GPUs (see
+    ``_fma_over_fast_rows``), the grouped FMA
     kernel for grouped stride-1 layers of at most 258 taps a group on GPUs, else direct where its tile fits
     the staging memory, else portable. ``placements`` give the tensors' residual byte offsets
     (uniforms). The dot4 tuning options (``pixels_per_thread`` 4-8, ``threads`` 128/256/512,
@@ -1328,7 +1330,7 @@ def plan_convolution_integer(
             # (H100, same run, against direct, every result exact: 3x3 dilation 2 80.4 -> 38.9 us,
             # stride 3 74.2 -> 38.7, 1x9 41.7 -> 23.6, 5x5 dilation 2 34.3 -> 23.0, NHWC input 3x3
             # 99.8 -> 69.1, 7x7 99.1 -> 90.9, 3x3 stride 2 130.6 -> 113.4, 1-D k9 dilation 2 37.1 ->
-            # 29.4; the depthwise kernel's fast rows stay faster where they apply)
+            # 29.4; over the depthwise kernel's fast rows only where _fma_over_fast_rows says so)
             kernel = "depthwise_fma"
             if has_dot4 and _depthwise_fast(d):
                 reason = _fma_over_fast_rows(d)
