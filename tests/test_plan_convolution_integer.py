@@ -530,3 +530,24 @@ def test_depthwise_rows_that_are_not_whole_words_take_the_fma_kernel_on_a_gpu():
         got = plan_convolution_integer(desc, gpu)
         assert dict(got.details)["kernel"] == gpu_kernel and why in got.why, got.why
         assert dict(plan_convolution_integer(desc, cpu).details)["kernel"] == "depthwise"
+
+
+def test_gemms_of_few_k_steps_take_the_smallest_tiles_on_a_gpu():
+    """A GPU's GEMM of at most 3 k steps with at most 64 channels a group (stems, small C) takes
+    256-thread tiles of 4 pixels a thread by 64 channels (several workgroups an SM); more k steps,
+    more channels, a requested tile and CPU adapters keep their choices."""
+    gpu, cpu = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
+
+    def gemm(desc, caps, **tuning):
+        s = plan_convolution_integer(desc, caps, **tuning).steps[-1]
+        return s.constants_dict["RP"], s.workgroup_size, s.constants_dict["TM"], s.uniforms_dict["tile_steps"], s.why
+
+    stem = layer(8, 3, 64, (224, 224), 7, stride=2)  # K = 147: 3 k steps (im2col)
+    for desc, steps in [(stem, 3), (layer(8, 3, 32, (224, 224), 3, stride=2), 1), (layer(4, 16, 40, (45, 77), 3), 3)]:
+        rp, threads, tm, got_steps, why = gemm(desc, gpu)
+        assert (rp, threads, tm, got_steps) == (4, 256, 64, steps) and "several an SM" in why
+        assert gemm(desc, cpu)[1] == 128  # CPU adapters: 128-thread tiles as before
+    for desc in (layer(8, 24, 64, (56, 56), 3), layer(8, 3, 96, (224, 224), 4, stride=4, pad=0)):
+        # 5 k steps; 96 channels (a 128-channel tile)
+        assert gemm(desc, gpu)[:3] != (4, 256, 64) and "cost model" in gemm(desc, gpu)[4]
+    assert gemm(stem, gpu, pixels_per_thread=6, threads=512, tile_channels=64)[:3] == (6, 512, 64)  # requested

@@ -298,6 +298,21 @@ _WAVE_OVERHEAD_US = 5.3
 _ZERO_US, _ZERO_US_PER_MB = 1.2, 0.22
 
 
+#: GEMMs of at most this many k steps and at most 64 output channels a group (stems, small C) take
+#: _FEW_STEPS_TILE on a GPU: the cost model's one-workgroup-an-SM waves overcharge small tiles,
+#: which share SMs. H100, same call (us, the model's 512 x 6 x 64 / 256 x 4 x 64): C=3 7x7 stride 2
+#: (8x3x224x224 -> 64, 3 steps) 87.3 / 80.9, C=3 3x3 stride 2 (-> 32, 1 step) 43.8 / 39.2, C=3 3x3
+#: 112x112 42.5 / 38.7, C=16 4x16x45x77 -> 40 (3 steps; the model's 256 x 7) 21.5 / 20.5; at 5 steps
+#: (C=24 3x3) 29.7 / 30.0, 13 (C=32 5x5) 50.9 / 52.7; 96 channels (a 4x4 stride-4 patch stem, 1
+#: step) take a 128-channel tile: 22.8 against 24.1.
+_FEW_STEPS, _FEW_STEPS_TILE = 3, (4, 256, 64)
+
+
+def _few_steps(k_steps: int, mg: int) -> bool:
+    """Whether a GPU's GEMM takes _FEW_STEPS_TILE (few k steps, at most 64 channels a group)."""
+    return k_steps <= _FEW_STEPS and mg <= 64
+
+
 def _tile_pixels(threads: int, tm: int, rp: int) -> int:
     """Pixels of a GEMM tile: threads / (tm / 4) threads along the pixels, rp pixels each."""
     return threads // (tm // 4) * rp
@@ -1040,6 +1055,9 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     cpu = caps.is_cpu and threads_req is None and split_k is None and per_req is None
     if cpu:
         threads_req = 128 if tm_req in (None, 64) else None
+    few = not cpu and _few_steps(k_steps, mg) and (rp_req, threads_req, tm_req, split_k, per_req) == (None,) * 5
+    if few:
+        rp_req, threads_req, tm_req = _FEW_STEPS_TILE
     rp, threads, tm, auto_steps = _gemm_shape(caps, pixels, mg, g, k_steps, out_mb, rp_req, threads_req, tm_req)
     if cpu:
         auto_steps = k_steps
@@ -1152,7 +1170,13 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
         "convolution_integer_dot4.wgsl",
         f"implicit GEMM on dot4I8Packed: {tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how}"
-        + ("" if cpu else " (the H100-fitted cost model's cheapest)"),
+        + (
+            ""
+            if cpu
+            else f" (at most {_FEW_STEPS} k steps and {mg} <= 64 channels a group: the smallest tiles, several an SM)"
+            if few
+            else " (the H100-fitted cost model's cheapest)"
+        ),
         workgroups * threads,
         workgroup_size=threads,
         constants={
