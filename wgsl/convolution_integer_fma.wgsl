@@ -121,6 +121,7 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
     if (RS > 0u) {
         let q = l % PQ;
         let cm = col_keep(q, iw0);
+        let zrep = (u32(input_zp()) & 0xFFu) * 0x01010101u;
         for (var k = 0u; k < STAGE; k++) {
             let r = l / PQ + k * RS;
             if (l >= RS * PQ || r >= TP * WIN_H) { break; }
@@ -130,7 +131,7 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
                 pi = plane_info(pg * TP + r / WIN_H);
                 wy = r % WIN_H;
             }
-            stage_word(r * PQ + q, q, wy, pi.x, pi.y != NO_PLANE, ih0, iw0, cm, bias);
+            stage_word(r * PQ + q, q, wy, pi.x, pi.y != NO_PLANE, ih0, iw0, cm, zrep, bias);
         }
     } else {
         for (var k = 0u; k < STAGE; k++) {
@@ -211,17 +212,15 @@ fn stage_slot(i: u32, q: u32, r: u32, wy: u32, x: u32, plane_in: bool, ih0: i32,
     let W = i32(cv.in_width);
     let ih = ih0 + i32(wy);
     let row_in = plane_in && ih >= 0 && ih < H;
-    let row = x + u32(clamp(ih, 0, H - 1)) * cv.in_stride_h;
     if (ALIGN_S < 4u) {
-        // slot q of the row: the word of input columns c0 .. c0 + 3
-        let c0 = iw0 - i32(ALIGN_S) + 4 * i32(q);
-        let cols = vec4<i32>(c0) + vec4<i32>(0, 1, 2, 3);
+        // slot q of the row: the word of its four input columns
+        let cols = vec4<i32>(slot_col(q, iw0)) + vec4<i32>(0, 1, 2, 3);
         let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(W)) & vec4<bool>(row_in);
-        let word = word_at((i32(cv.input_base + row) + c0) >> 2u);
-        let b = (vec4<u32>(word) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xFFu);
+        let b = word_bytes(slot_word(q, ih, x, iw0));
         xv[i] = select(vec4<f32>(0.0), as_f32(b) - vec4<f32>(bias), inside);
         return;
     }
+    let row = x + u32(clamp(ih, 0, H - 1)) * cv.in_stride_h;
     // item (r, q) stages columns q, q + PQ, q + 2 PQ, q + 3 PQ of the row, so that neighbouring
     // threads write neighbouring slots (no bank conflicts); no vector indexed by a variable (that
     // can land in local memory on NVIDIA)
@@ -237,10 +236,21 @@ fn stage_slot(i: u32, q: u32, r: u32, wy: u32, x: u32, plane_in: bool, ih0: i32,
     put(o + 3u * PQ, v.w);
 }
 
-// The byte lanes of window slot q (ALIGN_S < 4: input columns iw0 - ALIGN_S + 4 q .. + 3) whose
-// columns lie inside the row: 0xFF in each.
+// Rows staged a word a slot (ALIGN_S < 4): the first input column of window slot q (its four
+// columns start ALIGN_S before the window's), and the word of those columns in input row ih
+// (clamped into the input) of the channel whose elements start at x.
+fn slot_col(q: u32, iw0: i32) -> i32 { return iw0 - i32(ALIGN_S) + 4 * i32(q); }
+fn slot_word(q: u32, ih: i32, x: u32, iw0: i32) -> u32 {
+    let row = x + u32(clamp(ih, 0, i32(cv.in_height) - 1)) * cv.in_stride_h;
+    return word_at((i32(cv.input_base + row) + slot_col(q, iw0)) >> 2u);
+}
+
+// The four bytes of a word, lowest first.
+fn word_bytes(w: u32) -> vec4<u32> { return (vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xFFu); }
+
+// The byte lanes of window slot q (ALIGN_S < 4) whose columns lie inside the row: 0xFF in each.
 fn col_keep(q: u32, iw0: i32) -> u32 {
-    let cols = vec4<i32>(iw0 - i32(ALIGN_S) + 4 * i32(q)) + vec4<i32>(0, 1, 2, 3);
+    let cols = vec4<i32>(slot_col(q, iw0)) + vec4<i32>(0, 1, 2, 3);
     let inside = (cols >= vec4<i32>(0)) & (cols < vec4<i32>(i32(cv.in_width)));
     let k = select(vec4<u32>(0u), vec4<u32>(0xFFu, 0xFF00u, 0xFF0000u, 0xFF000000u), inside);
     return k.x | k.y | k.z | k.w;
@@ -248,15 +258,13 @@ fn col_keep(q: u32, iw0: i32) -> u32 {
 
 // Staging item (RS > 0): slot q of window row wy (input row ih0 + wy of the channel whose elements
 // start at x) into xv[i], a word of four columns; the bytes outside the input (column lanes not
-// in `cm`, or the whole row) replaced by the input zero point's, so that x - xzp is exactly 0.
-fn stage_word(i: u32, q: u32, wy: u32, x: u32, plane_in: bool, ih0: i32, iw0: i32, cm: u32, bias: f32) {
+// in `cm`, or the whole row) replaced by the input zero point's (zrep: its byte in every lane), so
+// that x - xzp is exactly 0.
+fn stage_word(i: u32, q: u32, wy: u32, x: u32, plane_in: bool, ih0: i32, iw0: i32, cm: u32, zrep: u32, bias: f32) {
     let ih = ih0 + i32(wy);
-    let row = x + u32(clamp(ih, 0, i32(cv.in_height) - 1)) * cv.in_stride_h;
-    let word = word_at((i32(cv.input_base + row) + iw0 - i32(ALIGN_S) + 4 * i32(q)) >> 2u);
     let keep = select(0u, cm, plane_in && ih >= 0 && ih < i32(cv.in_height));
-    let zrep = (u32(input_zp()) & 0xFFu) * 0x01010101u;
-    let b = (vec4<u32>((word & keep) | (zrep & ~keep)) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xFFu);
-    xv[i] = as_f32(b) - vec4<f32>(bias);
+    let word = slot_word(q, ih, x, iw0);
+    xv[i] = as_f32(word_bytes((word & keep) | (zrep & ~keep))) - vec4<f32>(bias);
 }
 
 // Bytes as f32 without a conversion: the float whose bits are 0x4B000000 | b is 2^23 + b (INT8
