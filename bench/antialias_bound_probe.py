@@ -11,6 +11,9 @@ work taken out (results wrong on purpose; time only), on (8, 64, 240, 240) at 1/
              stores of zeros (the skeleton every variant keeps)
     st_only  as skel without the table reads: index arithmetic and stores only
     st_word  as st_only with store_cols replaced by one plain word store (acc.x's bits)
+    cvt_magic  (exact) 8-bit inputs converted as bitcast(0x4B000000 | byte) - 2**23 (int8: the byte
+             xor 0x80, - 2**23 - 128), float16 from its bits (normal, subnormal, inf/NaN)
+    cvt_none   (wrong values) no conversion: each element's bits reinterpreted as f32
 
 The variants are made by editing the shader's text in this process only (runtime.load_wgsl is
 wrapped); the plan's other constants are kept. Prints a table of microseconds per variant.
@@ -35,13 +38,50 @@ from dmlwgsl.ops import _resample_antialias as aa  # noqa: E402
 from dmlwgsl.ops.resample import AxisDirection, Resample3Desc  # noqa: E402
 from dmlwgsl.tensor import DataType, TensorDesc  # noqa: E402
 
-VARIANTS = {"base": 0, "now_w": 1, "no_in": 2, "no_st": 3, "th1": 4, "fixed": 5, "skel": 6, "st_only": 7, "st_word": 8}
+VARIANTS = {
+    "base": 0, "now_w": 1, "no_in": 2, "no_st": 3, "th1": 4, "fixed": 5, "skel": 6, "st_only": 7, "st_word": 8,
+    "cvt_magic": 9, "cvt_none": 10,
+}  # fmt: skip
+
+H2F = """
+fn probe_h2f(h: u32) -> f32 {
+    let em = h & 0x7FFFu;
+    let b = em << 13u;
+    var bits = select(b + 0x38000000u, b + 0x70000000u, em >= 0x7C00u);
+    var f = bitcast<f32>(bits);
+    f = select(f, (bitcast<f32>(em | 0x4B000000u) - 8388608.0) * 5.9604645e-8, em < 0x400u);
+    return bitcast<f32>(bitcast<u32>(f) | ((h & 0x8000u) << 16u));
+}
+fn probe_h4(lo: u32, hi: u32) -> vec4<f32> {
+    if (AA_PROBE == 10u) {
+        return vec4<f32>(bitcast<f32>(lo << 16u), bitcast<f32>(lo & 0xFFFF0000u), bitcast<f32>(hi << 16u),
+                         bitcast<f32>(hi & 0xFFFF0000u));
+    }
+    return vec4<f32>(probe_h2f(lo & 0xFFFFu), probe_h2f(lo >> 16u), probe_h2f(hi & 0xFFFFu), probe_h2f(hi >> 16u));
+}
+fn probe_b4(w: u32) -> vec4<f32> {
+    if (AA_PROBE == 10u) {
+        return bitcast<vec4<f32>>(vec4<u32>(w) << vec4<u32>(24u, 16u, 8u, 0u));
+    }
+    let x = select(w, w ^ 0x80808080u, DTYPE == 2u);
+    let m = ((vec4<u32>(x) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xFFu)) | vec4<u32>(0x4B000000u);
+    return bitcast<vec4<f32>>(m) - vec4<f32>(select(8388608.0, 8388736.0, DTYPE == 2u));
+}
+"""
 
 EDITS = [
-    ("override TW: u32 = 4u;", "override TW: u32 = 4u;\noverride AA_PROBE: u32 = 0u;"),
+    ("override TW: u32 = 4u;", "override TW: u32 = 4u;\noverride AA_PROBE: u32 = 0u;" + H2F),
+    (
+        "        return vec4<f32>(unpack2x16float(lo), unpack2x16float(hi));",
+        "        if (AA_PROBE >= 9u) { return probe_h4(lo, hi); }\n        return vec4<f32>(unpack2x16float(lo), unpack2x16float(hi));",
+    ),
+    (
+        "    if (DTYPE == 2u) {\n        return vec4<f32>(f32(i32(w << 24u) >> 24u)",
+        "    if (AA_PROBE >= 9u) { return probe_b4(w); }\n    if (DTYPE == 2u) {\n        return vec4<f32>(f32(i32(w << 24u) >> 24u)",
+    ),
     (
         "fn wts(j: u32, ow0: u32) -> vec4<f32> {",
-        "fn wts(j: u32, ow0: u32) -> vec4<f32> {\n    if (AA_PROBE == 1u || AA_PROBE == 5u || AA_PROBE >= 7u) { return vec4<f32>(0.25); }",  # noqa: E501
+        "fn wts(j: u32, ow0: u32) -> vec4<f32> {\n    if (AA_PROBE == 1u || AA_PROBE == 5u || (AA_PROBE == 7u || AA_PROBE == 8u)) { return vec4<f32>(0.25); }",  # noqa: E501
     ),
     (
         "fn elems4(s: u32) -> vec4<f32> {",
@@ -53,24 +93,24 @@ EDITS = [
         "        if (AA_PROBE == 8u) { output[(plane_out + oh * p.out_strides.z) / per_word()] = bitcast<u32>(acc.x); continue; }\n"  # noqa: E501
         "        store_cols(plane_out + oh * p.out_strides.z, acc, ncol);",
     ),
-    ("            acc = add_row(acc, 0u,", "            if (AA_PROBE < 6u) { acc = add_row(acc, 0u,"),
+    ("            acc = add_row(acc, 0u,", "            if ((AA_PROBE < 6u || AA_PROBE >= 9u)) { acc = add_row(acc, 0u,"),
     ("acc = add_row(acc, 0u, plane_in, hh, oh, cs);", "acc = add_row(acc, 0u, plane_in, hh, oh, cs); }"),
     (
         "        if (TH > 1u) { acc = add_row(",
-        "        if (TH > 1u && AA_PROBE != 4u && AA_PROBE < 6u) { acc = add_row(",
+        "        if (TH > 1u && AA_PROBE != 4u && (AA_PROBE < 6u || AA_PROBE >= 9u)) { acc = add_row(",
     ),
     (
         "        if (TH > 2u) { acc = add_row(",
-        "        if (TH > 2u && AA_PROBE != 4u && AA_PROBE < 6u) { acc = add_row(",
+        "        if (TH > 2u && AA_PROBE != 4u && (AA_PROBE < 6u || AA_PROBE >= 9u)) { acc = add_row(",
     ),
     (
         "        if (TH > 3u) { acc = add_row(",
-        "        if (TH > 3u && AA_PROBE != 4u && AA_PROBE < 6u) { acc = add_row(",
+        "        if (TH > 3u && AA_PROBE != 4u && (AA_PROBE < 6u || AA_PROBE >= 9u)) { acc = add_row(",
     ),
     (
         "    let f = words(p.head[3] + ow0);\n    let n = words(p.head[3] + p.entries[3] + ow0);",
         "    var f = words(p.head[3] + ow0);\n    var n = words(p.head[3] + p.entries[3] + ow0);\n"
-        "    if (AA_PROBE == 5u || AA_PROBE >= 7u) { f = vec4<u32>(ow0 * 2u) + vec4<u32>(0u, 2u, 4u, 6u); n = vec4<u32>(4u); }",  # noqa: E501
+        "    if (AA_PROBE == 5u || (AA_PROBE == 7u || AA_PROBE == 8u)) { f = vec4<u32>(ow0 * 2u) + vec4<u32>(0u, 2u, 4u, 6u); n = vec4<u32>(4u); }",  # noqa: E501
     ),
     (
         "        let hh = head(2u, oh);\n        var acc",

@@ -53,6 +53,10 @@ struct Params {
     div_c: vec2<u32>,
     div_groups: vec2<u32>,
     div_bands: vec2<u32>,    // aa_taps: magic pair of p.bands
+    pat_w: vec4<u32>,        // aa_pat (resample_antialias_pat.wgsl): W slot weights, step, first word, row words
+    pat_h: vec4<u32>,        // aa_pat: H slot weights, step, first row, slot table rows
+    pat_last: u32,           // aa_pat: the bits of a row's last word inside the row
+    pat_rows: u32,           // aa_pat: input rows (H)
 }
 
 #include "common/grid.wgsl"

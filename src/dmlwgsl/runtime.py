@@ -143,6 +143,12 @@ def dispatch_size(invocations: int, workgroup_size: int, max_per_dim: int = MAX_
 # ------------------------------------------------------------------------------------------------
 # Pipeline cache
 # ------------------------------------------------------------------------------------------------
+def _const_text(v) -> str:
+    """An override constant as a pipeline cache key prints it: integers in full, other values exactly."""
+    f = float(v)
+    return str(int(f)) if f.is_integer() else repr(f)
+
+
 class PipelineCache:
     """LRU cache of compute pipelines keyed by a readable structure string; counts hits and misses."""
 
@@ -1585,7 +1591,8 @@ class Kernel:
         self.outputs = outputs
         consts = dict(constants or {})
         consts.setdefault("WG", workgroup_size)
-        self.key = f"{op}/{shader}:{entry_point}" + "".join(f"|{k}={consts[k]:g}" for k in sorted(consts))
+        # every constant exactly (a :g format would print 218827010 and 218827011 alike)
+        self.key = f"{op}/{shader}:{entry_point}" + "".join(f"|{k}={_const_text(consts[k])}" for k in sorted(consts))
         self.pipeline = device.pipeline(self.key, shader, entry_point, consts, op)
         self._layout = self.pipeline.get_bind_group_layout(0)
         self._tls = device._tls

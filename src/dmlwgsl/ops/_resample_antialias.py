@@ -77,7 +77,9 @@ from ..tensor import DataType, TensorDesc
 __all__ = ["ResampleAntialiasOperator", "plan_resample_antialias", "compile_resample3", "antialias_tables", "KERNELS"]
 
 SHADER = "resample_antialias.wgsl"
-KERNELS = ("aa_taps", "aa_rows", "aa_tile", "aa_element", "aa_element_atomic")
+KERNELS = ("aa_pat", "aa_taps", "aa_rows", "aa_tile", "aa_element", "aa_element_atomic")
+#: aa_pat's shader (it includes SHADER).
+PAT_SHADER = "resample_antialias_pat.wgsl"
 #: The Params fields of each path's geometry (zero where another path runs).
 _TILE = ("tile_w", "tile_h", "tiles_per_row", "tiles_per_plane", "tile_workgroups", "tile_planes_c")
 _WALK = ("column_groups", "bands", "band_rows", "walk_threads")
@@ -106,6 +108,21 @@ _TH_CAP = 8
 #: 152.8 -> 110.3 us; uint8 within 5 % either way); see bench/EXPERIMENTS.md.
 _TAPS_BANDS = (8, 4, 2, 1)
 _TAPS_THREADS = 1 << 19
+#: aa_pat: output columns a thread (PV) tried by element size, in this order, and output rows a
+#: band (RB), most first: the most that leave _PAT_THREADS threads. H100, 8x64x240x240 at 1/2, 1/3
+#: and 1/4, 4x24x301x416 and 2x16x480x640 at 1/2, every PV x RB of (4, 8) x (1, 2, 4, 8): the rule's
+#: choice was the fastest or within 5 % (float32 at 1/2: 8 rows 74.0 us, 2 rows 63.7; uint8 8 columns
+#: x 2 rows 33.0 against 4 x 4 35.6). Float32 takes 4 columns with windows of 16-byte vectors only:
+#: with 8 columns (80.9 us at 1/2) or windows of words (94.5 us; 54.3 against aa_taps' 41.2 at 2/3,
+#: whose 4 columns step by 6 elements, not whole vectors) it ran slower than aa_taps (74.2, 41.2).
+_PAT_OUTPUTS = {4: (4,), 2: (4, 8), 1: (8, 4)}
+_PAT_BANDS = (8, 4, 2, 1)
+_PAT_THREADS = 1 << 18
+#: aa_pat's limits (the shader's): taps an output along an axis, window words (NWD), accumulators
+#: (RB x PV: they stay live through the band's row loop); a first slot must fit a byte.
+_PAT_TAPS = 8
+_PAT_WINDOW = 24
+_PAT_ACC = 32
 #: aa_rows: band heights tried, tallest first; the tallest that still gives _ROWS_THREADS threads wins
 #: (a taller band filters the input rows shared by neighbouring bands fewer times, but the GPU needs
 #: enough threads in flight to cover load latency). A description too small to reach it at any
@@ -264,6 +281,165 @@ def _taps_band(rows: int) -> int:
     return next((b for b in _TAPS_BANDS if rows // b >= _TAPS_THREADS), 1)
 
 
+def _slot_pattern(first, count, weights, n_in: int, v: int, step_: int, align: int):
+    """One axis's tap pattern for aa_pat: outputs taken ``v`` at a time (group q = o // v, j = o % v),
+    group q's window starting at input element q * step_ + base (base a multiple of ``align``), output
+    j's taps in slots d[j] .. d[j] + k - 1 of it. Returns (base, d, k, slot weights (outputs rounded
+    up to v, k), safe): the slot weights are the reference's (zero in a slot it has no tap in; its
+    taps always lie inside the slots, by construction: d and k are the smallest that hold every
+    output's), ``safe`` whether no slot on a real input element weighs 0 (see the shader's SAFE)."""
+    n = first.size
+    o = np.arange(n)
+    q, j = o // v, o % v
+    rel = first.astype(np.int64) - q * step_
+    base = (int(rel.min()) // align) * align
+    last = rel + count.astype(np.int64) - 1
+    d = np.zeros(v, dtype=np.int64)
+    end = np.zeros(v, dtype=np.int64)
+    for jj in range(min(v, n)):
+        d[jj] = int(rel[jj::v].min()) - base
+        end[jj] = int(last[jj::v].max()) - base
+    k = int((end - d + 1)[: min(v, n)].max())
+    start = q * step_ + base + d[j]  # each output's first slot (an input element)
+    groups = -(-n // v)
+    slots = np.zeros((groups * v, k), dtype=np.float32)
+    off = first.astype(np.int64) - start
+    for i in range(int(count.max())):
+        m = i < count
+        slots[o[m], off[m] + i] = weights[m, i]
+    pix = start[:, None] + np.arange(k)[None, :]
+    safe = not bool(np.any((pix >= 0) & (pix < n_in) & (slots[:n] == 0)))
+    return base, tuple(int(x) for x in d), k, slots, safe
+
+
+@functools.lru_cache(maxsize=64)
+def _pat_shape(desc, pv: int, rb: int, vec: bool):
+    """aa_pat's structure for ``desc`` with ``pv`` output columns and ``rb`` output rows a thread,
+    windows of 16-byte vectors (``vec``) or of words, or the reason it has none: a dict of the
+    shader's overrides (PV, NWD, VW, KW, DW_A, DW_B, RB, KH, DH_A, DH_B, NR, SAFE), the uniforms'
+    values (steps, first window word and band row, row words, last word's mask) and the slot weights
+    (W then H, as the shader reads them)."""
+    pd = _padded(desc)
+    esize = desc.input.data_type.size_in_bytes
+    epw = 4 // esize
+    align = 16 // esize if vec else epw
+    _, _, _, entries, taps = antialias_tables(desc)
+    (fh, ch), (fw, cw) = taps[2], taps[3]
+    hin, win = pd["in_sizes"][2], pd["in_sizes"][3]
+    wts = {}
+    for d in (2, 3):
+        x = ref.input_coordinates(pd["out_sizes"][d], pd["scales"][d], pd["in_off"][d], pd["out_off"][d])
+        wts[d] = ref.antialias_taps(x, pd["in_sizes"][d], pd["scales"][d])[2]
+    step_w = round(pv / float(pd["scales"][3]))
+    step_h = round(rb / float(pd["scales"][2]))
+    unit = "16-byte vectors" if vec else "words"
+    if step_w % align or step_w <= 0 or step_h <= 0:
+        return f"{pv} output columns do not step by whole input {unit} ({pv} / scale = {pv / float(pd['scales'][3]):g})"
+    bw, dw, kw, sw, safe_w = _slot_pattern(fw, cw, wts[3], win, pv, step_w, align)
+    bh, dh, kh, sh, safe_h = _slot_pattern(fh, ch, wts[2], hin, rb, step_h, 1)
+    elems = max(dw) + kw
+    if kw > _PAT_TAPS or kh > _PAT_TAPS:
+        return f"{kw} taps along w and {kh} along h in the pattern (aa_pat: at most {_PAT_TAPS})"
+    nwd = -(-elems // align) * align // epw
+    if nwd > _PAT_WINDOW:
+        return f"a window of {nwd} {unit[:-1] if vec else 'word'}s (aa_pat: at most {_PAT_WINDOW} words)"
+    if max(dw) > 255:
+        return f"a first tap {max(dw)} elements into the window (aa_pat: at most 255)"
+    if max(dh) > 255:
+        return f"a first tap {max(dh)} rows into the band (aa_pat: at most 255)"
+    def pack(d, lo):
+        return sum(x << (8 * i) for i, x in enumerate(d[lo : lo + 4]))
+
+    groups = sw.shape[0] // pv
+    tail = win % epw
+    return {
+        "constants": {
+            "PV": pv, "NWD": nwd, "VW": int(vec), "KW": kw, "DW_A": pack(dw, 0), "DW_B": pack(dw, 4),
+            "RB": rb, "KH": kh, "DH_A": pack(dh, 0), "DH_B": pack(dh, 4), "NR": max(dh) + kh,
+            "SAFE": int(safe_w and safe_h), "CW": 4,
+        },  # fmt: skip
+        "steps": (step_w // epw, bw // epw, step_h, bh),
+        "row_words": -(-win // epw),
+        "last_mask": 0xFFFFFFFF if tail == 0 else (1 << (tail * 32 // epw)) - 1,
+        "groups": groups,
+        "slot_rows": sh.shape[0],
+        "w_words": np.ascontiguousarray(sw.reshape(groups, pv, kw).transpose(1, 2, 0)).view(np.uint32).reshape(-1),
+        "h_words": np.ascontiguousarray(sh.T).view(np.uint32).reshape(-1),
+    }
+
+
+def _pat_rule(desc, pd, taps, placements) -> str | None:
+    """Why aa_pat cannot run whatever its pattern, or None."""
+    if (why := _outer_rule(taps, "aa_pat")) is not None:
+        return why
+    in_res = placement_of(placements, "input").residual
+    out_res = placement_of(placements, "output").residual
+    if not (placement_of(placements, "input").padded and placement_of(placements, "output").padded):
+        return "the input's or output's buffer is not a multiple of 16 bytes (aa_pat binds both as vectors)"
+    esize = desc.input.data_type.size_in_bytes
+    epw = 4 // esize
+    if esize < 4 and (
+        (pd["in_strides"][3] != 1 and pd["in_sizes"][3] > 1)
+        or any(pd["in_strides"][d] % epw for d in range(3) if pd["in_sizes"][d] > 1)
+        or (in_res // esize) % epw
+    ):
+        return f"{desc.input.data_type.name} input rows are not whole words from a word boundary (w stride 1)"
+    return _word_rows_rule(desc, pd, out_res)
+
+
+def _vector_rows(desc, pd, in_res: int) -> bool:
+    """Whether the input's rows are whole 16-byte vectors from a vector boundary (W stride 1)."""
+    esize = desc.input.data_type.size_in_bytes
+    return (
+        (pd["in_strides"][3] == 1 or pd["in_sizes"][3] == 1)
+        and (pd["in_sizes"][3] * esize) % 16 == 0
+        and all(pd["in_strides"][d] * esize % 16 == 0 for d in range(3) if pd["in_sizes"][d] > 1)
+        and in_res % 16 == 0
+    )
+
+
+def _vector_stores(desc, pd, out_res: int, pv: int) -> bool:
+    """Whether aa_pat can store a thread's ``pv`` outputs of a row as vectors (see the shader's SV)."""
+    esize = desc.input.data_type.size_in_bytes
+    align = min(16, pv * esize)
+    return (pd["out_strides"][3] == 1 or pd["out_sizes"][3] == 1) and out_res % align == 0 and all(
+        pd["out_strides"][d] * esize % align == 0 for d in range(3) if pd["out_sizes"][d] > 1
+    )
+
+
+def _pat_choice(desc, pd, in_res: int, requested: bool) -> tuple[dict | None, str]:
+    """aa_pat's (structure, note) with the first of _PAT_OUTPUTS that has a pattern (windows of 16-byte
+    vectors where the rows allow, else of words) and the most rows a band of _PAT_BANDS that leave
+    _PAT_THREADS threads (else the fewest rows with a pattern); or (None, why not). ``requested``:
+    every form (4 or 8 columns, vectors or words) for every type."""
+    n, c, oh, ow = pd["out_sizes"]
+    why = "no pattern"
+    esize = desc.input.data_type.size_in_bytes
+    forms = (True, False) if _vector_rows(desc, pd, in_res) else (False,)
+    outputs = _PAT_OUTPUTS[esize]
+    if requested:
+        outputs = (4, 8)
+    elif esize == 4 and not forms[0]:
+        forms = ()
+        why = "float32 rows that are not whole 16-byte vectors from a vector boundary (float32 takes only those)"
+    elif esize == 4:
+        forms = forms[:1]
+    for vec, pv in ((v, p) for v in forms for p in outputs):
+        found = None
+        for rb in (b for b in _PAT_BANDS if b * pv <= _PAT_ACC):
+            shape = _pat_shape(desc, pv, rb, vec)
+            if isinstance(shape, str):
+                why = shape
+                continue
+            found = shape
+            if n * c * -(-oh // rb) * shape["groups"] >= _PAT_THREADS:
+                break
+        if found is not None:
+            unit = "16-byte vectors" if vec else "words"
+            return found, f"{pv} output columns x {found['constants']['RB']} output rows a thread, windows of {unit}"
+    return None, why
+
+
 def _rows_grid(pd, cw: int) -> tuple[int, int, int, int]:
     """aa_rows' (column groups per row, bands per plane, rows per band, threads)."""
     n, c, oh, ow = pd["out_sizes"]
@@ -310,6 +486,10 @@ def plan_resample_antialias(
         "div_c": div_magic(pd["out_sizes"][1]),
         "div_groups": div_magic(1),
         "div_bands": div_magic(1),
+        "pat_w": (0, 0, 0, 0),
+        "pat_h": (0, 0, 0, 0),
+        "pat_last": 0,
+        "pat_rows": 0,
     }
     element = "aa_element" if esize == 4 else "aa_element_atomic"
     # aa_tile's rules, each with the reason it declines
@@ -339,13 +519,61 @@ def plan_resample_antialias(
     taps_not = _taps_rule(desc, pd, taps, out_res)
     if kernel == "aa_taps" and taps_not is not None:
         raise PlanError(f"kernel: aa_taps cannot run this description: {taps_not}")
-    chosen = kernel or ("aa_taps" if taps_not is None else element)
+    # aa_pat on GPUs where the scales give a tap pattern (CPU adapters keep their kernels)
+    pat_not = _pat_rule(desc, pd, taps, placements)
+    pat = None
+    if pat_not is None and (kernel == "aa_pat" or (kernel is None and not caps.is_cpu)):
+        pat, pat_note = _pat_choice(desc, pd, in_res, kernel == "aa_pat")
+        if pat is None:
+            pat_not = pat_note
+    if kernel == "aa_pat" and pat_not is not None:
+        raise PlanError(f"kernel: aa_pat cannot run this description: {pat_not}")
+    chosen = kernel or ("aa_pat" if pat is not None else "aa_taps" if taps_not is None else element)
     # A CPU adapter pays for every atomic: 8/16-bit outputs take aa_rows where it runs (lavapipe,
     # float16 and uint8 at scales 1/2 and 1/4: 1.3-2.3x faster than aa_element_atomic).
     cpu_rows = kernel is None and caps.is_cpu and esize < 4 and rows_not is None
     if cpu_rows:
         chosen = "aa_rows"
-    if chosen == "aa_taps":
+    details = ()
+    if chosen == "aa_pat":
+        n, c, oh, ow = pd["out_sizes"]
+        k = pat["constants"]
+        rb, groups = k["RB"], pat["groups"]
+        bands = -(-oh // rb)
+        threads = n * c * bands * groups
+        at = -(-words.size // 4) * 4  # the slot weights follow the tap table
+        sw, bw, sh, bh = pat["steps"]
+        uniforms.update(dict.fromkeys(_TILE, 0))
+        uniforms.update(
+            zip(_WALK, (groups, bands, rb, threads)),
+            div_groups=div_magic(groups),
+            div_bands=div_magic(bands),
+            pat_w=(at, sw, bw & 0xFFFFFFFF, pat["row_words"]),
+            pat_h=(at + pat["w_words"].size, sh, bh & 0xFFFFFFFF, pat["slot_rows"]),
+            pat_last=pat["last_mask"],
+            pat_rows=pd["in_sizes"][2],
+        )
+        s = step(
+            "aa_pat",
+            PAT_SHADER,
+            f"{pat_note}: along w a window of {k['NWD']} input words a row, {k['KW']} tap slots an output; "
+            f"along h {k['NR']} input rows a band, each filtered along w once, {k['KH']} tap slots an output row"
+            + ("" if k["SAFE"] or esize < 4 else "; float taps of weight 0 selected out")
+            + f"; {taps_note}",
+            threads,
+            constants=dict(constants, **k, SV=int(_vector_stores(desc, pd, out_res, k["PV"]))),
+            uniforms=uniforms,
+            bindings=dict(bindings, input=("input", "input4"), output=("output", "output2", "output4")),
+            uniform_var="p",
+        )
+        details = (("pattern", (k["PV"], rb, bool(k["VW"]))),)
+        why = "aa_pat: " + (
+            "requested"
+            if kernel
+            else "n and c are not filtered and the w and h scales give one tap pattern: each input word a thread "
+            "loads is converted once and feeds every tap on it, each input row filtered along w once a band"
+        )
+    elif chosen == "aa_taps":
         n, c, oh, ow = pd["out_sizes"]
         cw = pw  # one output word a thread (two or four float32 columns ran up to 3.3x slower)
         groups = -(-ow // cw)
@@ -442,9 +670,20 @@ def plan_resample_antialias(
         why,
         bytes_moved,
         caps.name,
-        host_tables=(("taps", int(words.nbytes)),),
-        details=(("taps_per_axis", tuple(int(c.max()) for _, c in taps)),),
+        host_tables=(("taps", int(words.nbytes) + _pat_bytes(pat)),),
+        details=(("taps_per_axis", tuple(int(c.max()) for _, c in taps)), *details),
     )
+
+
+def _pat_bytes(pat) -> int:
+    """Bytes aa_pat's slot weights add to the table (0 without aa_pat)."""
+    return 0 if pat is None else 4 * (-pat["w_words"].size % 4 + pat["w_words"].size + pat["h_words"].size)
+
+
+def _pat_table(desc, words: np.ndarray, pattern) -> np.ndarray:
+    """The table with aa_pat's slot weights for ``pattern`` = (PV, RB, vectors) after it, from a whole vec4."""
+    pat = _pat_shape(desc, *pattern)
+    return np.concatenate([words, np.zeros(-words.size % 4, np.uint32), pat["w_words"], pat["h_words"]])
 
 
 class ResampleAntialiasOperator(Operator):
@@ -458,11 +697,14 @@ class ResampleAntialiasOperator(Operator):
 
     def host_tensors(self, plan: Plan) -> Mapping[str, GpuTensor]:
         """The tap table, uploaded once per operator."""
-        table = getattr(self, "_table", None)
+        pattern = dict(plan.details).get("pattern")
+        tables = self.__dict__.setdefault("_tables", {})  # by aa_pat's (PV, RB, vectors), or None
+        table = tables.get(pattern)
         if table is None:
             words = antialias_tables(self.desc)[0]
-            table = self.device.upload(words, label="resample_antialias.taps")
-            self._table = table
+            if pattern is not None:
+                words = _pat_table(self.desc, words, pattern)
+            table = tables[pattern] = self.device.upload(words, label="resample_antialias.taps")
         return {"table": table}
 
     def tensor_desc(self, name: str) -> TensorDesc | None:
