@@ -311,6 +311,75 @@ def test_non_finite_inputs_reach_only_their_outputs(device, kernel, rng):
     assert op.plan.kernels == [kernel]
 
 
+@pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
+def test_pattern_kernel(device, dt, rng, monkeypatch):
+    """aa_pat (requested, every type): windows of 16-byte vectors and of words, vector and element
+    stores, the tallest bands with a partial last band, scales 1/2 and 2/3, a padded input whose
+    8-bit rows end in a partial word, an output window whose last group is partial, h upsampled;
+    NaN and Inf inputs where some slots weigh 0 (SAFE = 0) for the float types."""
+    import dmlwgsl.ops._resample_antialias as aa
+
+    monkeypatch.setattr(aa, "_PAT_THREADS", 1)  # the tallest band whatever the size
+    cases = [  # (input, output, scales or None, the structure asserted)
+        (TensorDesc(dt, (2, 3, 21, 48)), TensorDesc(dt, (2, 3, 10, 24)), None, {"VW": 1, "SV": 1}),
+        (
+            TensorDesc(dt, (1, 2, 27, 38), strides=(2 * 27 * 40, 27 * 40, 40, 1)),
+            TensorDesc(dt, (1, 2, 18, 19), strides=(2 * 18 * 20, 18 * 20, 20, 1)),
+            (1, 1, 2 / 3, 0.5),
+            {"VW": 0},
+        ),
+    ]
+    if dt in (F32, U8):
+        cases.append((TensorDesc(dt, (3, 12, 48)), TensorDesc(dt, (3, 36, 24)), None, {"KW": 4}))
+    for in_desc, out_desc, scales, want in cases:
+        op = check(device, "aa_pat", in_desc, out_desc, rng, scales=scales)
+        c = op.plan.steps[0].constants_dict
+        assert op.plan.kernels == ["aa_pat"] and {k: c[k] for k in want} == want, (in_desc, c)
+        assert c["RB"] == min(4, 32 // c["PV"]), c  # the tallest band (RB <= 4, RB x PV <= 32)
+    if dt in (F32, F16):
+        in_desc, out_desc = TensorDesc(dt, (1, 3, 41, 64)), TensorDesc(dt, (1, 3, 20, 32))
+        x = values(dt, in_desc.sizes, rng)
+        x[0, 0, 5, 7], x[0, 1, 17, 30], x[0, 2, 0, 0], x[0, 2, 40, 63] = np.inf, -np.inf, np.nan, np.inf
+        op = check(device, "aa_pat", in_desc, out_desc, rng, x=x)
+        assert op.plan.steps[0].constants_dict["SAFE"] == 0
+
+
+def test_where_aa_pat_runs_and_where_not():
+    """GPU plans take aa_pat where the scales give a tap pattern (float32 only with windows of
+    16-byte vectors); CPU plans keep their kernels; each rule refuses a request, named."""
+    gpu, cpu = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
+    vec = desc3(TensorDesc(F32, (8, 64, 240, 240)), TensorDesc(F32, (8, 64, 120, 120)))
+    p = plan_resample_antialias(vec, gpu)
+    c = p.steps[0].constants_dict
+    assert p.kernels == ["aa_pat"] and (c["PV"], c["RB"], c["VW"], c["SV"]) == (4, 4, 1, 1), c
+    assert (c["KW"], c["KH"], c["NR"], c["SAFE"]) == (4, 4, 10, 1) and "windows of 16-byte vectors" in p.steps[0].why
+    assert walk(p.steps[0]) == (30, 30, 4, 8 * 64 * 30 * 30)
+    assert dict(p.details)["pattern"] == (4, 4, True)
+    u8 = desc3(TensorDesc(U8, (8, 64, 240, 240)), TensorDesc(U8, (8, 64, 120, 120)))
+    c = plan_resample_antialias(u8, gpu).steps[0].constants_dict
+    assert (c["PV"], c["RB"], c["VW"]) == (8, 2, 1)
+    assert plan_resample_antialias(vec, cpu).kernels == ["aa_taps"]
+    assert plan_resample_antialias(u8, cpu).kernels == ["aa_rows"]
+    # float32 rows of 45 elements are not whole vectors: aa_taps (measured faster than word windows)
+    odd = desc3(TensorDesc(F32, (2, 4, 30, 45)), TensorDesc(F32, (2, 4, 15, 15)))
+    p = plan_resample_antialias(odd, gpu)
+    assert p.kernels == ["aa_taps"]
+    assert plan_resample_antialias(odd, gpu, kernel="aa_pat").steps[0].constants_dict["VW"] == 0
+    rules = [
+        (desc3(TensorDesc(F32, (1, 4, 6, 8)), TensorDesc(F32, (1, 2, 3, 4))), "the n or c axis is filtered"),
+        (desc3(TensorDesc(U8, (1, 1, 20, 38)), TensorDesc(U8, (1, 1, 10, 19))), "UINT8 input rows are not whole words"),
+        (desc3(TensorDesc(F32, (1, 1, 20, 40)), TensorDesc(F32, (1, 1, 10, 3))), "taps along w"),
+        (desc3(TensorDesc(U8, (1, 1, 20, 40)), TensorDesc(U8, (1, 1, 10, 24))), "do not step by whole input words"),
+    ]
+    for d, rule in rules:
+        with pytest.raises(PlanError, match=f"aa_pat cannot run this description: .*{rule}"):
+            plan_resample_antialias(d, gpu, kernel="aa_pat")
+    loose = {"input": Placement(padded=False)}
+    with pytest.raises(PlanError, match="not a multiple of 16 bytes"):
+        plan_resample_antialias(vec, gpu, kernel="aa_pat", placements=loose)
+    assert plan_resample_antialias(vec, gpu, placements=loose).kernels == ["aa_taps"]
+
+
 def test_where_aa_rows_cannot_run(device, rng):
     """Each rule of aa_rows refuses a request with the rule named, and the default path runs instead."""
     cases = [  # (input, output, the rule, the default path: aa_taps where its own rules hold)
@@ -476,15 +545,19 @@ def walk(step):
 def test_plans_as_values(profile):
     caps = Capabilities.profile(profile)
     d = desc3(TensorDesc(F32, (8, 64, 256, 256)), TensorDesc(F32, (8, 64, 128, 128)))
-    # the default: aa_taps, one thread per output word and 8 output rows (2**20 threads), 4 x 4 taps
-    e = plan_resample_antialias(d, caps)
+    # the default on a CPU adapter (a GPU's: aa_pat, test_where_aa_pat_runs_and_where_not), on request
+    # elsewhere: aa_taps, one thread per output word and 8 output rows (2**20 threads), 4 x 4 taps
+    assert plan_resample_antialias(d, caps).kernels == ["aa_taps" if caps.is_cpu else "aa_pat"]
+    e = plan_resample_antialias(d, caps, kernel="aa_taps")
     assert e.kernels == ["aa_taps"] and e.dispatches == 1 and e.steps[0].invocations == 8 * 64 * 128 * 16
     assert walk(e.steps[0]) == (128, 16, 8, 8 * 64 * 128 * 16)
     assert e.steps[0].constants_dict["CW"] == 1 and e.steps[0].constants_dict["RB"] == 8
     # fewer rows: the most rows a thread that leave 2**19 threads (2**21 / 4), or one
-    quarter = plan_resample_antialias(desc3(TensorDesc(F32, (8, 64, 128, 256)), TensorDesc(F32, (8, 64, 64, 64))), caps)
+    quarter = plan_resample_antialias(desc3(TensorDesc(F32, (8, 64, 128, 256)), TensorDesc(F32, (8, 64, 64, 64))), caps,
+                                      kernel="aa_taps")  # fmt: skip
     assert quarter.steps[0].constants_dict["RB"] == 4 and walk(quarter.steps[0])[1:3] == (16, 4)
-    q = plan_resample_antialias(desc3(TensorDesc(U8, (2, 3, 90, 128)), TensorDesc(U8, (2, 3, 30, 32))), caps)
+    q = plan_resample_antialias(desc3(TensorDesc(U8, (2, 3, 90, 128)), TensorDesc(U8, (2, 3, 30, 32))), caps,
+                                kernel=None if caps.is_cpu else "aa_taps")  # fmt: skip
     if not caps.is_cpu:  # (a CPU adapter takes aa_rows for 8/16-bit outputs)
         assert q.kernels == ["aa_taps"] and walk(q.steps[0]) == (8, 30, 1, 2 * 3 * 30 * 8)
         assert q.steps[0].constants_dict["CW"] == 4

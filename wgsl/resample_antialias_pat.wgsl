@@ -36,7 +36,7 @@
 // of 4: rows of whole vectors from a vector boundary, W stride 1; 0: as words), SV (1: a thread's PV
 // outputs of a row are stored as one or two vectors of min(16, PV x element) bytes: W stride 1, its
 // first output on such a boundary; a row's partial last group stores element by element), KW, DW_A
-// (DW of outputs 0-3, 8 bits each), DW_B (4-7), RB, KH, DH_A, DH_B, NR, SAFE; and DTYPE, WG, CW (= 4,
+// (DW of outputs 0-3, 8 bits each), DW_B (4-7), RB (<= 4), KH, DH_A (DH of rows 0-3), NR, SAFE; and DTYPE, WG, CW (= 4,
 // store_cols' four columns) of the included file.
 // Uniforms: pat_w (first word of the W slot weights, SW in words, B0 in words as i32 bits, words in
 // a row), pat_h (first word of the H slot weights, SH, LH0 as i32 bits, rows of the H slot table),
@@ -57,7 +57,6 @@ override DW_A: u32 = 0u;
 override DW_B: u32 = 0u;
 override KH: u32 = 4u;
 override DH_A: u32 = 0u;
-override DH_B: u32 = 0u;
 override NR: u32 = 4u;
 override SAFE: u32 = 1u;
 override SV: u32 = 0u;
@@ -86,13 +85,15 @@ struct Pair {
     hi: vec4<f32>,
 }
 
-// The accumulators of the band's RB output rows (the compiler keeps the live ones only).
+// The accumulators of the band's RB (<= 4) output rows.
 struct Acc {
-    r0: Pair, r1: Pair, r2: Pair, r3: Pair,
-    r4: Pair, r5: Pair, r6: Pair, r7: Pair,
+    r0: Pair,
+    r1: Pair,
+    r2: Pair,
+    r3: Pair,
 }
 
-// Byte k (0-7) of a packed pair of overrides (DW_A/DW_B, DH_A/DH_B): a constant.
+// Byte k (0-7) of a packed pair of overrides (DW_A/DW_B; DH_A alone).
 fn pat_byte(a: u32, b: u32, k: u32) -> u32 { return (select(a, b, k >= 4u) >> (8u * (k & 3u))) & 0xFFu; }
 
 // Window word i (a constant).
@@ -114,7 +115,10 @@ fn win_elem(w: Raw, e: u32) -> f32 {
     let k = e % per_word();
     let x = raw_word(w, e / per_word());
     if (DTYPE == 0u) { return bitcast<f32>(x); }
-    if (DTYPE == 1u) { return unpack2x16float(x >> (16u * k)).x; }
+    if (DTYPE == 1u) {
+        let h = unpack2x16float(x);  // (one unpack a word: both of its elements)
+        return select(h.x, h.y, k == 1u);
+    }
     if (DTYPE == 2u) { return f32(i32(x << (24u - 8u * k)) >> 24u); }
     return f32((x >> (8u * k)) & 0xFFu);
 }
@@ -256,26 +260,41 @@ fn pat_store_vec(dst: u32, v: Pair) {
     }
 }
 
-// Output row k (a constant) of the band takes band row r times its H slot weight, and is stored
-// after its last tap.
+// A row's PV outputs from output element dst: vectors (SV) where the thread's group is whole,
+// else element by element (the row's partial last group).
+fn pat_store(dst: u32, v: Pair, ncol: u32) {
+    if (SV == 1u && ncol == PV) {
+        pat_store_vec(dst, v);
+    } else {
+        store_cols(dst, v.lo, ncol);
+        if (PV > 4u && ncol > 4u) { store_cols(dst + 4u * p.out_strides.w, v.hi, ncol - 4u); }
+    }
+}
+
+// Output row k (a constant) of the band takes band row r times its H slot weight.
 fn pat_add(a: Pair, k: u32, r: u32, v: Pair, bd: Band) -> Pair {
-    let i = r - pat_byte(DH_A, DH_B, k);  // the slot (past KH, wrapped, for rows before the first)
+    let i = r - pat_byte(DH_A, 0u, k);  // the slot (past KH, wrapped, for rows before the first)
     if (k >= RB || i >= KH) { return a; }
-    let oh = bd.oh0 + k;
-    let wh = bitcast<f32>(table[p.pat_h.x + i * p.pat_h.w + oh]);
+    let wh = bitcast<f32>(table[p.pat_h.x + i * p.pat_h.w + bd.oh0 + k]);
     var s = a;
     s.lo = s.lo + pat_terms(wh, v.lo);
     if (PV > 4u) { s.hi = s.hi + pat_terms(wh, v.hi); }
-    if (i == KH - 1u && oh < p.out_sizes.z) {
-        let dst = bd.plane_out + oh * p.out_strides.z;
-        if (SV == 1u && bd.ncol == PV) {
-            pat_store_vec(dst, s);
-        } else {
-            store_cols(dst, s.lo, bd.ncol);
-            if (PV > 4u && bd.ncol > 4u) { store_cols(dst + 4u * p.out_strides.w, s.hi, bd.ncol - 4u); }
-        }
-    }
     return s;
+}
+
+// Accumulator row k (< RB, at run time).
+fn pat_pick(a: Acc, k: u32) -> Pair {
+    var lo = a.r0.lo;
+    lo = select(lo, a.r1.lo, k == 1u);
+    lo = select(lo, a.r2.lo, k == 2u);
+    lo = select(lo, a.r3.lo, k == 3u);
+    var hi = a.r0.hi;
+    if (PV > 4u) {
+        hi = select(hi, a.r1.hi, k == 1u);
+        hi = select(hi, a.r2.hi, k == 2u);
+        hi = select(hi, a.r3.hi, k == 3u);
+    }
+    return Pair(lo, hi);
 }
 
 // Band row r's window (a row above or below the input loads a row inside it: its sums are replaced
@@ -297,10 +316,13 @@ fn pat_use(a: Acc, r: u32, w: Raw, bd: Band, ws: PatW) -> Acc {
     s.r1 = pat_add(s.r1, 1u, r, v, bd);
     s.r2 = pat_add(s.r2, 2u, r, v, bd);
     s.r3 = pat_add(s.r3, 3u, r, v, bd);
-    s.r4 = pat_add(s.r4, 4u, r, v, bd);
-    s.r5 = pat_add(s.r5, 5u, r, v, bd);
-    s.r6 = pat_add(s.r6, 6u, r, v, bd);
-    s.r7 = pat_add(s.r7, 7u, r, v, bd);
+    // the rows whose last tap this was (several where h is upsampled), from one store site
+    for (var k = 0u; k < RB; k++) {
+        let oh = bd.oh0 + k;
+        if (r - pat_byte(DH_A, 0u, k) == KH - 1u && oh < p.out_sizes.z) {
+            pat_store(bd.plane_out + oh * p.out_strides.z, pat_pick(s, k), bd.ncol);
+        }
+    }
     return s;
 }
 
@@ -325,7 +347,7 @@ fn aa_pat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     bd.inner = bd.kw >= 0 && bd.kw + i32(NWD) <= i32(p.pat_w.w) - select(1, 0, p.pat_last == 0xFFFFFFFFu);
     let ws = pat_weights(g);
     let z = Pair(vec4<f32>(0.0), vec4<f32>(0.0));
-    var a = Acc(z, z, z, z, z, z, z, z);
+    var a = Acc(z, z, z, z);
     // two rows an iteration, both windows loaded first (H100, against one row an iteration: uint8
     // at 1/3 38.7 -> 32.3 us, float16 43.0 -> 41.7, float32 at 1/2 65.0 -> 66.3; loading the next
     // row's window a row ahead was no faster, float32 at 1/2 74.5 us)

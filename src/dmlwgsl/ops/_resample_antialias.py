@@ -116,7 +116,7 @@ _TAPS_THREADS = 1 << 19
 #: with 8 columns (80.9 us at 1/2) or windows of words (94.5 us; 54.3 against aa_taps' 41.2 at 2/3,
 #: whose 4 columns step by 6 elements, not whole vectors) it ran slower than aa_taps (74.2, 41.2).
 _PAT_OUTPUTS = {4: (4,), 2: (4, 8), 1: (8, 4)}
-_PAT_BANDS = (8, 4, 2, 1)
+_PAT_BANDS = (4, 2, 1)
 _PAT_THREADS = 1 << 18
 #: aa_pat's limits (the shader's): taps an output along an axis, window words (NWD), accumulators
 #: (RB x PV: they stay live through the band's row loop); a first slot must fit a byte.
@@ -316,7 +316,7 @@ def _slot_pattern(first, count, weights, n_in: int, v: int, step_: int, align: i
 def _pat_shape(desc, pv: int, rb: int, vec: bool):
     """aa_pat's structure for ``desc`` with ``pv`` output columns and ``rb`` output rows a thread,
     windows of 16-byte vectors (``vec``) or of words, or the reason it has none: a dict of the
-    shader's overrides (PV, NWD, VW, KW, DW_A, DW_B, RB, KH, DH_A, DH_B, NR, SAFE), the uniforms'
+    shader's overrides (PV, NWD, VW, KW, DW_A, DW_B, RB, KH, DH_A, NR, SAFE), the uniforms'
     values (steps, first window word and band row, row words, last word's mask) and the slot weights
     (W then H, as the shader reads them)."""
     pd = _padded(desc)
@@ -355,7 +355,7 @@ def _pat_shape(desc, pv: int, rb: int, vec: bool):
     return {
         "constants": {
             "PV": pv, "NWD": nwd, "VW": int(vec), "KW": kw, "DW_A": pack(dw, 0), "DW_B": pack(dw, 4),
-            "RB": rb, "KH": kh, "DH_A": pack(dh, 0), "DH_B": pack(dh, 4), "NR": max(dh) + kh,
+            "RB": rb, "KH": kh, "DH_A": pack(dh, 0), "NR": max(dh) + kh,
             "SAFE": int(safe_w and safe_h), "CW": 4,
         },  # fmt: skip
         "steps": (step_w // epw, bw // epw, step_h, bh),
