@@ -73,11 +73,11 @@ EDITS = [
     ("override TW: u32 = 4u;", "override TW: u32 = 4u;\noverride AA_PROBE: u32 = 0u;" + H2F),
     (
         "        return vec4<f32>(unpack2x16float(lo), unpack2x16float(hi));",
-        "        if (AA_PROBE >= 9u) { return probe_h4(lo, hi); }\n        return vec4<f32>(unpack2x16float(lo), unpack2x16float(hi));",
+        "        if (AA_PROBE >= 9u) { return probe_h4(lo, hi); }\n        return vec4<f32>(unpack2x16float(lo), unpack2x16float(hi));",  # noqa: E501
     ),
     (
         "    if (DTYPE == 2u) {\n        return vec4<f32>(f32(i32(w << 24u) >> 24u)",
-        "    if (AA_PROBE >= 9u) { return probe_b4(w); }\n    if (DTYPE == 2u) {\n        return vec4<f32>(f32(i32(w << 24u) >> 24u)",
+        "    if (AA_PROBE >= 9u) { return probe_b4(w); }\n    if (DTYPE == 2u) {\n        return vec4<f32>(f32(i32(w << 24u) >> 24u)",  # noqa: E501
     ),
     (
         "fn wts(j: u32, ow0: u32) -> vec4<f32> {",
@@ -93,7 +93,10 @@ EDITS = [
         "        if (AA_PROBE == 8u) { output[(plane_out + oh * p.out_strides.z) / per_word()] = bitcast<u32>(acc.x); continue; }\n"  # noqa: E501
         "        store_cols(plane_out + oh * p.out_strides.z, acc, ncol);",
     ),
-    ("            acc = add_row(acc, 0u,", "            if ((AA_PROBE < 6u || AA_PROBE >= 9u)) { acc = add_row(acc, 0u,"),
+    (
+        "            acc = add_row(acc, 0u,",
+        "            if ((AA_PROBE < 6u || AA_PROBE >= 9u)) { acc = add_row(acc, 0u,",
+    ),
     ("acc = add_row(acc, 0u, plane_in, hh, oh, cs);", "acc = add_row(acc, 0u, plane_in, hh, oh, cs); }"),
     (
         "        if (TH > 1u) { acc = add_row(",

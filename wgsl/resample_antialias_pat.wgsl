@@ -36,7 +36,7 @@
 // of 4: rows of whole vectors from a vector boundary, W stride 1; 0: as words), SV (1: a thread's PV
 // outputs of a row are stored as one or two vectors of min(16, PV x element) bytes: W stride 1, its
 // first output on such a boundary; a row's partial last group stores element by element), KW, DW_A
-// (DW of outputs 0-3, 8 bits each), DW_B (4-7), RB (<= 4), KH, DH_A (DH of rows 0-3), NR, SAFE; and DTYPE, WG, CW (= 4,
+// (DW of outputs 0-3, 8 bits each), DW_B (4-7), RB (1 or 2), KH, DH_A (DH of rows 0-1), NR, SAFE; and DTYPE, WG, CW (= 4,
 // store_cols' four columns) of the included file.
 // Uniforms: pat_w (first word of the W slot weights, SW in words, B0 in words as i32 bits, words in
 // a row), pat_h (first word of the H slot weights, SH, LH0 as i32 bits, rows of the H slot table),
@@ -85,12 +85,10 @@ struct Pair {
     hi: vec4<f32>,
 }
 
-// The accumulators of the band's RB (<= 4) output rows.
+// The accumulators of the band's RB (<= 2) output rows.
 struct Acc {
     r0: Pair,
     r1: Pair,
-    r2: Pair,
-    r3: Pair,
 }
 
 // Byte k (0-7) of a packed pair of overrides (DW_A/DW_B; DH_A alone).
@@ -271,7 +269,8 @@ fn pat_store(dst: u32, v: Pair, ncol: u32) {
     }
 }
 
-// Output row k (a constant) of the band takes band row r times its H slot weight.
+// Output row k (a constant) of the band takes band row r times its H slot weight, and is stored
+// after its last tap.
 fn pat_add(a: Pair, k: u32, r: u32, v: Pair, bd: Band) -> Pair {
     let i = r - pat_byte(DH_A, 0u, k);  // the slot (past KH, wrapped, for rows before the first)
     if (k >= RB || i >= KH) { return a; }
@@ -279,22 +278,8 @@ fn pat_add(a: Pair, k: u32, r: u32, v: Pair, bd: Band) -> Pair {
     var s = a;
     s.lo = s.lo + pat_terms(wh, v.lo);
     if (PV > 4u) { s.hi = s.hi + pat_terms(wh, v.hi); }
+    if (i == KH - 1u && bd.oh0 + k < p.out_sizes.z) { pat_store(bd.plane_out + (bd.oh0 + k) * p.out_strides.z, s, bd.ncol); }
     return s;
-}
-
-// Accumulator row k (< RB, at run time).
-fn pat_pick(a: Acc, k: u32) -> Pair {
-    var lo = a.r0.lo;
-    lo = select(lo, a.r1.lo, k == 1u);
-    lo = select(lo, a.r2.lo, k == 2u);
-    lo = select(lo, a.r3.lo, k == 3u);
-    var hi = a.r0.hi;
-    if (PV > 4u) {
-        hi = select(hi, a.r1.hi, k == 1u);
-        hi = select(hi, a.r2.hi, k == 2u);
-        hi = select(hi, a.r3.hi, k == 3u);
-    }
-    return Pair(lo, hi);
 }
 
 // Band row r's window (a row above or below the input loads a row inside it: its sums are replaced
@@ -314,15 +299,6 @@ fn pat_use(a: Acc, r: u32, w: Raw, bd: Band, ws: PatW) -> Acc {
     var s = a;
     s.r0 = pat_add(s.r0, 0u, r, v, bd);
     s.r1 = pat_add(s.r1, 1u, r, v, bd);
-    s.r2 = pat_add(s.r2, 2u, r, v, bd);
-    s.r3 = pat_add(s.r3, 3u, r, v, bd);
-    // the rows whose last tap this was (several where h is upsampled), from one store site
-    for (var k = 0u; k < RB; k++) {
-        let oh = bd.oh0 + k;
-        if (r - pat_byte(DH_A, 0u, k) == KH - 1u && oh < p.out_sizes.z) {
-            pat_store(bd.plane_out + oh * p.out_strides.z, pat_pick(s, k), bd.ncol);
-        }
-    }
     return s;
 }
 
@@ -347,7 +323,7 @@ fn aa_pat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     bd.inner = bd.kw >= 0 && bd.kw + i32(NWD) <= i32(p.pat_w.w) - select(1, 0, p.pat_last == 0xFFFFFFFFu);
     let ws = pat_weights(g);
     let z = Pair(vec4<f32>(0.0), vec4<f32>(0.0));
-    var a = Acc(z, z, z, z);
+    var a = Acc(z, z);
     // two rows an iteration, both windows loaded first (H100, against one row an iteration: uint8
     // at 1/3 38.7 -> 32.3 us, float16 43.0 -> 41.7, float32 at 1/2 65.0 -> 66.3; loading the next
     // row's window a row ahead was no faster, float32 at 1/2 74.5 us)

@@ -110,19 +110,21 @@ _TAPS_BANDS = (8, 4, 2, 1)
 _TAPS_THREADS = 1 << 19
 #: aa_pat: output columns a thread (PV) tried by element size, in this order, and output rows a
 #: band (RB), most first: the most that leave _PAT_THREADS threads. H100, 8x64x240x240 at 1/2, 1/3
-#: and 1/4, 4x24x301x416 and 2x16x480x640 at 1/2, every PV x RB of (4, 8) x (1, 2, 4, 8): the rule's
-#: choice was the fastest or within 5 % (float32 at 1/2: 8 rows 74.0 us, 2 rows 63.7; uint8 8 columns
-#: x 2 rows 33.0 against 4 x 4 35.6). Float32 takes 4 columns with windows of 16-byte vectors only:
-#: with 8 columns (80.9 us at 1/2) or windows of words (94.5 us; 54.3 against aa_taps' 41.2 at 2/3,
-#: whose 4 columns step by 6 elements, not whole vectors) it ran slower than aa_taps (74.2, 41.2).
+#: and 2/3, PV x RB of (4, 8) x (1, 2) (4 rows, with their accumulators live through the row loop,
+#: ran 10-30 % slower everywhere: float32 at 1/2 79.6 us against 68.9 with 2): two rows were
+#: fastest or within 3 % except float32 at 1/3 (70.7 us against 63.0 with one row). Float32 takes 4
+#: columns with windows of 16-byte vectors and at most _PAT_F32_SLOTS slots only: with 8 columns
+#: (80.9 us at 1/2), windows of words (94.5 us; 54.3 against aa_taps' 41.2 at 2/3 on 4x24x301x416,
+#: whose 4 columns step by 6 elements, not whole vectors) or the 8 slots of 1/4 (87.0 us against
+#: 84.7) it ran slower than aa_taps (74.0 at 1/2).
 _PAT_OUTPUTS = {4: (4,), 2: (4, 8), 1: (8, 4)}
-_PAT_BANDS = (4, 2, 1)
+_PAT_BANDS = (2, 1)
 _PAT_THREADS = 1 << 18
-#: aa_pat's limits (the shader's): taps an output along an axis, window words (NWD), accumulators
-#: (RB x PV: they stay live through the band's row loop); a first slot must fit a byte.
+_PAT_F32_SLOTS = 6
+#: aa_pat's limits (the shader's): taps an output along an axis, window words (NWD); a first slot
+#: must fit a byte.
 _PAT_TAPS = 8
 _PAT_WINDOW = 24
-_PAT_ACC = 32
 #: aa_rows: band heights tried, tallest first; the tallest that still gives _ROWS_THREADS threads wins
 #: (a taller band filters the input rows shared by neighbouring bands fewer times, but the GPU needs
 #: enough threads in flight to cover load latency). A description too small to reach it at any
@@ -347,6 +349,7 @@ def _pat_shape(desc, pv: int, rb: int, vec: bool):
         return f"a first tap {max(dw)} elements into the window (aa_pat: at most 255)"
     if max(dh) > 255:
         return f"a first tap {max(dh)} rows into the band (aa_pat: at most 255)"
+
     def pack(d, lo):
         return sum(x << (8 * i) for i, x in enumerate(d[lo : lo + 4]))
 
@@ -354,9 +357,18 @@ def _pat_shape(desc, pv: int, rb: int, vec: bool):
     tail = win % epw
     return {
         "constants": {
-            "PV": pv, "NWD": nwd, "VW": int(vec), "KW": kw, "DW_A": pack(dw, 0), "DW_B": pack(dw, 4),
-            "RB": rb, "KH": kh, "DH_A": pack(dh, 0), "NR": max(dh) + kh,
-            "SAFE": int(safe_w and safe_h), "CW": 4,
+            "PV": pv,
+            "NWD": nwd,
+            "VW": int(vec),
+            "KW": kw,
+            "DW_A": pack(dw, 0),
+            "DW_B": pack(dw, 4),
+            "RB": rb,
+            "KH": kh,
+            "DH_A": pack(dh, 0),
+            "NR": max(dh) + kh,
+            "SAFE": int(safe_w and safe_h),
+            "CW": 4,
         },  # fmt: skip
         "steps": (step_w // epw, bw // epw, step_h, bh),
         "row_words": -(-win // epw),
@@ -402,8 +414,10 @@ def _vector_stores(desc, pd, out_res: int, pv: int) -> bool:
     """Whether aa_pat can store a thread's ``pv`` outputs of a row as vectors (see the shader's SV)."""
     esize = desc.input.data_type.size_in_bytes
     align = min(16, pv * esize)
-    return (pd["out_strides"][3] == 1 or pd["out_sizes"][3] == 1) and out_res % align == 0 and all(
-        pd["out_strides"][d] * esize % align == 0 for d in range(3) if pd["out_sizes"][d] > 1
+    return (
+        (pd["out_strides"][3] == 1 or pd["out_sizes"][3] == 1)
+        and out_res % align == 0
+        and all(pd["out_strides"][d] * esize % align == 0 for d in range(3) if pd["out_sizes"][d] > 1)
     )
 
 
@@ -426,8 +440,11 @@ def _pat_choice(desc, pd, in_res: int, requested: bool) -> tuple[dict | None, st
         forms = forms[:1]
     for vec, pv in ((v, p) for v in forms for p in outputs):
         found = None
-        for rb in (b for b in _PAT_BANDS if b * pv <= _PAT_ACC):
+        for rb in _PAT_BANDS:
             shape = _pat_shape(desc, pv, rb, vec)
+            slots = 0 if isinstance(shape, str) else shape["constants"]["KW"]
+            if not requested and esize == 4 and slots > _PAT_F32_SLOTS:
+                shape = f"{slots} w slots an output (float32 takes at most {_PAT_F32_SLOTS})"
             if isinstance(shape, str):
                 why = shape
                 continue
@@ -603,6 +620,7 @@ def plan_resample_antialias(
             if kernel
             else "n and c are not filtered and at most "
             f"{_TAP_CAP} taps along w: every tap's load is independent (written-out code)"
+            + ("" if caps.is_cpu else f"; aa_pat could not run here: {pat_not}")
         )
     elif chosen == "aa_rows":
         cw = max(_ROWS_COLS, pw)
