@@ -118,6 +118,8 @@ _TAPS_THREADS = 1 << 19
 #: whose 4 columns step by 6 elements, not whole vectors) or the 8 slots of 1/4 (87.0 us against
 #: 84.7) it ran slower than aa_taps (74.0 at 1/2).
 _PAT_OUTPUTS = {4: (4,), 2: (4, 8), 1: (8, 4)}
+#: aa_pat requested: the columns a thread tried for every type.
+_PAT_ANY = (4, 8)
 _PAT_BANDS = (2, 1)
 _PAT_THREADS = 1 << 18
 _PAT_F32_SLOTS = 6
@@ -432,7 +434,7 @@ def _pat_choice(desc, pd, in_res: int, requested: bool) -> tuple[dict | None, st
     forms = (True, False) if _vector_rows(desc, pd, in_res) else (False,)
     outputs = _PAT_OUTPUTS[esize]
     if requested:
-        outputs = (4, 8)
+        outputs = _PAT_ANY
     elif esize == 4 and not forms[0]:
         forms = ()
         why = "float32 rows that are not whole 16-byte vectors from a vector boundary (float32 takes only those)"
