@@ -9,7 +9,8 @@ read once + output written once) and as a ratio to the in-run vec4 copy moving t
 torch + CUDA, F.interpolate(mode="bilinear", antialias=True, align_corners=False) on the same
 sizes (the same half_pixel coordinates and scale) is timed in the same run.
 
-The default times the plan's choice (aa_taps where it runs) and the one-thread-an-output path
+The default times the plan's choice (aa_pat where the scales give a tap pattern on a GPU, else
+aa_taps where it runs) and the one-thread-an-output path
 (aa_element / aa_element_atomic) beside it; ``--kernel all`` times every path the description admits.
 
     python bench/bench_resample_antialias.py [--adapter NAME] [--backend vulkan] [--dtype float32]

@@ -13,9 +13,9 @@
 // A thread owns PV output columns (ow0 = g * PV ..) of RB output rows (a band, oh0 = band * RB ..)
 // of one (n, c) plane (n and c not filtered: one tap of weight 1, the host checks):
 //  - along W its window is the input words k0 .. k0 + NWD - 1 of a row, k0 = g * SW + B0 (a multiple
-//    of 4 with VW); output j's taps are window elements
-//    DW(j) .. DW(j) + KW - 1, weighed by a host table of slot weights (zero where the reference has
-//    no tap: its taps are always inside the slots, the host checks every output);
+//    of 4 with VW); output j's taps are window elements DW(j) .. DW(j) + KW - 1, weighed by a host
+//    table of slot weights (zero where the reference has no tap: its taps always lie inside the
+//    slots, by construction);
 //  - along H its band reads input rows b0 + 0 .. b0 + NR - 1, b0 = band * SH + LH0; output row k's taps
 //    are band rows DH(k) .. DH(k) + KH - 1, weighed by a second slot table.
 // Slots outside the input (the first and last threads and bands) read 0 and weigh 0: the reference
@@ -27,21 +27,21 @@
 // and added into every output row whose H taps cover it, in ascending row order; a row is stored
 // as soon as its last tap is added. Sums in the reference's order (W first, then H, ascending taps).
 // The W sums are written-out code (every window index a constant, nothing in local memory); the band
-// rows are a loop (written out as well, each pipeline took 20-45 s to build on lavapipe; H100: the
-// written-out rows ran 0-15 % faster), so an output row's H slot is a run-time value and RB x PV
-// accumulators stay live through the loop (the host keeps RB x PV <= 32).
+// rows are a loop, two rows an iteration (written out as well, each pipeline took 20-45 s to build
+// on lavapipe; on the H100 the written-out rows ran 0-15 % faster), so an output row's H slot is a
+// run-time value and the band's RB x PV accumulators stay live through the loop.
 //
 // Overrides (structure, part of the pipeline cache key): PV (4 or 8), NWD (window words, <= 24: those
 // that hold elements some slot reads), VW (1: the window is loaded as 16-byte vectors, NWD a multiple
 // of 4: rows of whole vectors from a vector boundary, W stride 1; 0: as words), SV (1: a thread's PV
 // outputs of a row are stored as one or two vectors of min(16, PV x element) bytes: W stride 1, its
 // first output on such a boundary; a row's partial last group stores element by element), KW, DW_A
-// (DW of outputs 0-3, 8 bits each), DW_B (4-7), RB (1 or 2), KH, DH_A (DH of rows 0-1), NR, SAFE; and DTYPE, WG, CW (= 4,
-// store_cols' four columns) of the included file.
+// (DW of outputs 0-3, 8 bits each), DW_B (4-7), RB (1 or 2), KH, DH_A (DH of rows 0-1), NR, SAFE;
+// and DTYPE, WG, CW (= 4, store_cols' four columns) of the included file.
 // Uniforms: pat_w (first word of the W slot weights, SW in words, B0 in words as i32 bits, words in
 // a row), pat_h (first word of the H slot weights, SH, LH0 as i32 bits, rows of the H slot table),
-// pat_last (the bits of a row's last word that belong to the row), pat_rows (input rows), and column_groups, bands,
-// walk_threads, div_groups, div_bands, div_c as aa_taps.
+// pat_last (the bits of a row's last word that belong to the row), pat_rows (input rows), and
+// column_groups, bands, walk_threads, div_groups, div_bands, div_c as aa_taps.
 
 #include "resample_antialias.wgsl"
 
