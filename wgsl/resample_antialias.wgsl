@@ -604,21 +604,38 @@ fn add_row(acc: vec4<f32>, i: u32, plane_in: u32, hh: vec2<u32>, oh: u32, cs: Co
     return acc + select(vec4<f32>(0.0), v, i < hh.y);
 }
 
+// A banded walk's thread t (aa_taps; aa_pat in resample_antialias_pat.wgsl): column group g (of
+// `cols` output columns) of band `band` of an (n, c) plane; the plane's first input element, and the
+// output element of its column g * cols in row 0 (n and c not filtered: one tap of weight 1).
+struct Walk {
+    g: u32,
+    band: u32,
+    plane_in: u32,
+    plane_out: u32,
+}
+
+fn walk_of(t: u32, cols: u32) -> Walk {
+    let rest = div_magic(t, p.div_groups.x, p.div_groups.y);
+    let g = t - rest * p.column_groups;
+    let plane = div_magic(rest, p.div_bands.x, p.div_bands.y);
+    let n = div_magic(plane, p.div_c.x, p.div_c.y);
+    let c = plane - n * p.out_sizes.y;
+    return Walk(g, rest - plane * p.bands,
+                p.input_base + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y,
+                p.output_base + n * p.out_strides.x + c * p.out_strides.y + g * cols * p.out_strides.w);
+}
+
 @compute @workgroup_size(WG)
 fn aa_taps(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_id(gid, nwg);
     if (t >= p.walk_threads) { return; }
-    let rest = div_magic(t, p.div_groups.x, p.div_groups.y);
-    let g = t - rest * p.column_groups;
-    let plane = div_magic(rest, p.div_bands.x, p.div_bands.y);
-    let band = rest - plane * p.bands;
-    let n = div_magic(plane, p.div_c.x, p.div_c.y);
-    let c = plane - n * p.out_sizes.y;
-    let ow0 = g * CW;
+    let wk = walk_of(t, CW);
+    let band = wk.band;
+    let ow0 = wk.g * CW;
     let ncol = min(CW, p.out_sizes.w - ow0);
     let cs = cols_taps(ow0);
-    let plane_in = p.input_base + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y;
-    let plane_out = p.output_base + n * p.out_strides.x + c * p.out_strides.y + ow0 * p.out_strides.w;
+    let plane_in = wk.plane_in;
+    let plane_out = wk.plane_out;
     // RB output rows (a band) of the same columns: their W taps are read once
     let oh_lo = band * RB;
     let oh_hi = min(oh_lo + RB, p.out_sizes.z);

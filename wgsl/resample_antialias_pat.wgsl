@@ -306,16 +306,13 @@ fn pat_use(a: Acc, r: u32, w: Raw, bd: Band, ws: PatW) -> Acc {
 fn aa_pat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = thread_id(gid, nwg);
     if (t >= p.walk_threads) { return; }
-    let rest = div_magic(t, p.div_groups.x, p.div_groups.y);
-    let g = t - rest * p.column_groups;
-    let plane = div_magic(rest, p.div_bands.x, p.div_bands.y);
-    let band = rest - plane * p.bands;
-    let n = div_magic(plane, p.div_c.x, p.div_c.y);
-    let c = plane - n * p.out_sizes.y;
+    let wk = walk_of(t, PV);
+    let g = wk.g;
+    let band = wk.band;
     let ow0 = g * PV;
     var bd: Band;
-    bd.plane_in = p.input_base + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y;
-    bd.plane_out = p.output_base + n * p.out_strides.x + c * p.out_strides.y + ow0 * p.out_strides.w;
+    bd.plane_in = wk.plane_in;
+    bd.plane_out = wk.plane_out;
     bd.b0 = i32(band * p.pat_h.y) + bitcast<i32>(p.pat_h.z);
     bd.oh0 = band * RB;
     bd.kw = i32(g * p.pat_w.y) + bitcast<i32>(p.pat_w.z);
