@@ -329,6 +329,17 @@ def _slot_pattern(first, count, weights, n_in: int, v: int, step_: int, align: i
     return base, tuple(int(x) for x in d), k, slots, safe
 
 
+@functools.lru_cache(maxsize=16)
+def _hw_taps(desc) -> tuple:
+    """The reference's (first, count, weights) along h and along w (padded axes 2 and 3)."""
+    pd = _padded(desc)
+    out = []
+    for d in (2, 3):
+        x = ref.input_coordinates(pd["out_sizes"][d], pd["scales"][d], pd["in_off"][d], pd["out_off"][d])
+        out.append(ref.antialias_taps(x, pd["in_sizes"][d], pd["scales"][d]))
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=64)
 def _pat_shape(desc, pv: int, rb: int, vec: bool):
     """aa_pat's structure for ``desc`` with ``pv`` output columns and ``rb`` output rows a thread,
@@ -340,20 +351,15 @@ def _pat_shape(desc, pv: int, rb: int, vec: bool):
     esize = desc.input.data_type.size_in_bytes
     epw = 4 // esize
     align = 16 // esize if vec else epw
-    _, _, _, entries, taps = antialias_tables(desc)
-    (fh, ch), (fw, cw) = taps[2], taps[3]
+    (fh, ch, wh), (fw, cw, ww) = _hw_taps(desc)
     hin, win = pd["in_sizes"][2], pd["in_sizes"][3]
-    wts = {}
-    for d in (2, 3):
-        x = ref.input_coordinates(pd["out_sizes"][d], pd["scales"][d], pd["in_off"][d], pd["out_off"][d])
-        wts[d] = ref.antialias_taps(x, pd["in_sizes"][d], pd["scales"][d])[2]
     step_w = round(pv / float(pd["scales"][3]))
     step_h = round(rb / float(pd["scales"][2]))
     unit = "16-byte vectors" if vec else "words"
     if step_w % align or step_w <= 0 or step_h <= 0:
         return f"{pv} output columns do not step by whole input {unit} ({pv} / scale = {pv / float(pd['scales'][3]):g})"
-    bw, dw, kw, sw, safe_w = _slot_pattern(fw, cw, wts[3], win, pv, step_w, align)
-    bh, dh, kh, sh, safe_h = _slot_pattern(fh, ch, wts[2], hin, rb, step_h, 1)
+    bw, dw, kw, sw, safe_w = _slot_pattern(fw, cw, ww, win, pv, step_w, align)
+    bh, dh, kh, sh, safe_h = _slot_pattern(fh, ch, wh, hin, rb, step_h, 1)
     elems = max(dw) + kw
     if kw > _PAT_TAPS or kh > _PAT_TAPS:
         return f"{kw} taps along w and {kh} along h in the pattern (aa_pat: at most {_PAT_TAPS})"
@@ -590,7 +596,7 @@ def plan_resample_antialias(
             PAT_SHADER,
             f"{pat_note}: along w a window of {k['NWD']} input words a row, {k['KW']} tap slots an output; "
             f"along h {k['NR']} input rows a band, each filtered along w once, {k['KH']} tap slots an output row"
-            + ("" if k["SAFE"] or esize < 4 else "; float taps of weight 0 selected out")
+            + ("" if k["SAFE"] or dt in (DataType.INT8, DataType.UINT8) else "; float taps of weight 0 selected out")
             + f"; {taps_note}",
             threads,
             constants=dict(constants, **k, SV=int(_vector_stores(desc, pd, out_res, k["PV"]))),
