@@ -229,10 +229,13 @@ def test_explain_plan():
     assert p.kernels == ["resample_rows_pat"] and "4 channels in a warp's lanes" in p.explain()
     p = explain_plan(explain_args(nhwc + ["--scales", "1,1,0.5,0.5", "--mode", "linear"]), caps)
     assert p.kernels == ["resample_rows"] and p.steps[0].constants_dict["C_LANES"] == 1
-    # Resample3 antialias: aa_taps where it runs; nothing to filter (upsampling): Resample2's plan
+    # Resample3 antialias on a GPU: aa_pat where the scales give a tap pattern, else aa_taps where it
+    # runs (float32 at 1/4: 8 w slots); nothing to filter (upsampling): Resample2's plan
     aa = ["--input", "8,64,240,240", "--mode", "linear", "--antialias"]
     p = explain_plan(explain_args(aa + ["--scales", "1,1,0.5,0.5"]), caps)
-    assert p.kernels == ["aa_taps"] and "aa_taps" in p.explain()
+    assert p.kernels == ["aa_pat"] and "windows of 16-byte vectors" in p.explain()
+    p = explain_plan(explain_args(aa + ["--scales", "1,1,0.25,0.25"]), caps)
+    assert p.kernels == ["aa_taps"] and "aa_pat could not run here: 8 w slots" in p.explain()
     assert explain_plan(explain_args(aa + ["--scales", "1,1,2,2"]), caps).kernels == ["resample_rows_pat"]
     with pytest.raises(DmlValidationError, match="--input-layout nhwc needs 4 dimensions"):
         explain_plan(explain_args(["--input", "8,8", "--scales", "2,2", "--input-layout", "nhwc"]), caps)
