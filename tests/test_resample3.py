@@ -254,21 +254,26 @@ def test_strided_inputs_and_outputs(device, dt, pattern, rng):
     pw = 4 // dt.size_in_bytes
     st = out_desc.element_strides
     rows_ok = not (dt != F32 and (st[-1] != 1 or any(v % pw for v in st[:-1])))
-    # aa_taps wherever 8/16-bit outputs are whole words (n and c are not filtered here), except that
-    # a CPU adapter takes aa_rows for 8/16-bit outputs (measured faster there)
-    cpu_rows = Capabilities.from_device(device).is_cpu and dt != F32 and rows_ok
-    assert op.plan.kernels == ["aa_rows" if cpu_rows else "aa_taps" if rows_ok else element_kernel(dt)]
+    # aa_pat where the scales give a tap pattern (here float32 on a CPU adapter, which takes every
+    # form; 4/9 and 3/7 give no pattern for 8/16-bit windows of words), else aa_taps wherever 8/16-bit
+    # outputs are whole words (n and c are not filtered here), except that a CPU adapter takes
+    # aa_rows for 8/16-bit outputs (measured faster there)
+    pat = op.plan.kernels == ["aa_pat"]
+    assert pat or "aa_pat could not run here" in op.plan.why
+    cpu_rows = Capabilities.from_device(device).is_cpu and dt != F32 and rows_ok and not pat
+    want = "aa_pat" if pat else "aa_rows" if cpu_rows else "aa_taps" if rows_ok else element_kernel(dt)
+    assert op.plan.kernels == [want] and (not pat or (rows_ok and Capabilities.from_device(device).is_cpu))
     if rows_ok:
         check(device, "aa_taps", in_desc, out_desc, rng)
     check(device, element_kernel(dt), in_desc, out_desc, rng)
-    if "aa_tile could not run" not in op.plan.why:
+    if "aa_tile could not run" not in op.plan.why and not pat:
         try:
             check(device, "aa_tile", in_desc, out_desc, rng)
         except PlanError as e:  # (a CPU adapter's aa_rows plan does not say why aa_tile is not taken)
             assert cpu_rows and "aa_tile cannot run" in str(e)
     if rows_ok:
         check(device, "aa_rows", in_desc, out_desc, rng)
-    assert ("aa_rows could not run" in op.plan.why) == (not rows_ok)
+    assert pat or ("aa_rows could not run" in op.plan.why) == (not rows_ok)
 
 
 @pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
@@ -358,12 +363,21 @@ def test_where_aa_pat_runs_and_where_not():
     u8 = desc3(TensorDesc(U8, (8, 64, 240, 240)), TensorDesc(U8, (8, 64, 120, 120)))
     c = plan_resample_antialias(u8, gpu).steps[0].constants_dict
     assert (c["PV"], c["RB"], c["VW"]) == (8, 2, 1)
-    assert plan_resample_antialias(vec, cpu).kernels == ["aa_taps"]
-    assert plan_resample_antialias(u8, cpu).kernels == ["aa_rows"]
-    # float32 rows of 45 elements are not whole vectors: aa_taps (measured faster than word windows)
+    # float32 rows of 45 elements are not whole vectors: aa_taps on a GPU (measured faster than word
+    # windows there); a CPU adapter takes every form with the tallest band (words, 2 rows)
     odd = desc3(TensorDesc(F32, (2, 4, 30, 45)), TensorDesc(F32, (2, 4, 15, 15)))
     p = plan_resample_antialias(odd, gpu)
     assert p.kernels == ["aa_taps"] and "aa_pat could not run here: float32 rows that are not whole" in p.why
+    c = plan_resample_antialias(odd, cpu).steps[0].constants_dict
+    assert (c["VW"], c["RB"]) == (0, 2)
+    small = desc3(TensorDesc(U8, (1, 1, 8, 32)), TensorDesc(U8, (1, 1, 4, 16)))
+    assert plan_resample_antialias(small, cpu).steps[0].constants_dict["RB"] == 2
+    assert plan_resample_antialias(small, gpu).steps[0].constants_dict["RB"] == 1  # (too few threads for 2)
+    # 8/16-bit rows that give no pattern: aa_rows on a CPU adapter, aa_taps on a GPU, each saying why
+    nopat = desc3(TensorDesc(U8, (2, 3, 18, 28)), TensorDesc(U8, (2, 3, 8, 12)))
+    p = plan_resample_antialias(nopat, cpu)
+    assert p.kernels == ["aa_rows"] and "aa_pat could not run here" in p.why
+    assert plan_resample_antialias(nopat, gpu).kernels == ["aa_taps"]
     quarter = desc3(TensorDesc(F32, (8, 64, 240, 240)), TensorDesc(F32, (8, 64, 60, 60)))
     p = plan_resample_antialias(quarter, gpu)
     assert p.kernels == ["aa_taps"] and "8 w slots an output (float32 takes at most 6)" in p.why
@@ -548,9 +562,9 @@ def walk(step):
 def test_plans_as_values(profile):
     caps = Capabilities.profile(profile)
     d = desc3(TensorDesc(F32, (8, 64, 256, 256)), TensorDesc(F32, (8, 64, 128, 128)))
-    # the default on a CPU adapter (a GPU's: aa_pat, test_where_aa_pat_runs_and_where_not), on request
-    # elsewhere: aa_taps, one thread per output word and 8 output rows (2**20 threads), 4 x 4 taps
-    assert plan_resample_antialias(d, caps).kernels == ["aa_taps" if caps.is_cpu else "aa_pat"]
+    # the default: aa_pat (test_where_aa_pat_runs_and_where_not); on request aa_taps, one thread per
+    # output word and 8 output rows (2**20 threads), 4 x 4 taps
+    assert plan_resample_antialias(d, caps).kernels == ["aa_pat"]
     e = plan_resample_antialias(d, caps, kernel="aa_taps")
     assert e.kernels == ["aa_taps"] and e.dispatches == 1 and e.steps[0].invocations == 8 * 64 * 128 * 16
     assert walk(e.steps[0]) == (128, 16, 8, 8 * 64 * 128 * 16)
@@ -560,10 +574,9 @@ def test_plans_as_values(profile):
                                       kernel="aa_taps")  # fmt: skip
     assert quarter.steps[0].constants_dict["RB"] == 4 and walk(quarter.steps[0])[1:3] == (16, 4)
     q = plan_resample_antialias(desc3(TensorDesc(U8, (2, 3, 90, 128)), TensorDesc(U8, (2, 3, 30, 32))), caps,
-                                kernel=None if caps.is_cpu else "aa_taps")  # fmt: skip
-    if not caps.is_cpu:  # (a CPU adapter takes aa_rows for 8/16-bit outputs)
-        assert q.kernels == ["aa_taps"] and walk(q.steps[0]) == (8, 30, 1, 2 * 3 * 30 * 8)
-        assert q.steps[0].constants_dict["CW"] == 4
+                                kernel="aa_taps")  # fmt: skip
+    assert q.kernels == ["aa_taps"] and walk(q.steps[0]) == (8, 30, 1, 2 * 3 * 30 * 8)
+    assert q.steps[0].constants_dict["CW"] == 4
     el = plan_resample_antialias(d, caps, kernel="aa_element")
     assert el.kernels == ["aa_element"] and el.steps[0].invocations == 8 * 64 * 128 * 128
     p = plan_resample_antialias(d, caps, kernel="aa_tile")

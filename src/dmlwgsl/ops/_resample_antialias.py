@@ -33,7 +33,9 @@ Paths (``kernel=``):
     most 6 W slots an output (other float32 forms measured slower than aa_taps). H100, 8x64x240x240,
     against aa_taps in the same call: float32 at 1/2 74.0 -> 65.8 us (74 -> 83 % of the in-run copy),
     float16 68.4 -> 47.6 (44 -> 63 %), uint8 57.3 -> 35.1 (24 -> 39 %); float16 and uint8 at 1/3 and
-    1/4 1.5-1.6x faster. CPU adapters keep their kernels (aa_pat runs there on request).
+    1/4 1.5-1.6x faster. CPU adapters take it in every form (words and 4 or 8 columns for every type)
+    with the tallest band: lavapipe, 1x8x64x64 and 2x8x128x128 at 1/2, 1/3, 1/4, 1.0-3.5x faster than
+    aa_taps / aa_rows (float32 1/2 1749 -> 1588 us, float16 4430 -> 1452, uint8 3495 -> 1364).
   aa_taps (the default where n and c are not filtered and aa_pat does not run, at most 8 taps along w and, for 8/16-bit
     outputs, rows of whole words; CPU adapters keep aa_rows for 8/16-bit outputs): one thread owns
     one output word (1, 2 or 4 columns) of RB output rows (1, 2, 4 or 8: the most that leave 2**19
@@ -50,7 +52,8 @@ Paths (``kernel=``):
     slower: registers), and (H200, session 25) a band walk with the last rows' W sums in a shift
     register of named registers (each input row W-filtered once a band: within +-15 % of aa_taps, no
     faster on the 8x64x240x240 rows), see bench/EXPERIMENTS.md.
-  aa_rows (the default for 8/16-bit elements on CPU adapters; elsewhere on request only: measured
+  aa_rows (the default for 8/16-bit elements on CPU adapters where aa_pat does not run; elsewhere on
+    request only: measured
     2.5-5x slower than aa_element on the H100, 8x64x240x240 at 1/2, 1/3, 1/4, every band and
     column choice; see bench/README.md): the row walk. n and c unfiltered; one thread owns
     one output word (1 to 4 output columns) of a band of output rows of one (n, c) plane, holds its
@@ -442,11 +445,13 @@ def _vector_stores(desc, pd, out_res: int, pv: int) -> bool:
     )
 
 
-def _pat_choice(desc, pd, in_res: int, requested: bool) -> tuple[dict | None, str]:
+def _pat_choice(desc, pd, in_res: int, requested: bool, cpu: bool) -> tuple[dict | None, str]:
     """aa_pat's (structure, note) with the first of _PAT_OUTPUTS that has a pattern (windows of 16-byte
     vectors where the rows allow, else of words) and the most rows a band of _PAT_BANDS that leave
-    _PAT_THREADS threads (else the fewest rows with a pattern); or (None, why not). ``requested``:
-    every form (4 or 8 columns, vectors or words) for every type."""
+    _PAT_THREADS threads (else the fewest rows with a pattern); or (None, why not). ``requested`` or
+    ``cpu`` (a CPU adapter): every form (4 or 8 columns, vectors or words) for every type; ``cpu``:
+    the tallest band (a few threads run at a time: longer bands only add reuse)."""
+    requested = requested or cpu
     n, c, oh, ow = pd["out_sizes"]
     why = "no pattern"
     esize = desc.input.data_type.size_in_bytes
@@ -470,7 +475,7 @@ def _pat_choice(desc, pd, in_res: int, requested: bool) -> tuple[dict | None, st
                 why = shape
                 continue
             found = shape
-            if n * c * -(-oh // rb) * shape["groups"] >= _PAT_THREADS:
+            if cpu or n * c * -(-oh // rb) * shape["groups"] >= _PAT_THREADS:
                 break
         if found is not None:
             unit = "16-byte vectors" if vec else "words"
@@ -557,11 +562,11 @@ def plan_resample_antialias(
     taps_not = _taps_rule(desc, pd, taps, out_res)
     if kernel == "aa_taps" and taps_not is not None:
         raise PlanError(f"kernel: aa_taps cannot run this description: {taps_not}")
-    # aa_pat on GPUs where the scales give a tap pattern (CPU adapters keep their kernels)
+    # aa_pat where the scales give a tap pattern (every adapter; a CPU adapter in every form)
     pat_not = _pat_rule(desc, pd, taps, placements)
     pat = None
-    if pat_not is None and (kernel == "aa_pat" or (kernel is None and not caps.is_cpu)):
-        pat, pat_note = _pat_choice(desc, pd, in_res, kernel == "aa_pat")
+    if pat_not is None and kernel in (None, "aa_pat"):
+        pat, pat_note = _pat_choice(desc, pd, in_res, kernel == "aa_pat", caps.is_cpu)
         if pat is None:
             pat_not = pat_note
     if kernel == "aa_pat" and pat_not is not None:
@@ -569,7 +574,7 @@ def plan_resample_antialias(
     chosen = kernel or ("aa_pat" if pat is not None else "aa_taps" if taps_not is None else element)
     # A CPU adapter pays for every atomic: 8/16-bit outputs take aa_rows where it runs (lavapipe,
     # float16 and uint8 at scales 1/2 and 1/4: 1.3-2.3x faster than aa_element_atomic).
-    cpu_rows = kernel is None and caps.is_cpu and esize < 4 and rows_not is None
+    cpu_rows = kernel is None and caps.is_cpu and esize < 4 and rows_not is None and pat is None
     if cpu_rows:
         chosen = "aa_rows"
     details = ()
@@ -641,7 +646,7 @@ def plan_resample_antialias(
             if kernel
             else "n and c are not filtered and at most "
             f"{_TAP_CAP} taps along w: every tap's load is independent (written-out code)"
-            + ("" if caps.is_cpu else f"; aa_pat could not run here: {pat_not}")
+            + f"; aa_pat could not run here: {pat_not}"
         )
     elif chosen == "aa_rows":
         cw = max(_ROWS_COLS, pw)
@@ -660,7 +665,8 @@ def plan_resample_antialias(
             uniform_var="p",
         )
         why = (
-            "aa_rows: on a CPU adapter, where aa_element_atomic's atomics cost more than aa_rows' walk"
+            "aa_rows: on a CPU adapter, where aa_element_atomic's atomics cost more than aa_rows' walk; "
+            f"aa_pat could not run here: {pat_not}"
             if cpu_rows
             else "aa_rows: requested"
         )
@@ -700,6 +706,7 @@ def plan_resample_antialias(
             if kernel
             else "aa_taps cannot run here: "
             + str(taps_not)
+            + ("" if pat_not is None else f"; aa_pat could not run here: {pat_not}")
             + ("" if why_not is None else f"; aa_tile could not run here either: {why_not}")
             + ("" if rows_not is None else f"; aa_rows could not run here either: {rows_not}")
         )
