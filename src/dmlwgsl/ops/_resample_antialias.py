@@ -21,7 +21,7 @@ with the reference's own float32 arithmetic (:func:`dmlwgsl.reference.resample.a
 shader only sums (wgsl/resample_antialias.wgsl). Tables are O(sum over axes of output length x taps).
 
 Paths (``kernel=``):
-  aa_pat (the default on GPUs where n and c are not filtered and the H and W scales give one tap
+  aa_pat (the default where n and c are not filtered and the H and W scales give one tap
     pattern: rational scales of a small period such as 1/2, 1/3, 2/3, 0.4; wgsl/resample_antialias_pat.wgsl):
     a thread owns PV (4 or 8) output columns of RB (1 or 2) output rows; along W its window of input
     words (16-byte vectors where rows are whole vectors) moves by a whole number of words from one
@@ -29,8 +29,8 @@ Paths (``kernel=``):
     constants), so each window word is loaded and converted once and feeds every tap on it; along H the
     band's input rows are each filtered along W once and added into the output rows they feed.
     Slot weights come from host tables (the reference's weights, zero where it has no tap); 8/16-bit
-    rows must be whole words from a word boundary, float32 (default) rows whole 16-byte vectors with at
-    most 6 W slots an output (other float32 forms measured slower than aa_taps). H100, 8x64x240x240,
+    rows must be whole words from a word boundary; on GPUs float32 rows whole 16-byte vectors with at
+    most 6 W slots an output (other float32 forms measured slower than aa_taps there). H100, 8x64x240x240,
     against aa_taps in the same call: float32 at 1/2 74.0 -> 65.8 us (74 -> 83 % of the in-run copy),
     float16 68.4 -> 47.6 (44 -> 63 %), uint8 57.3 -> 35.1 (24 -> 39 %); float16 and uint8 at 1/3 and
     1/4 1.5-1.6x faster. CPU adapters take it in every form (words and 4 or 8 columns for every type)
