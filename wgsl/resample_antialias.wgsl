@@ -339,6 +339,11 @@ fn put_word(wi: u32, word: u32, n: u32) {
     }
 }
 
+// Four outputs as one word of 8-bit elements, the first lowest.
+fn bytes4(v: vec4<f32>) -> u32 {
+    return store_bits(v.x) | (store_bits(v.y) << 8u) | (store_bits(v.z) << 16u) | (store_bits(v.w) << 24u);
+}
+
 // The thread's first ncol columns (of CW) of v, stored from output element dst. Written out, no
 // vector indexed by a variable (on the H100 the loop form cost aa_taps' skeleton 1.1-2.2x:
 // H100, index arithmetic and stores alone, 8x64x240x240 at 1/2, 1/3, 1/4; see EXPERIMENTS.md).
@@ -358,7 +363,7 @@ fn store_cols(dst: u32, v: vec4<f32>, ncol: u32) {
         if (CW > 2u && ncol > 2u) { put_word(wi + 1u, store_bits(v.z) | (store_bits(v.w) << 16u), ncol - 2u); }
         return;
     }
-    put_word(wi, store_bits(v.x) | (store_bits(v.y) << 8u) | (store_bits(v.z) << 16u) | (store_bits(v.w) << 24u), ncol);
+    put_word(wi, bytes4(v), ncol);
 }
 
 @compute @workgroup_size(WG)

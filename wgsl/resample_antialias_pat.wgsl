@@ -233,11 +233,7 @@ struct Band {
     inner: bool,     // the window lies inside the row, none of it in a partial last word
 }
 
-// Four outputs as one word of 8-bit elements, or two of float16.
-fn bytes4(v: vec4<f32>) -> u32 {
-    return store_bits(v.x) | (store_bits(v.y) << 8u) | (store_bits(v.z) << 16u) | (store_bits(v.w) << 24u);
-}
-
+// Four float16 outputs as two words (bytes4, in the included file, packs four 8-bit ones).
 fn halves4(v: vec4<f32>) -> vec2<u32> { return vec2<u32>(pack2x16float(v.xy), pack2x16float(v.zw)); }
 
 // The thread's PV outputs of a row, from output element dst (SV: on a vector boundary).

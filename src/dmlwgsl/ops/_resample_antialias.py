@@ -172,6 +172,18 @@ def _padded(desc) -> dict:
 
 
 @functools.lru_cache(maxsize=64)
+def _axis_taps(desc) -> tuple:
+    """The reference's (first, count, weights) of every axis (padded to 4, outermost first):
+    the tap table's and aa_pat's slot tables' one source."""
+    pd = _padded(desc)
+    out = []
+    for d in range(4):
+        x = ref.input_coordinates(pd["out_sizes"][d], pd["scales"][d], pd["in_off"][d], pd["out_off"][d])
+        out.append(ref.antialias_taps(x, pd["in_sizes"][d], pd["scales"][d]))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
 def antialias_tables(desc) -> tuple[np.ndarray, tuple, tuple, tuple, tuple]:
     """The shader's tap table for ``desc``: (u32 words, head offsets, weight offsets,
     padded entries per axis, per-axis (first, count) arrays). Per axis d (padded to 4), with E[d] its
@@ -179,11 +191,8 @@ def antialias_tables(desc) -> tuple[np.ndarray, tuple, tuple, tuple, tuple]:
     weight j at ``weight[d] + j * E[d] + o`` (zeros past the count, and rows up to a multiple of 4).
     Output-fastest, so neighbouring threads read neighbouring words and four columns are one 16-byte
     load; every offset is a multiple of 4 words."""
-    pd = _padded(desc)
     parts, heads, weights, entries, taps, at = [], [], [], [], [], 0
-    for d in range(4):
-        x = ref.input_coordinates(pd["out_sizes"][d], pd["scales"][d], pd["in_off"][d], pd["out_off"][d])
-        first, count, w = ref.antialias_taps(x, pd["in_sizes"][d], pd["scales"][d])
+    for first, count, w in _axis_taps(desc):
         e = -(-first.size // 4) * 4
         pad = np.zeros(e - first.size, dtype=np.uint32)
         heads.append(at)
@@ -332,17 +341,6 @@ def _slot_pattern(first, count, weights, n_in: int, v: int, step_: int, align: i
     return base, tuple(int(x) for x in d), k, slots, safe
 
 
-@functools.lru_cache(maxsize=16)
-def _hw_taps(desc) -> tuple:
-    """The reference's (first, count, weights) along h and along w (padded axes 2 and 3)."""
-    pd = _padded(desc)
-    out = []
-    for d in (2, 3):
-        x = ref.input_coordinates(pd["out_sizes"][d], pd["scales"][d], pd["in_off"][d], pd["out_off"][d])
-        out.append(ref.antialias_taps(x, pd["in_sizes"][d], pd["scales"][d]))
-    return tuple(out)
-
-
 @functools.lru_cache(maxsize=64)
 def _pat_shape(desc, pv: int, rb: int, vec: bool):
     """aa_pat's structure for ``desc`` with ``pv`` output columns and ``rb`` output rows a thread,
@@ -354,7 +352,7 @@ def _pat_shape(desc, pv: int, rb: int, vec: bool):
     esize = desc.input.data_type.size_in_bytes
     epw = 4 // esize
     align = 16 // esize if vec else epw
-    (fh, ch, wh), (fw, cw, ww) = _hw_taps(desc)
+    (fh, ch, wh), (fw, cw, ww) = _axis_taps(desc)[2:]
     hin, win = pd["in_sizes"][2], pd["in_sizes"][3]
     step_w = round(pv / float(pd["scales"][3]))
     step_h = round(rb / float(pd["scales"][2]))
@@ -404,6 +402,17 @@ def _pat_shape(desc, pv: int, rb: int, vec: bool):
     }
 
 
+def _rows_on(strides, sizes, res: int, esize: int, align: int) -> bool:
+    """Whether every row of a padded tensor (strides and sizes n, c, h, w; ``res`` its residual byte
+    offset) starts on an ``align``-byte boundary and runs along W stride 1 (dimensions of size 1
+    exempt)."""
+    return (
+        (strides[3] == 1 or sizes[3] == 1)
+        and res % align == 0
+        and all(strides[d] * esize % align == 0 for d in range(3) if sizes[d] > 1)
+    )
+
+
 def _pat_rule(desc, pd, taps, placements) -> str | None:
     """Why aa_pat cannot run whatever its pattern, or None."""
     if (why := _outer_rule(taps, "aa_pat")) is not None:
@@ -413,12 +422,7 @@ def _pat_rule(desc, pd, taps, placements) -> str | None:
     if not (placement_of(placements, "input").padded and placement_of(placements, "output").padded):
         return "the input's or output's buffer is not a multiple of 16 bytes (aa_pat binds both as vectors)"
     esize = desc.input.data_type.size_in_bytes
-    epw = 4 // esize
-    if esize < 4 and (
-        (pd["in_strides"][3] != 1 and pd["in_sizes"][3] > 1)
-        or any(pd["in_strides"][d] % epw for d in range(3) if pd["in_sizes"][d] > 1)
-        or (in_res // esize) % epw
-    ):
+    if esize < 4 and not _rows_on(pd["in_strides"], pd["in_sizes"], in_res, esize, 4):
         return f"{desc.input.data_type.name} input rows are not whole words from a word boundary (w stride 1)"
     return _word_rows_rule(desc, pd, out_res)
 
@@ -426,23 +430,13 @@ def _pat_rule(desc, pd, taps, placements) -> str | None:
 def _vector_rows(desc, pd, in_res: int) -> bool:
     """Whether the input's rows are whole 16-byte vectors from a vector boundary (W stride 1)."""
     esize = desc.input.data_type.size_in_bytes
-    return (
-        (pd["in_strides"][3] == 1 or pd["in_sizes"][3] == 1)
-        and (pd["in_sizes"][3] * esize) % 16 == 0
-        and all(pd["in_strides"][d] * esize % 16 == 0 for d in range(3) if pd["in_sizes"][d] > 1)
-        and in_res % 16 == 0
-    )
+    return (pd["in_sizes"][3] * esize) % 16 == 0 and _rows_on(pd["in_strides"], pd["in_sizes"], in_res, esize, 16)
 
 
 def _vector_stores(desc, pd, out_res: int, pv: int) -> bool:
     """Whether aa_pat can store a thread's ``pv`` outputs of a row as vectors (see the shader's SV)."""
     esize = desc.input.data_type.size_in_bytes
-    align = min(16, pv * esize)
-    return (
-        (pd["out_strides"][3] == 1 or pd["out_sizes"][3] == 1)
-        and out_res % align == 0
-        and all(pd["out_strides"][d] * esize % align == 0 for d in range(3) if pd["out_sizes"][d] > 1)
-    )
+    return _rows_on(pd["out_strides"], pd["out_sizes"], out_res, esize, min(16, pv * esize))
 
 
 def _pat_choice(desc, pd, in_res: int, requested: bool, cpu: bool) -> tuple[dict | None, str]:
