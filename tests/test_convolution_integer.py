@@ -87,11 +87,13 @@ def check(
     w_in=None,
     out_pattern="packed",
     ops=None,
+    tuning=None,
     **params,
 ):
     """Run the op on (x, w, zero points) with ``kernel`` under run_checked; compare with
     ``expected`` or the reference. ``x_in``/``w_in`` give (desc, raw) for strided inputs; the
-    compiled operator is appended to ``ops`` where given."""
+    compiled operator is appended to ``ops`` where given; ``tuning`` (dot4 options) compiles it with
+    those."""
     need_kernel(device, kernel)
     x_in = x_in or tensor_from(x)
     w_in = w_in or tensor_from(w)
@@ -108,7 +110,10 @@ def check(
         expected = reference(x, w, xz, wz, **params)
     out_desc = strided_desc(DataType.INT32, expected.shape, out_pattern, output=True)
     desc = ConvolutionIntegerDesc(x_in[0], w_in[0], out_desc, xz_in and xz_in[0], wz_in and wz_in[0], **params)
-    op = compile_convolution_integer(desc, device=device, kernel=kernel)
+    if tuning:
+        op = ConvolutionIntegerOperator(device, desc, kernel, **tuning)
+    else:
+        op = compile_convolution_integer(desc, device=device, kernel=kernel)
     assert op.kernel == kernel
     if ops is not None:
         ops.append(op)

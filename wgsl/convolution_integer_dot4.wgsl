@@ -42,6 +42,7 @@
 // atomics (split-K).
 
 #include "convolution_integer.wgsl"
+#include "convolution_integer_im2col.wgsl"
 
 override RP: u32 = 4u;   // output pixels per thread: 4 to 8 (TP = TXN * RP pixels a workgroup, at most 128)
 override NEED_SX: bool = true;  // zw' can be nonzero: needs the per-pixel sums of x'
@@ -52,9 +53,13 @@ override TM: u32 = 64u;   // output channels a tile: 64, or 128 with WG = 512 (3
 // and the last one may be partial. Otherwise every step is 16 channel words of one tap.
 override K_CROSS: bool = false;
 
+// The GEMM gathers its pixel rows' im2col words from the input itself (fused_a; the pack then
+// writes only the filter rows, and the GEMM sees the layer's own geometry): no packed copy of
+// the input written and read back.
+override IM2COL_FUSED: bool = false;
+
 const KC: u32 = 16u;        // k words staged per step (of the taps' channel words end to end)
 const RS: u32 = 5u;         // vec4s per staged row (4 used, 1 pad against bank conflicts)
-const ONES: u32 = 0x01010101u;
 
 @group(0) @binding(6) var<storage, read_write> packed_input: array<vec4<u32>>;
 @group(0) @binding(7) var<storage, read_write> packed_filter: array<u32>;
@@ -75,8 +80,6 @@ fn stage_rows() -> u32 { return WG / 4u; }
 fn a_buf() -> u32 { return txn() * RP * RS; }   // one A buffer
 fn b_buf() -> u32 { return TM * RS; }   // one B buffer
 
-fn x_flip() -> u32 { return select(0x80u, 0u, X_SIGNED); }
-fn w_flip() -> u32 { return select(0x80u, 0u, W_SIGNED); }
 
 // Packed word c4 of the channels from input address a (channel c4*4 of the group at a0): 0 past Cg.
 fn input_word(a0: u32, c4: u32) -> u32 {
@@ -300,8 +303,9 @@ fn pix_row(p_in: u32, g: u32, live: bool) -> PixRow {
     let ih0 = i32((r / cv.out_width) * cv.stride_h) - i32(cv.pad_top);
     let iw0 = i32((r % cv.out_width) * cv.stride_w) - i32(cv.pad_left);
     let pix_words = i32(cv.group_count * cv.group_words_padded);
-    let base = ((i32(n) * i32(cv.in_height) + ih0) * i32(cv.in_width) + iw0) * pix_words
+    var base = ((i32(n) * i32(cv.in_height) + ih0) * i32(cv.in_width) + iw0) * pix_words
              + i32(g * cv.group_words_padded);
+    if (IM2COL_FUSED) { base = i32(n * cv.in_stride_n + g * cv.group_in_channels * cv.in_stride_c); }   // xn
     return PixRow(base, ih0, iw0, live);
 }
 
@@ -330,9 +334,19 @@ fn stage(pr0: PixRow, pr1: PixRow, wrow0: u32, w_ok0: bool, wrow1: u32, w_ok1: b
                          pad_word(c4 + 3u, zx_byte));
     let wk = kq / 4u;
     var s: Staged;
-    s.a0 = load_a(pr0, dh, dw, toff, chunk_ok, padv);
+    if (IM2COL_FUSED) {
+        s.a0 = fused_a(pr0, kq, chunk_ok, zx_byte);
+    } else {
+        s.a0 = load_a(pr0, dh, dw, toff, chunk_ok, padv);
+    }
     s.a1 = vec4<u32>(0u);
-    if (txn() * RP > stage_rows()) { s.a1 = load_a(pr1, dh, dw, toff, chunk_ok, padv); }
+    if (txn() * RP > stage_rows()) {
+        if (IM2COL_FUSED) {
+            s.a1 = fused_a(pr1, kq, chunk_ok, zx_byte);
+        } else {
+            s.a1 = load_a(pr1, dh, dw, toff, chunk_ok, padv);
+        }
+    }
     s.b0 = vec4<u32>(0u);
     if (w_ok0 && chunk_ok) { s.b0 = packed_filter_ro[wrow0 / 4u + wk]; }
     s.b1 = vec4<u32>(0u);
@@ -617,103 +631,8 @@ fn fw4(a: u32, d: u32) -> u32 {
 // padded channel words per tap. pack_im2col writes those rows (packed_input, [n][oh][ow][g][words];
 // taps outside the input hold zx', taps past K hold 0) and the filter rows in the same k order;
 // the GEMM entry points then run the layer as a 1x1 convolution over the OH x OW output pixels
-// (the plan gives the GEMM step that geometry; K zx' zw' uses the real K in `taps`).
-
-// Row form (IM2COL_ROWS, where the input's rows are contiguous, W is not dilated, KW <= 8 and the
-// padding costs the GEMM no k step): each kernel row (c, kh) holds ceil(KW/4) whole words, taps
-// kw = 4 * part .. 4 * part + 3 of word `part`, lanes past KW 0 in both input and filter rows. A
-// word is then 4 neighbouring bytes of one input row: two word loads and a funnel shift, the
-// lanes outside the input replaced by zx' (as in_row does), instead of four byte gathers.
-override IM2COL_ROWS: bool = false;
-// Dense-rows form (IM2COL_DENSE_ROWS, otherwise where the rows are contiguous, W is not dilated and
-// KW >= 3): the dense tap order, each word from at most two 4-byte spans (im2col_dense_word).
-override IM2COL_DENSE_ROWS: bool = false;
-
-// Tap k's byte of output pixel (n, oh, ow), group g, channel-major: (c, kh, kw) advance by carries.
-// In row form `kw` counts words of a kernel row (part), not taps.
-struct TapPos { c: u32, kh: u32, kw: u32 }
-
-// Words of a kernel row in row form (1 or 2).
-fn row_words() -> u32 { return (cv.kernel_w + 3u) / 4u; }
-
-fn tap_pos(k: u32) -> TapPos {
-    if (IM2COL_ROWS) {   // k counts words
-        let r = k / row_words();
-        return TapPos(r / cv.kernel_h, r % cv.kernel_h, k % row_words());
-    }
-    let khw = cv.kernel_h * cv.kernel_w;
-    let r = k % khw;
-    return TapPos(k / khw, r / cv.kernel_w, r % cv.kernel_w);
-}
-
-fn next_tap(t: TapPos) -> TapPos {
-    var u = t;
-    u.kw += 1u;
-    if (u.kw == select(cv.kernel_w, row_words(), IM2COL_ROWS)) { u.kw = 0u; u.kh += 1u; if (u.kh == cv.kernel_h) { u.kh = 0u; u.c += 1u; } }
-    return u;
-}
-
-// One word (4 taps from tap position t, tap index k) of an im2col row, flipped; advances t.
-// `inside`: the pixel's whole window lies in the input (no bounds test a tap).
-fn im2col_word(xn: u32, ih0: i32, iw0: i32, k: u32, t: ptr<function, TapPos>, zx_byte: u32, inside: bool) -> u32 {
-    var word = 0u;
-    for (var j = 0u; j < 4u; j++) {
-        if (k + j < cv.taps) {
-            let ih = ih0 + i32((*t).kh * cv.dilation_h);
-            let iw = iw0 + i32((*t).kw * cv.dilation_w);
-            var b = zx_byte;
-            if (inside || (ih >= 0 && ih < i32(cv.in_height) && iw >= 0 && iw < i32(cv.in_width))) {
-                b = input_byte(xn + (*t).c * cv.in_stride_c + u32(ih) * cv.in_stride_h + u32(iw) * cv.in_stride_w)
-                    ^ x_flip();
-            }
-            word |= b << (8u * j);
-            *t = next_tap(*t);
-        }
-    }
-    return word;
-}
-
-// The 4 input bytes of kernel row (c, kh) of the pixel whose window starts at (ih0, iw0), from tap
-// column kw on (contiguous input rows, no W dilation), flipped; lanes outside the input zx' (zrep).
-fn im2col_span(xn: u32, ih0: i32, iw0: i32, c: u32, kh: u32, kw: u32, zrep: u32) -> u32 {
-    let ih = ih0 + i32(kh * cv.dilation_h);
-    if (ih < 0 || ih >= i32(cv.in_height)) { return zrep; }
-    let col = iw0 + i32(kw);
-    let a = i32(cv.input_base + xn + c * cv.in_stride_c + u32(ih) * cv.in_stride_h) + col;
-    let i = a >> 2u;
-    let x = funnel(word_at(i), word_at(i + 1), u32(a & 3) * 8u) ^ (x_flip() * ONES);
-    return in_row(x, col, i32(cv.in_width), zrep);
-}
-
-// Row form: word `t.kw` of kernel row (t.c, t.kh) of the pixel whose window starts at (ih0, iw0),
-// flipped (lanes past KW 0, lanes outside the input zx'); past the window's rows, 0.
-fn im2col_row_word(xn: u32, ih0: i32, iw0: i32, t: TapPos, zx_byte: u32) -> u32 {
-    if (t.c >= cv.group_in_channels) { return 0u; }
-    let lanes = min(4u, cv.kernel_w - 4u * t.kw);   // taps in this word
-    return im2col_span(xn, ih0, iw0, t.c, t.kh, 4u * t.kw, zx_byte * ONES) & low_lanes(lanes);
-}
-
-// Dense-rows form (IM2COL_DENSE_ROWS: the dense tap order, contiguous input rows, no W dilation,
-// KW >= 3): the word of taps k .. k + 3 (t: tap k's position) lies in at most two kernel rows, the
-// taps from t.kw to the row's end (at most 4) and the next row's first: two 4-byte spans of input
-// row words instead of four byte gathers; lanes past K 0.
-fn im2col_dense_word(xn: u32, ih0: i32, iw0: i32, t: TapPos, k: u32, zx_byte: u32) -> u32 {
-    if (k >= cv.taps) { return 0u; }
-    let zrep = zx_byte * ONES;
-    let na = min(4u, cv.kernel_w - t.kw);   // lanes from this kernel row
-    var word = im2col_span(xn, ih0, iw0, t.c, t.kh, t.kw, zrep);
-    if (na < 4u) {
-        var c = t.c;
-        var kh = t.kh + 1u;
-        if (kh == cv.kernel_h) { kh = 0u; c += 1u; }
-        let b = im2col_span(xn, ih0, iw0, c, kh, 0u, zrep);   // (past the last row: masked below)
-        word = (word & low_lanes(na)) | (b << (8u * na));
-    }
-    return word & low_lanes(min(4u, cv.taps - k));
-}
-
-// Tap position t advanced by 4 taps.
-fn next_tap4(t: TapPos) -> TapPos { return next_tap(next_tap(next_tap(next_tap(t)))); }
+// (the plan gives the GEMM step that geometry; K zx' zw' uses the real K in `taps`). The word
+// forms (row, dense rows, bytes) are in convolution_integer_im2col.wgsl.
 
 // Thread e packs vec4 v of row r (a pixel and group): neighbouring threads take neighbouring rows
 // (pixels) at the same v, so their taps share (c, kh, kw), their branches agree and their byte loads
@@ -742,65 +661,22 @@ fn pack_im2col_vec4(e: u32) {
     let iw0 = i32((q % cv.out_width) * cv.stride_w) - i32(cv.pad_left);
     let xn = n * cv.in_stride_n + g * cv.group_in_channels * cv.in_stride_c;
     let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
-    let inside = ih0 >= 0 && iw0 >= 0 && ih0 + i32((cv.kernel_h - 1u) * cv.dilation_h) < i32(cv.in_height)
-        && iw0 + i32((cv.kernel_w - 1u) * cv.dilation_w) < i32(cv.in_width);
-    if (IM2COL_ROWS) {
-        let t0 = tap_pos(v * 4u);
-        let t1 = next_tap(t0);
-        let t2 = next_tap(t1);
-        let t3 = next_tap(t2);
-        packed_input[r * v4s + v] = vec4<u32>(im2col_row_word(xn, ih0, iw0, t0, zx_byte),
-            im2col_row_word(xn, ih0, iw0, t1, zx_byte), im2col_row_word(xn, ih0, iw0, t2, zx_byte),
-            im2col_row_word(xn, ih0, iw0, t3, zx_byte));
-        return;
-    }
-    let k0 = v * 16u;
-    if (IM2COL_DENSE_ROWS) {
-        let t0 = tap_pos(k0);
-        let t1 = next_tap4(t0);
-        let t2 = next_tap4(t1);
-        let t3 = next_tap4(t2);
-        packed_input[r * v4s + v] = vec4<u32>(im2col_dense_word(xn, ih0, iw0, t0, k0, zx_byte),
-            im2col_dense_word(xn, ih0, iw0, t1, k0 + 4u, zx_byte), im2col_dense_word(xn, ih0, iw0, t2, k0 + 8u, zx_byte),
-            im2col_dense_word(xn, ih0, iw0, t3, k0 + 12u, zx_byte));
-        return;
-    }
-    var t = tap_pos(k0);
-    let w0 = im2col_word(xn, ih0, iw0, k0, &t, zx_byte, inside);
-    let w1 = im2col_word(xn, ih0, iw0, k0 + 4u, &t, zx_byte, inside);
-    let w2 = im2col_word(xn, ih0, iw0, k0 + 8u, &t, zx_byte, inside);
-    let w3 = im2col_word(xn, ih0, iw0, k0 + 12u, &t, zx_byte, inside);
-    packed_input[r * v4s + v] = vec4<u32>(w0, w1, w2, w3);
+    packed_input[r * v4s + v] = im2col_words4(xn, ih0, iw0, v * 4u, zx_byte);
 }
 
-// Word j of filter row m in im2col order, flipped (0 past K).
+// Word f % words of filter row f / words in im2col order (packed_filter).
 fn pack_im2col_filter_word(f: u32) {
-    let m = f / cv.group_words_padded;
-    if (IM2COL_ROWS) {
-        let t = tap_pos(f % cv.group_words_padded);
-        var word = 0u;
-        if (t.c < cv.group_in_channels) {
-            let a = m * cv.filter_stride_m + t.c * cv.filter_stride_c + t.kh * cv.filter_stride_h;
-            for (var j = 0u; j < 4u; j++) {
-                let kw = 4u * t.kw + j;
-                if (kw < cv.kernel_w) { word |= (filter_byte(a + kw * cv.filter_stride_w) ^ w_flip()) << (8u * j); }
-            }
-        }
-        packed_filter[f] = word;
-        return;
-    }
-    let k0 = (f % cv.group_words_padded) * 4u;
-    var t = tap_pos(k0);
-    var word = 0u;
-    for (var j = 0u; j < 4u; j++) {
-        if (k0 + j < cv.taps) {
-            let a = m * cv.filter_stride_m + t.c * cv.filter_stride_c + t.kh * cv.filter_stride_h
-                  + t.kw * cv.filter_stride_w;
-            word |= (filter_byte(a) ^ w_flip()) << (8u * j);
-            t = next_tap(t);
-        }
-    }
-    packed_filter[f] = word;
+    let w = cv.group_words_padded;
+    packed_filter[f] = im2col_filter_word(f / w, f % w);
+}
+
+// IM2COL_FUSED (the GEMM of an im2col plan): words kq .. kq + 3 of pixel row pr's im2col row,
+// gathered from the input by the staging thread itself, instead of loaded from a packed copy (0 past
+// the k line and for rows outside the tile). pr.base holds the pixel's batch item and group offset
+// in the input (pix_row).
+fn fused_a(pr: PixRow, kq: u32, chunk_ok: bool, zx_byte: u32) -> vec4<u32> {
+    if (!chunk_ok || !pr.live) { return vec4<u32>(0u); }
+    return im2col_words4(u32(pr.base), pr.ih0, pr.iw0, kq, zx_byte);
 }
 
 // Threads below packed_input_words / 4 pack a vec4 of the input rows, the next M * words a filter word.

@@ -308,6 +308,12 @@ _ZERO_US, _ZERO_US_PER_MB = 1.2, 0.22
 _FEW_STEPS, _FEW_STEPS_TILE = 3, (4, 256, 64)
 
 
+def _fused_im2col(caps: Capabilities, channel_tiles: int) -> bool:
+    """Whether an im2col GEMM gathers its pixel rows from the input while staging (IM2COL_FUSED)
+    instead of reading a packed copy the pack pass wrote: TBD by measurement."""
+    return False
+
+
 def _few_steps(k_steps: int, mg: int) -> bool:
     """Whether a GPU's GEMM takes _FEW_STEPS_TILE (few k steps, at most 64 channels a group)."""
     return k_steps <= _FEW_STEPS and mg <= 64
@@ -1048,6 +1054,11 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     if tm_req not in (None, 64, 128) or isinstance(tm_req, bool):
         raise DmlValidationError(f"tile_channels: must be 64 or 128; got {tm_req!r}")
     k_steps = _k_steps(cg, kh, kw, im2col)
+    fused_req = tuning.get("fused_im2col")
+    if fused_req is not None and not isinstance(fused_req, bool):
+        raise DmlValidationError(f"fused_im2col: must be True, False or None; got {fused_req!r}")
+    if fused_req and not im2col:
+        raise PlanError("fused_im2col: only the dot4_im2col path gathers im2col rows (this plan packs channel words)")
     out_mb = d.output.element_count * 4 / 1e6
     # A CPU adapter (lavapipe, llvmpipe) runs a workgroup on one core: the split-K that fills an
     # H100's SMs only adds atomics and a zeroing pass there, and 128-thread tiles ran fastest
@@ -1093,7 +1104,9 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     workgroups = -(-line // slice_steps)
     split = slices > 1
     zero_linear = split and d.output.is_packed
-    x_words = (pixels if im2col else n * h * w) * g * cg4p
+    fused = im2col and (_fused_im2col(caps, mtiles) if fused_req is None else fused_req)
+    # fused: the GEMM gathers its rows from the input (no packed copy; one vec4 keeps the binding)
+    x_words = 4 if fused else (pixels if im2col else n * h * w) * g * cg4p
     w_words = m * k_words
     if 4 * x_words > caps.max_binding_size:
         raise PlanError(
@@ -1121,22 +1134,28 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         pack_consts["IM2COL_DENSE_ROWS"] = 1
     pack_bind = {"input": "input", "filter": "filter_weights", "packed_input": "packed_input"}
     pack_bind["packed_filter"] = "packed_filter"
-    n_pack = x_words // (16 if quad else 4) + w_words
+    n_pack = (0 if fused else x_words // (16 if quad else 4)) + w_words
     if split:  # the pack also zeroes the output the slices add into
         pack_consts["OUT_PACKED"] = int(zero_linear)
         pack_bind["output"] = "output"
         n_pack += d.output.element_count
     if im2col:
         pack_bind["input_zero_point"] = "input_zero_point"  # taps outside the input hold it
-        pack_u = dict(u, packed_input_words=x_words)
-        # The GEMM sees a 1x1 convolution over the OH x OW output pixels, one row of words each.
-        u.update(in_height=oh, in_width=ow, kernel_h=1, kernel_w=1, stride_h=1, stride_w=1, pad_top=0, pad_left=0)
-        u.update(dilation_h=1, dilation_w=1)
+        pack_u = dict(u, packed_input_words=0 if fused else x_words)
+        if not fused:
+            # The GEMM sees a 1x1 convolution over the OH x OW output pixels, one row of words each.
+            u.update(in_height=oh, in_width=ow, kernel_h=1, kernel_w=1, stride_h=1, stride_w=1, pad_top=0, pad_left=0)
+            u.update(dilation_h=1, dilation_w=1)
     pack = step(
         ("pack_im2col" if im2col else "pack") + ("_zero" if split else ""),
         "convolution_integer_dot4.wgsl",
         (
-            f"each output pixel's window of Cg*KH*KW = {cg * kh * kw} taps into {cg4p} signed 4x8 words "
+            (
+                f"the filter rows in im2col order ({cg4p} signed 4x8 words a row, UINT8 flipped by 0x80); the GEMM "
+                "gathers each pixel's window itself"
+            )
+            if fused
+            else f"each output pixel's window of Cg*KH*KW = {cg * kh * kw} taps into {cg4p} signed 4x8 words "
             "(UINT8 flipped by 0x80; outside the input: the zero point), and the filter rows in the same order"
             + (
                 f"; each kernel row as {-(-kw // 4)} whole word(s) gathered from the input row's words (no k step more)"
@@ -1154,6 +1173,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         uniform_var="cv",
     )
     gemm_bind = {
+        "input": "input",  # (read only where the GEMM gathers im2col rows itself)
         "input_zero_point": "input_zero_point",
         "filter_zero_point": "filter_zero_point",
         "output": "output_atomic" if split else "output",
@@ -1169,7 +1189,8 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     gemm = step(
         "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
         "convolution_integer_dot4.wgsl",
-        f"implicit GEMM on dot4I8Packed: {tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how}"
+        ("implicit GEMM on dot4I8Packed, each pixel's im2col row gathered from the input while staging: " if fused else "implicit GEMM on dot4I8Packed: ")
+        + f"{tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how}"
         + (
             ""
             if cpu
@@ -1187,6 +1208,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
             "NEED_SW": int(need_sw),
             # the taps' rows cross k steps (absent otherwise: aligned layers keep their cache keys)
             **({"K_CROSS": 1} if cg4p % _KC else {}),
+            **({"IM2COL_FUSED": 1, **{k: v for k, v in pack_consts.items() if k.startswith("IM2COL")}} if fused else {}),
         },
         uniforms=u,
         bindings=gemm_bind,
@@ -1203,6 +1225,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         ("tiles", tiles),
         ("workgroups", workgroups),
         ("zero_linear", zero_linear),
+        ("fused_im2col", fused),
     )
     workspace = (("packed_input", 4 * x_words), ("packed_filter", 4 * w_words))
     return (pack, gemm), why_choice, workspace, details
@@ -1219,6 +1242,7 @@ def plan_convolution_integer(
     tile_channels=None,
     split_k=None,
     steps_per_workgroup=None,
+    fused_im2col=None,
 ) -> Plan:
     """The execution plan of ``desc`` on an adapter with capabilities ``caps`` (no device needed).
 
@@ -1437,6 +1461,7 @@ def plan_convolution_integer(
             tile_channels=tile_channels,
             split_k=split_k,
             steps_per_workgroup=steps_per_workgroup,
+            fused_im2col=fused_im2col,
         )
         im = kernel == "dot4_im2col"
         if gemm_chunk < d.input.sizes[0]:
@@ -1865,6 +1890,7 @@ class ConvolutionIntegerOperator(Operator):
         tile_channels=None,
         split_k=None,
         steps_per_workgroup=None,
+        fused_im2col=None,
     ):
         self._tuning = dict(
             pixels_per_thread=pixels_per_thread,
@@ -1872,6 +1898,7 @@ class ConvolutionIntegerOperator(Operator):
             tile_channels=tile_channels,
             split_k=split_k,
             steps_per_workgroup=steps_per_workgroup,
+            fused_im2col=fused_im2col,
         )
         super().__init__(device, desc, kernel=kernel, capabilities=capabilities)
 
