@@ -1172,6 +1172,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         bindings=pack_bind,
         uniform_var="cv",
     )
+    fused_consts = {"IM2COL_FUSED": 1, **{k: v for k, v in pack_consts.items() if k.startswith("IM2COL")}}
     gemm_bind = {
         "input": "input",  # (read only where the GEMM gathers im2col rows itself)
         "input_zero_point": "input_zero_point",
@@ -1189,8 +1190,9 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     gemm = step(
         "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
         "convolution_integer_dot4.wgsl",
-        ("implicit GEMM on dot4I8Packed, each pixel's im2col row gathered from the input while staging: " if fused else "implicit GEMM on dot4I8Packed: ")
-        + f"{tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how}"
+        "implicit GEMM on dot4I8Packed"
+        + (", each pixel's im2col row gathered from the input while staging" if fused else "")
+        + f": {tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how}"
         + (
             ""
             if cpu
@@ -1208,7 +1210,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
             "NEED_SW": int(need_sw),
             # the taps' rows cross k steps (absent otherwise: aligned layers keep their cache keys)
             **({"K_CROSS": 1} if cg4p % _KC else {}),
-            **({"IM2COL_FUSED": 1, **{k: v for k, v in pack_consts.items() if k.startswith("IM2COL")}} if fused else {}),
+            **(fused_consts if fused else {}),
         },
         uniforms=u,
         bindings=gemm_bind,
