@@ -32,7 +32,7 @@ from dmlwgsl.reference.tensors import read_tensor, tensor_bytes
 from dmlwgsl.tensor import DataType, DmlValidationError, TensorDesc
 from dmlwgsl.testing import random_bytes, run_checked, strided_desc
 
-KERNELS = ("portable", "direct", "direct_dot4", "dot4", "dot4_im2col")
+KERNELS = ("portable", "direct", "direct_dot4", "dot4", "dot4_im2col", "dot4_window")
 MIXES = [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.uint8), (np.int8, np.int8)]
 U8, I8 = DataType.UINT8, DataType.INT8
 
@@ -307,6 +307,11 @@ def test_shapes(device, kernel, shape, rng):
     params = {k: p[k] for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p}
     mix = MIXES[len(shape) % 4]
     x, w, xz, wz = random_case(rng, *mix, **p)
+    if kernel == "dot4_window" and shape == "many_channels":  # 36 x 3 x 3 taps: past its longest window
+        need_kernel(device, kernel)
+        with pytest.raises(PlanError, match=r"'dot4_window' cannot run this layer: the window holds 108 k words"):
+            check(device, kernel, x, w, xz, wz, **params)
+        return
     check(device, kernel, x, w, xz, wz, **params)
 
 
@@ -390,19 +395,23 @@ def test_extreme_values(device, kernel, mix, rng):
 def test_overflow_wraps(device, kernel):
     """Each tap adds (0 - 255) * (-128 - 127) = 65025; 4097 * 9 taps sum to 2_397_666_825 > 2^31 - 1,
     which wraps to a negative int32 (channel 1 stays 0). The direct kernels stage at most 2048
-    taps (or words) a filter row (no sum of so few products can overflow), so they refuse this
-    layer by name."""
+    taps (or words) a filter row and the window kernel 96 words (no sum of so few products can
+    overflow), so they refuse this layer by name."""
     c = 4097
     x = np.zeros((1, c, 3, 3), np.uint8)
     w = np.full((2, c, 3, 3), -128, np.int8)
     w[1] = 127
-    if kernel.startswith("direct"):
+    if kernel.startswith("direct") or kernel == "dot4_window":
         need_kernel(device, kernel)
         desc = ConvolutionIntegerDesc(
             TensorDesc(U8, x.shape), TensorDesc(I8, w.shape), TensorDesc(DataType.INT32, (1, 2, 1, 1))
         )
-        row = "C/G\\*KH\\*KW = 36873 taps" if kernel == "direct" else "ceil\\(C/G/4\\)\\*KH\\*KW = 9225 words"
-        with pytest.raises(PlanError, match=rf"kernel: '{kernel}' cannot run this layer: a filter row of {row}"):
+        row = {
+            "direct": "a filter row of C/G\\*KH\\*KW = 36873 taps",
+            "direct_dot4": "a filter row of ceil\\(C/G/4\\)\\*KH\\*KW = 9225 words",
+            "dot4_window": "the window holds 12292 k words",
+        }[kernel]
+        with pytest.raises(PlanError, match=rf"kernel: '{kernel}' cannot run this layer: {row}"):
             compile_convolution_integer(desc, device=device, kernel=kernel)
         return
     got = check(device, kernel, x, w, np.uint8(255), np.int8(127))
@@ -1110,6 +1119,74 @@ def test_im2col_word_forms(device, mix, rng):
         consts = dict(ops[0].plan.steps[0].constants)
         assert "IM2COL_ROWS" not in consts, case
         assert consts.get("IM2COL_DENSE_ROWS", 0) == int(i < 5), case
+
+
+@pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
+def test_window_kernel(device, mix, rng):
+    """The window kernel (one pixel's whole window a thread against a staged block of filter rows):
+    the row walk (kernel rows of 1 and 2 words, rows cut by padding on either side, strides, H
+    dilation, 1-D, batch items, 16- and 32-channel blocks with a partial last block, tiles walked
+    with a partial last one), and the four-words-a-time gathers where rows cannot be walked (an
+    NHWC input: byte gathers; KW = 9: dense rows; W dilation: bytes); a padded output; every
+    zero-point form; exact."""
+    names = ("strides", "dilations", "start_padding", "end_padding", "group_count")
+    zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
+    cases = [
+        # (case, input pattern, tuning, the entry point's suffix)
+        (
+            dict(c=3, m=40, hw=(15, 17), k=(7, 7), strides=(2, 2), start_padding=(3, 3), end_padding=(3, 2)),
+            "packed",
+            {},
+            "_rows",
+        ),
+        (dict(n=2, c=4, m=16, hw=(9, 11), k=(3, 3), start_padding=(1, 1), end_padding=(1, 1)), "padded", {}, "_rows"),
+        (
+            dict(c=2, m=24, hw=(23,), k=(7,), strides=(2,), dilations=(1,), start_padding=(3,), end_padding=(3,)),
+            "packed",
+            {},
+            "_rows",
+        ),
+        (
+            dict(n=3, c=3, m=20, hw=(8, 13), k=(3, 6), dilations=(2, 1), start_padding=(1, 5), end_padding=(2, 4)),
+            "packed",
+            dict(window_tiles=2, threads=64),
+            "_rows",
+        ),
+        (dict(c=3, m=16, hw=(9, 10), k=(3, 3), strides=(1, 2), start_padding=(1, 1)), "nhwc", {}, ""),
+        (dict(c=2, m=16, hw=(5, 21), k=(2, 9), start_padding=(1, 4), end_padding=(0, 4)), "packed", {}, ""),
+        (
+            dict(c=3, m=24, hw=(6, 11), k=(3, 3), dilations=(1, 2), start_padding=(1, 2)),
+            "packed",
+            dict(window_channels=16),
+            "",
+        ),
+    ]
+    for i, (case, pattern, tuning, entry) in enumerate(cases):
+        p = dict(case)
+        params = {k: p.pop(k) for k in names if k in p}
+        zp, wzp = zps[(i + MIXES.index(mix)) % len(zps)]
+        x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
+        x_desc = strided_desc(DataType.from_numpy(x.dtype), x.shape, pattern)
+        ops = []
+        check(
+            device,
+            "dot4_window",
+            x,
+            w,
+            xz,
+            wz,
+            x_in=(x_desc, tensor_bytes(x_desc, x)),
+            out_pattern="padded",
+            ops=ops,
+            tuning=tuning,
+            **params,
+        )
+        (step,) = ops[0].plan.steps
+        assert step.name == "convolution_integer_dot4_window" + entry, case
+        u = step.uniforms_dict
+        assert u["win_tiles"] == tuning.get("window_tiles", 1) and u["channel_blocks"] == -(
+            -case["m"] // step.constants_dict["CPT"]
+        )
 
 
 def depthwise_case(device, kernel, mix, rng, case: dict, zps) -> dict:

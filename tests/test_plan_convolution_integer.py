@@ -210,13 +210,55 @@ def test_few_channels_a_group_run_the_direct_kernel(profile, name, kw):
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_small_channel_stem_is_an_im2col_gemm(profile):
-    """C = 3, 7x7 stride 2: K = 147 taps packed whole (3 k steps of 16 words) instead of 49 steps
-    of one padded word each; the GEMM sees a 1x1 layer over the OH x OW pixels. Its pack takes the
-    row form (each of the 21 kernel rows as 2 whole words: 42 words -> 44, still 3 k steps)."""
+def test_small_channel_stem_takes_the_window_kernel(profile):
+    """C = 3, 7x7 stride 2: one pass of the window kernel, each thread one pixel's window (21
+    kernel rows of 2 words, walked a row at a time: 42 words -> 44 staged) against blocks of 32
+    channels' filter rows; no workspace."""
     d = layer(8, 3, 64, (224, 224), 7, stride=2)
     plan = plan_convolution_integer(d, Capabilities.profile(profile))
-    assert plan.kernels == ["pack_im2col", "convolution_integer_dot4"] and "K = C/G*KH*KW = 147" in plan.why
+    assert plan.kernels == ["convolution_integer_dot4_window_rows"] and "whole window is 147 taps" in plan.why
+    assert plan.workspace == ()
+    (s,) = plan.steps
+    c, u = s.constants_dict, s.uniforms_dict
+    assert (c["CPT"], c["KWP"], c["RW"], c["IM2COL_ROWS"], c["WG"]) == (32, 44, 2, 1, 256)
+    pixels = 8 * 112 * 112
+    assert (u["pixels"], u["k_words"], u["taps"], u["channel_blocks"]) == (pixels, 44, 147, 2)
+    assert u["pixel_tiles"] == pixels // 256 and u["win_tiles"] == 1 and u["workgroups"] == 2 * pixels // 256
+    assert (u["kernel_h"], u["stride_h"], u["pad_top"], u["in_height"]) == (7, 2, 3, 224)  # the layer's own geometry
+    assert s.invocations == u["workgroups"] * 256
+    assert plan.ops == 2 * 8 * 64 * 112 * 112 * 147
+
+
+def test_where_the_window_kernel_is_not_chosen():
+    """The window kernel takes dense im2col-scope layers whose rows it can walk: not grouped layers,
+    not NHWC inputs (rows not contiguous: the im2col GEMM), not windows past its longest, not
+    dense channel counts (the GEMM); requesting it where it cannot run names the rule."""
+    caps = Capabilities.profile("h100")
+    assert plan_convolution_integer(layer(8, 64, 256, (56, 56), 3, groups=16), caps).kernels[-1] != (
+        "convolution_integer_dot4_window_rows"
+    )
+    nhwc = layer(8, 3, 64, (224, 224), 7, stride=2)
+    x = nhwc.input
+    nhwc = dataclasses.replace(nhwc, input=TensorDesc(x.data_type, x.sizes, (3 * 224 * 224, 1, 224 * 3, 3)))
+    assert plan_convolution_integer(nhwc, caps).kernels[-1] == "convolution_integer_dot4"
+    # requested, it runs there on its four-words-a-time gathers
+    assert plan_convolution_integer(nhwc, caps, kernel="dot4_window").kernels == ["convolution_integer_dot4_window"]
+    assert plan_convolution_integer(layer(8, 64, 64, (56, 56), 3), caps).kernels[-1] == "convolution_integer_dot4"
+    with pytest.raises(PlanError, match="dot4_window.*k words.*over"):
+        plan_convolution_integer(layer(8, 64, 64, (56, 56), 3), caps, kernel="dot4_window")
+    with pytest.raises(DmlValidationError, match="window_channels: must be 16 or 32"):
+        plan_convolution_integer(layer(8, 3, 64, (64, 64), 7), caps, kernel="dot4_window", window_channels=64)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_small_channel_stem_as_an_im2col_gemm(profile):
+    """C = 3, 7x7 stride 2 on the im2col GEMM (requested): K = 147 taps packed whole (3 k steps of
+    16 words) instead of 49 steps of one padded word each; the GEMM sees a 1x1 layer over the OH x
+    OW pixels. Its pack takes the row form (each of the 21 kernel rows as 2 whole words: 42 words
+    -> 44, still 3 k steps)."""
+    d = layer(8, 3, 64, (224, 224), 7, stride=2)
+    plan = plan_convolution_integer(d, Capabilities.profile(profile), kernel="dot4_im2col")
+    assert plan.kernels == ["pack_im2col", "convolution_integer_dot4"]
     assert dict(plan.details)["k_steps"] == 3
     pixels = 8 * 112 * 112
     assert dict(plan.workspace) == {"packed_input": 4 * pixels * 44, "packed_filter": 4 * 64 * 44}
@@ -233,8 +275,11 @@ def test_uniforms_are_named_and_pack_into_the_wgsl_struct():
     """Every step's uniforms are exactly the Conv struct's fields (a missing or extra name would raise)."""
     caps = Capabilities.profile("h100")
     lay = interface("convolution_integer.wgsl").uniform_layout("cv")
-    for d in (layer(8, 64, 64, (56, 56), 3), layer(8, 256, 256, (56, 56), 3, groups=256), layer(1, 4, 4, (5, 5), 3)):
-        for kernel in ("portable", "direct", "direct_dot4", "dot4", "dot4_im2col"):
+    short = layer(1, 4, 4, (5, 5), 3)
+    for d in (layer(8, 64, 64, (56, 56), 3), layer(8, 256, 256, (56, 56), 3, groups=256), short):
+        for kernel in ("portable", "direct", "direct_dot4", "dot4", "dot4_im2col", "dot4_window"):
+            if kernel == "dot4_window" and d is not short:
+                continue  # (the window kernel takes short windows only)
             for s in plan_convolution_integer(d, caps, kernel=kernel).steps:
                 assert set(s.uniforms_dict) == set(lay.names)
                 assert len(lay.pack(s.uniforms_dict)) == lay.size
@@ -539,7 +584,10 @@ def test_gemms_of_few_k_steps_take_the_smallest_tiles_on_a_gpu():
     gpu, cpu = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
 
     def gemm(desc, caps, **tuning):
-        s = plan_convolution_integer(desc, caps, **tuning).steps[-1]
+        plan = plan_convolution_integer(desc, caps, **tuning)
+        if plan.kernels[-1].startswith("convolution_integer_dot4_window"):  # (stems: the GEMM, requested)
+            plan = plan_convolution_integer(desc, caps, kernel="dot4_im2col", **tuning)
+        s = plan.steps[-1]
         return s.constants_dict["RP"], s.workgroup_size, s.constants_dict["TM"], s.uniforms_dict["tile_steps"], s.why
 
     stem = layer(8, 3, 64, (224, 224), 7, stride=2)  # K = 147: 3 k steps (im2col)

@@ -73,6 +73,8 @@ struct Conv {
     dw_interior: u32,             // ... and how many follow it (the threads of the others come last)
     // depthwise_fma (convolution_integer_depthwise_fma.wgsl)
     fma_planes: u32,              // N*M output planes
+    // dot4_window (convolution_integer_dot4_window.wgsl)
+    win_tiles: u32,               // tiles of WG output pixels a workgroup walks
 }
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;

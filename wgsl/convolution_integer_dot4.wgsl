@@ -53,11 +53,6 @@ override TM: u32 = 64u;   // output channels a tile: 64, or 128 with WG = 512 (3
 // and the last one may be partial. Otherwise every step is 16 channel words of one tap.
 override K_CROSS: bool = false;
 
-// The GEMM gathers its pixel rows' im2col words from the input itself (fused_a; the pack then
-// writes only the filter rows, and the GEMM sees the layer's own geometry): no packed copy of
-// the input written and read back.
-override IM2COL_FUSED: bool = false;
-
 const KC: u32 = 16u;        // k words staged per step (of the taps' channel words end to end)
 const RS: u32 = 5u;         // vec4s per staged row (4 used, 1 pad against bank conflicts)
 
@@ -79,7 +74,6 @@ fn txn() -> u32 { return WG / tyn(); }
 fn stage_rows() -> u32 { return WG / 4u; }
 fn a_buf() -> u32 { return txn() * RP * RS; }   // one A buffer
 fn b_buf() -> u32 { return TM * RS; }   // one B buffer
-
 
 // Packed word c4 of the channels from input address a (channel c4*4 of the group at a0): 0 past Cg.
 fn input_word(a0: u32, c4: u32) -> u32 {
@@ -303,9 +297,8 @@ fn pix_row(p_in: u32, g: u32, live: bool) -> PixRow {
     let ih0 = i32((r / cv.out_width) * cv.stride_h) - i32(cv.pad_top);
     let iw0 = i32((r % cv.out_width) * cv.stride_w) - i32(cv.pad_left);
     let pix_words = i32(cv.group_count * cv.group_words_padded);
-    var base = ((i32(n) * i32(cv.in_height) + ih0) * i32(cv.in_width) + iw0) * pix_words
+    let base = ((i32(n) * i32(cv.in_height) + ih0) * i32(cv.in_width) + iw0) * pix_words
              + i32(g * cv.group_words_padded);
-    if (IM2COL_FUSED) { base = i32(n * cv.in_stride_n + g * cv.group_in_channels * cv.in_stride_c); }   // xn
     return PixRow(base, ih0, iw0, live);
 }
 
@@ -334,19 +327,9 @@ fn stage(pr0: PixRow, pr1: PixRow, wrow0: u32, w_ok0: bool, wrow1: u32, w_ok1: b
                          pad_word(c4 + 3u, zx_byte));
     let wk = kq / 4u;
     var s: Staged;
-    if (IM2COL_FUSED) {
-        s.a0 = fused_a(pr0, kq, chunk_ok, zx_byte);
-    } else {
-        s.a0 = load_a(pr0, dh, dw, toff, chunk_ok, padv);
-    }
+    s.a0 = load_a(pr0, dh, dw, toff, chunk_ok, padv);
     s.a1 = vec4<u32>(0u);
-    if (txn() * RP > stage_rows()) {
-        if (IM2COL_FUSED) {
-            s.a1 = fused_a(pr1, kq, chunk_ok, zx_byte);
-        } else {
-            s.a1 = load_a(pr1, dh, dw, toff, chunk_ok, padv);
-        }
-    }
+    if (txn() * RP > stage_rows()) { s.a1 = load_a(pr1, dh, dw, toff, chunk_ok, padv); }
     s.b0 = vec4<u32>(0u);
     if (w_ok0 && chunk_ok) { s.b0 = packed_filter_ro[wrow0 / 4u + wk]; }
     s.b1 = vec4<u32>(0u);
@@ -668,15 +651,6 @@ fn pack_im2col_vec4(e: u32) {
 fn pack_im2col_filter_word(f: u32) {
     let w = cv.group_words_padded;
     packed_filter[f] = im2col_filter_word(f / w, f % w);
-}
-
-// IM2COL_FUSED (the GEMM of an im2col plan): words kq .. kq + 3 of pixel row pr's im2col row,
-// gathered from the input by the staging thread itself, instead of loaded from a packed copy (0 past
-// the k line and for rows outside the tile). pr.base holds the pixel's batch item and group offset
-// in the input (pix_row).
-fn fused_a(pr: PixRow, kq: u32, chunk_ok: bool, zx_byte: u32) -> vec4<u32> {
-    if (!chunk_ok || !pr.live) { return vec4<u32>(0u); }
-    return im2col_words4(u32(pr.base), pr.ih0, pr.iw0, kq, zx_byte);
 }
 
 // Threads below packed_input_words / 4 pack a vec4 of the input rows, the next M * words a filter word.

@@ -94,6 +94,7 @@ KERNELS = (
     "direct_dot4",
     "dot4",
     "dot4_im2col",
+    "dot4_window",
 )
 #: On a CPU adapter, layers im2col would take if each tap filled whole 16-word k steps (the scope
 #: measured before the GEMM ran the taps end to end) run on direct_dot4 instead of a GEMM where
@@ -306,12 +307,6 @@ _ZERO_US, _ZERO_US_PER_MB = 1.2, 0.22
 #: (C=24 3x3) 29.7 / 30.0, 13 (C=32 5x5) 50.9 / 52.7; 96 channels (a 4x4 stride-4 patch stem, 1
 #: step) take a 128-channel tile: 22.8 against 24.1.
 _FEW_STEPS, _FEW_STEPS_TILE = 3, (4, 256, 64)
-
-
-def _fused_im2col(caps: Capabilities, channel_tiles: int) -> bool:
-    """Whether an im2col GEMM gathers its pixel rows from the input while staging (IM2COL_FUSED)
-    instead of reading a packed copy the pack pass wrote: TBD by measurement."""
-    return False
 
 
 def _few_steps(k_steps: int, mg: int) -> bool:
@@ -928,6 +923,107 @@ def _plan_fma(d, caps, placements, why_choice, shape, grouped: bool):
     return (s,), why_choice, (), (("kernel", name), ("workgroups", wgs))
 
 
+def _window_rows(d: ConvolutionIntegerDesc) -> bool:
+    """Whether the window kernel walks the row form (each kernel row's taps as 4 * ceil(KW/4)
+    neighbouring bytes of one input row): contiguous input rows, no W dilation, KW <= 8."""
+    return d.input.element_strides[3] == 1 and d.dilations[1] == 1 and d.filter.sizes[3] <= 8
+
+
+def _window_form(d: ConvolutionIntegerDesc) -> tuple[str, int]:
+    """The window kernel's im2col form and its k words (a multiple of 4): the row form where it
+    applies (walked a kernel row at a time: RW + 1 word loads and funnel shifts a row, measured
+    faster than the dense order on every layer even where it takes more words: the H100, C=4 5x5
+    40 words 23.3 us against 28 dense words 30.7), else dense rows (two 4-byte spans a word) where
+    rows are contiguous and KW >= 3, else byte gathers."""
+    _m, cg, kh, kw = d.filter.sizes
+    if _window_rows(d):
+        return "rows", _pad4(cg * kh * -(-kw // 4))
+    return ("dense" if _im2col_dense_rows(d) else "bytes"), _pad4(-(-cg * kh * kw // 4))
+
+
+#: The window kernel's longest window in k words (a block of 32 channels stages 128 bytes a word).
+_WINDOW_WORDS = 96
+#: Workgroups the window kernel aims for before its workgroups walk several pixel tiles each (its
+#: filter block is staged once a workgroup); H100: walking 4 tiles ran 1.3-4x slower than 1.
+_WINDOW_WORKGROUPS = 4096
+
+
+def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, wg_req=None):
+    """(constants, (channel blocks, pixel tiles, tiles a workgroup walks), why) of the window kernel,
+    or (None, None, why not); ``cpt_req`` / ``wg_req`` request channels a thread (16 or 32) and
+    threads a workgroup (64 to 512). Blocks of 32 channels (16 where M/G <= 16) and 256 threads:
+    on the H100 32 channels ran 1.0-1.9x faster than 64 and 16 (64 needs 64 accumulators a
+    thread), 256 threads within 10 % of the best of 128/256/512 on the six layers measured."""
+    m, cg, kh, kw = d.filter.sizes
+    g = d.group_count
+    mg = m // g
+    if cpt_req is not None and (isinstance(cpt_req, bool) or cpt_req not in (16, 32)):
+        raise DmlValidationError(f"window_channels: must be 16 or 32; got {cpt_req!r}")
+    if wg_req is not None and (isinstance(wg_req, bool) or wg_req not in (64, 128, 256, 512)):
+        raise DmlValidationError(f"threads: the window kernel takes 64, 128, 256 or 512; got {wg_req!r}")
+    form, words = _window_form(d)
+    cpt = cpt_req or (32 if mg > 16 else 16)
+    if words > _WINDOW_WORDS:
+        return None, None, f"the window holds {words} k words (C/G*KH*KW = {cg * kh * kw} taps), over {_WINDOW_WORDS}"
+    need = 4 * (words * cpt + 2 * cpt)
+    have = caps.limit("max-compute-workgroup-storage-size")
+    if need > have:
+        return None, None, f"its filter block needs {need} bytes of workgroup memory; {caps.name} has {have}"
+    wg = wg_req or _WG
+    if wg > caps.limit("max-compute-invocations-per-workgroup"):
+        return None, None, f"{wg} threads a workgroup exceed {caps.name}'s max-compute-invocations-per-workgroup"
+    n, _c, oh, ow = d.output.sizes
+    tiles = -(-n * oh * ow // wg)
+    blocks = -(-mg // cpt)
+    walk = max(1, -(-tiles * blocks * g // _WINDOW_WORKGROUPS))
+    consts = {"CPT": cpt, "KWP": words, "WG": wg}
+    if form == "rows":
+        consts.update(IM2COL_ROWS=1, RW=-(-kw // 4))
+    elif form == "dense":
+        consts["IM2COL_DENSE_ROWS"] = 1
+    how = "kernel row by kernel row" if form == "rows" else f"{form} gathers, four words at a time"
+    why = (
+        f"each thread one output pixel's window of {words} k words ({how}) against a staged block of {cpt} "
+        f"channels' filter rows, {walk} tile(s) of {wg} pixels a workgroup"
+    )
+    return consts, (blocks, tiles, walk), why
+
+
+def _plan_window(d, caps, placements, why_choice, shape, tuning):
+    """The window kernel (convolution_integer_dot4_window.wgsl): one pass, no packed input."""
+    consts, (blocks, tiles, walk), why_tile = shape
+    if tuning.get("window_tiles") is not None:
+        walk = int(tuning["window_tiles"])
+    chunks = -(-tiles // walk)
+    wgs = chunks * blocks * d.group_count
+    n, _m, oh, ow = d.output.sizes
+    _f, words = _window_form(d)
+    u = _common_uniforms(d, placements)
+    u.update(
+        pixels=n * oh * ow,
+        k_words=words,
+        taps=(d.filter.sizes[1] * d.filter.sizes[2] * d.filter.sizes[3]) % 2**32,
+        pixel_tiles=tiles,
+        channel_blocks=blocks,
+        win_tiles=walk,
+        workgroups=wgs,
+    )
+    structure = _structure(d)
+    need_sx = structure["WZP"] != 0 or d.filter.data_type != DataType.INT8
+    s = step(
+        "convolution_integer_dot4_window" + ("_rows" if "RW" in consts else ""),
+        "convolution_integer_dot4_window.wgsl",
+        why_tile,
+        wgs * consts["WG"],
+        workgroup_size=consts["WG"],
+        constants={**structure, **consts, "NEED_SX": int(need_sx)},
+        uniforms=u,
+        bindings=dict(_TENSOR_VARS),
+        uniform_var="cv",
+    )
+    return (s,), why_choice, (), (("kernel", "dot4_window"), ("workgroups", wgs), ("window_tiles", walk))
+
+
 def _plan_direct(d, caps, placements, why_choice, shape, words=False):
     (th, tw, cb, blocks, xs, ws), why_tile = shape
     n = d.input.sizes[0]
@@ -1054,11 +1150,6 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     if tm_req not in (None, 64, 128) or isinstance(tm_req, bool):
         raise DmlValidationError(f"tile_channels: must be 64 or 128; got {tm_req!r}")
     k_steps = _k_steps(cg, kh, kw, im2col)
-    fused_req = tuning.get("fused_im2col")
-    if fused_req is not None and not isinstance(fused_req, bool):
-        raise DmlValidationError(f"fused_im2col: must be True, False or None; got {fused_req!r}")
-    if fused_req and not im2col:
-        raise PlanError("fused_im2col: only the dot4_im2col path gathers im2col rows (this plan packs channel words)")
     out_mb = d.output.element_count * 4 / 1e6
     # A CPU adapter (lavapipe, llvmpipe) runs a workgroup on one core: the split-K that fills an
     # H100's SMs only adds atomics and a zeroing pass there, and 128-thread tiles ran fastest
@@ -1104,9 +1195,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     workgroups = -(-line // slice_steps)
     split = slices > 1
     zero_linear = split and d.output.is_packed
-    fused = im2col and (_fused_im2col(caps, mtiles) if fused_req is None else fused_req)
-    # fused: the GEMM gathers its rows from the input (no packed copy; one vec4 keeps the binding)
-    x_words = 4 if fused else (pixels if im2col else n * h * w) * g * cg4p
+    x_words = (pixels if im2col else n * h * w) * g * cg4p
     w_words = m * k_words
     if 4 * x_words > caps.max_binding_size:
         raise PlanError(
@@ -1134,28 +1223,22 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         pack_consts["IM2COL_DENSE_ROWS"] = 1
     pack_bind = {"input": "input", "filter": "filter_weights", "packed_input": "packed_input"}
     pack_bind["packed_filter"] = "packed_filter"
-    n_pack = (0 if fused else x_words // (16 if quad else 4)) + w_words
+    n_pack = x_words // (16 if quad else 4) + w_words
     if split:  # the pack also zeroes the output the slices add into
         pack_consts["OUT_PACKED"] = int(zero_linear)
         pack_bind["output"] = "output"
         n_pack += d.output.element_count
     if im2col:
         pack_bind["input_zero_point"] = "input_zero_point"  # taps outside the input hold it
-        pack_u = dict(u, packed_input_words=0 if fused else x_words)
-        if not fused:
-            # The GEMM sees a 1x1 convolution over the OH x OW output pixels, one row of words each.
-            u.update(in_height=oh, in_width=ow, kernel_h=1, kernel_w=1, stride_h=1, stride_w=1, pad_top=0, pad_left=0)
-            u.update(dilation_h=1, dilation_w=1)
+        pack_u = dict(u, packed_input_words=x_words)
+        # The GEMM sees a 1x1 convolution over the OH x OW output pixels, one row of words each.
+        u.update(in_height=oh, in_width=ow, kernel_h=1, kernel_w=1, stride_h=1, stride_w=1, pad_top=0, pad_left=0)
+        u.update(dilation_h=1, dilation_w=1)
     pack = step(
         ("pack_im2col" if im2col else "pack") + ("_zero" if split else ""),
         "convolution_integer_dot4.wgsl",
         (
-            (
-                f"the filter rows in im2col order ({cg4p} signed 4x8 words a row, UINT8 flipped by 0x80); the GEMM "
-                "gathers each pixel's window itself"
-            )
-            if fused
-            else f"each output pixel's window of Cg*KH*KW = {cg * kh * kw} taps into {cg4p} signed 4x8 words "
+            f"each output pixel's window of Cg*KH*KW = {cg * kh * kw} taps into {cg4p} signed 4x8 words "
             "(UINT8 flipped by 0x80; outside the input: the zero point), and the filter rows in the same order"
             + (
                 f"; each kernel row as {-(-kw // 4)} whole word(s) gathered from the input row's words (no k step more)"
@@ -1172,9 +1255,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         bindings=pack_bind,
         uniform_var="cv",
     )
-    fused_consts = {"IM2COL_FUSED": 1, **{k: v for k, v in pack_consts.items() if k.startswith("IM2COL")}}
     gemm_bind = {
-        "input": "input",  # (read only where the GEMM gathers im2col rows itself)
         "input_zero_point": "input_zero_point",
         "filter_zero_point": "filter_zero_point",
         "output": "output_atomic" if split else "output",
@@ -1190,9 +1271,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     gemm = step(
         "convolution_integer_dot4_splitk" if split else "convolution_integer_dot4",
         "convolution_integer_dot4.wgsl",
-        "implicit GEMM on dot4I8Packed"
-        + (", each pixel's im2col row gathered from the input while staging" if fused else "")
-        + f": {tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how}"
+        f"implicit GEMM on dot4I8Packed: {tp}x{tm} tiles ({rp}x4 outputs a thread, {threads} threads), {how}"
         + (
             ""
             if cpu
@@ -1210,7 +1289,6 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
             "NEED_SW": int(need_sw),
             # the taps' rows cross k steps (absent otherwise: aligned layers keep their cache keys)
             **({"K_CROSS": 1} if cg4p % _KC else {}),
-            **(fused_consts if fused else {}),
         },
         uniforms=u,
         bindings=gemm_bind,
@@ -1227,7 +1305,6 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         ("tiles", tiles),
         ("workgroups", workgroups),
         ("zero_linear", zero_linear),
-        ("fused_im2col", fused),
     )
     workspace = (("packed_input", 4 * x_words), ("packed_filter", 4 * w_words))
     return (pack, gemm), why_choice, workspace, details
@@ -1244,7 +1321,8 @@ def plan_convolution_integer(
     tile_channels=None,
     split_k=None,
     steps_per_workgroup=None,
-    fused_im2col=None,
+    window_tiles=None,
+    window_channels=None,
 ) -> Plan:
     """The execution plan of ``desc`` on an adapter with capabilities ``caps`` (no device needed).
 
@@ -1276,6 +1354,7 @@ def plan_convolution_integer(
     x_res = placement_of(placements, "input").residual
     fma = _fma_shape(d, caps, x_res) if cg == 1 else (None, None, f"C/G = {cg}, not 1")
     gfma = _grouped_fma_shape(d, caps, x_res) if cg > 1 else (None, None, "C/G = 1: depthwise_fma")
+    window = _window_shape(d, caps, window_channels, threads if kernel == "dot4_window" else None)
     # im2col packs a pixel's whole window as the GEMM's K: worth its larger packed input where
     # padding each tap's channels to whole vec4s wastes over 40 % of the steps (Cg = 3: 13 steps -> 3;
     # measured on the H100 when each tap took whole steps: 96 channels 3x3, 18 -> 14 steps, and 5x5,
@@ -1320,7 +1399,22 @@ def plan_convolution_integer(
         )
         gemm_ok = has_dot4 and not gemm_off
         positions = d.output.sizes[0] * int(np.prod(d.output.sizes[2:]))
-        if (
+        if gemm_ok and im2col and d.group_count == 1 and not past_limit and window[0] is not None and _window_rows(d):
+            # (H100, same run, every result exact, against the im2col GEMM: C=3 7x7 stride-2 stem
+            # 79.4 -> 62.0 us, the same to 128 channels 122 -> 107, C=3 3x3 stride 2 38.7 -> 17.4,
+            # C=2 1-D k7 18.9 -> 12.3, 4x4 stride-4 patches 22.8 -> 19.5; C=4 5x5 25.3 -> 25.9.
+            # lavapipe, same process, against the im2col GEMM / direct_dot4: stems 7x7 stride 2 at
+            # 2x224x224 20.4 / 26.9 / 36.4 ms, 1x64x64 0.90 / 1.46 / 1.53, 1x32x32 0.28 / 0.52 / 0.45,
+            # 3x3 stride 2 2x112x112 1.03 / 2.95 / 1.32, C=4 5x5 1x32x32 0.91 / 1.14 / 1.63, C=2 1-D
+            # k7 0.36 / 0.66 / 0.68. Grouped layers keep their rules: not measured here.)
+            kernel = "dot4_window"
+            why = (
+                f"M/G = {mg} >= 16 with C/G = {cg}: a pixel's whole window is {cg * kh * kw} taps, so each thread "
+                "multiplies its own pixel's window, gathered from the input a kernel row at a time, against a "
+                f"staged block of filter rows, in one pass (no packed im2col copy, no 16-word k steps), on the "
+                f"packed 4x8 dot product ({caps.name} has {DOT4_FEATURE})"
+            )
+        elif (
             gemm_ok
             and cpu_direct_scope
             and caps.is_cpu
@@ -1456,14 +1550,18 @@ def plan_convolution_integer(
             raise PlanError(f"kernel: 'depthwise_fma' cannot run this layer: {why_not}")
         if kernel == "direct_dot4" and direct4[0] is None:
             raise PlanError(f"kernel: 'direct_dot4' cannot run this layer: {direct4[1]}")
-    if kernel.startswith("dot4"):
+        if kernel == "dot4_window" and (window[0] is None or past_limit):
+            why_not = window[2] if window[0] is None else f"it binds whole tensors, past {caps.name}'s binding limit"
+            raise PlanError(f"kernel: 'dot4_window' cannot run this layer: {why_not}")
+    if kernel == "dot4_window":
+        steps, why, workspace, details = _plan_window(d, caps, placements, why, window, {"window_tiles": window_tiles})
+    elif kernel.startswith("dot4"):
         tuning = dict(
             pixels_per_thread=pixels_per_thread,
             threads=threads,
             tile_channels=tile_channels,
             split_k=split_k,
             steps_per_workgroup=steps_per_workgroup,
-            fused_im2col=fused_im2col,
         )
         im = kernel == "dot4_im2col"
         if gemm_chunk < d.input.sizes[0]:
@@ -1892,7 +1990,8 @@ class ConvolutionIntegerOperator(Operator):
         tile_channels=None,
         split_k=None,
         steps_per_workgroup=None,
-        fused_im2col=None,
+        window_tiles=None,
+        window_channels=None,
     ):
         self._tuning = dict(
             pixels_per_thread=pixels_per_thread,
@@ -1900,7 +1999,8 @@ class ConvolutionIntegerOperator(Operator):
             tile_channels=tile_channels,
             split_k=split_k,
             steps_per_workgroup=steps_per_workgroup,
-            fused_im2col=fused_im2col,
+            window_tiles=window_tiles,
+            window_channels=window_channels,
         )
         super().__init__(device, desc, kernel=kernel, capabilities=capabilities)
 

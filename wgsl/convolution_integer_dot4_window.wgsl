@@ -1,0 +1,246 @@
+// ConvolutionInteger, window kernel on the packed 4x8 dot product: layers whose whole window is
+// short (stems on 3 channels, small-C layers), one pass, no packed copy of the input.
+//
+// A pixel's window is its im2col row (convolution_integer_im2col.wgsl: K = Cg*KH*KW taps, four a
+// signed 4x8 word, UINT8 flipped by 0x80, taps outside the input zx', lanes past K 0). A workgroup
+// stages one block of CPT output channels' filter rows in the same word order (w_sh: for each k
+// word, the CPT channels' words as vec4s of 4 channels) and keeps it while it walks `win_tiles`
+// tiles of WG output pixels; each thread gathers its own pixel's window words from the input (the
+// words of neighbouring pixels overlap, so the loads hit the cache) and multiplies each against
+// the CPT channels' words of that k word, which every thread of the workgroup reads at the same
+// address (a broadcast): CPT accumulators a thread, no workgroup barrier inside the walk, and the
+// K words are not padded to whole 16-word steps. With x' = x - ox, w' = w - ow (as the dot4 GEMM):
+//   y = sum x'w' - zw' * sum x' - zx' * sum w' + K * zx' * zw'      (wrapping i32)
+// sum x' a pixel runs along with the products (one more dot product a word, only where zw' can be
+// nonzero); sum w' a channel is summed once from the staged block (zc_sh holds K zx' zw' - zx' sum w').
+// Two entry points: the row form walked kernel row by kernel row (convolution_integer_dot4_window_rows,
+// the plan's choice) and any im2col form four words at a time (convolution_integer_dot4_window). They
+// are separate pipelines on purpose: with both loops in one entry point (the other dead by its
+// override) the H100 ran 64-channel blocks 1.3-1.5x slower. CPT = 64 (64 accumulators) ran slower
+// than 32 on every layer measured (the H100: stem 7x7 76.0 against 62.0 us), so blocks hold 16 or
+// 32 channels.
+// Bindings and uniforms: those of convolution_integer.wgsl (this kernel reads k_words, taps,
+// channel_blocks, pixel_tiles, win_tiles and workgroups besides the geometry).
+
+#include "convolution_integer.wgsl"
+#include "convolution_integer_im2col.wgsl"
+
+override NEED_SX: bool = true;  // zw' can be nonzero: the per-pixel sums of x'
+override CPT: u32 = 32u;        // output channels a thread and a workgroup's block: 16 or 32
+override KWP: u32 = 64u;        // staged k words a channel (sizes w_sh; >= k_words, a multiple of 4)
+override RW: u32 = 1u;          // row form: words a kernel row, ceil(KW/4) (1 or 2)
+
+var<workgroup> w_sh: array<vec4<u32>, KWP * (CPT / 4u)>;   // [k word][channel quad]
+var<workgroup> zc_sh: array<vec4<i32>, CPT / 4u>;           // K zx' zw' - zx' sum w', a channel
+var<workgroup> zw_sh: array<vec4<i32>, CPT / 4u>;           // zw', a channel
+
+// The accumulators of a thread's CPT channels (named, not an array: on NVIDIA through naga and
+// Vulkan, private arrays indexed in loops land in local memory).
+struct Acc { c0: vec4<i32>, c1: vec4<i32>, c2: vec4<i32>, c3: vec4<i32>, c4: vec4<i32>, c5: vec4<i32>, c6: vec4<i32>, c7: vec4<i32> }
+
+// c + the dot products of word a with the 4 channels' words of b.
+fn q4(c: vec4<i32>, a: u32, b: vec4<u32>) -> vec4<i32> {
+    return c + vec4<i32>(dot4I8Packed(a, b.x), dot4I8Packed(a, b.y), dot4I8Packed(a, b.z), dot4I8Packed(a, b.w));
+}
+
+// s + window word a times the staged words of k word row r (w_sh[r .. r + CPT/4)).
+fn row(s: Acc, a: u32, r: u32) -> Acc {
+    var o = s;
+    o.c0 = q4(o.c0, a, w_sh[r]);
+    o.c1 = q4(o.c1, a, w_sh[r + 1u]);
+    o.c2 = q4(o.c2, a, w_sh[r + 2u]);
+    o.c3 = q4(o.c3, a, w_sh[r + 3u]);
+    if (CPT > 16u) {
+        o.c4 = q4(o.c4, a, w_sh[r + 4u]);
+        o.c5 = q4(o.c5, a, w_sh[r + 5u]);
+        o.c6 = q4(o.c6, a, w_sh[r + 6u]);
+        o.c7 = q4(o.c7, a, w_sh[r + 7u]);
+    }
+    return o;
+}
+
+// The outputs of channel quad j (channels 4j .. 4j + 3 of the block; the first at element o, the
+// others out_stride_m apart): c - zw' sum x' + zc, channels past the group's (left) not stored.
+fn put4(c: vec4<i32>, j: u32, sx: i32, o: u32, left: u32) {
+    let y = c - zw_sh[j] * sx + zc_sh[j];
+    let s = cv.out_stride_m;
+    let m = 4u * j;
+    if (m < left) { store_output(o + m * s, y.x); }
+    if (m + 1u < left) { store_output(o + (m + 1u) * s, y.y); }
+    if (m + 2u < left) { store_output(o + (m + 2u) * s, y.z); }
+    if (m + 3u < left) { store_output(o + (m + 3u) * s, y.w); }
+}
+
+// Row form: the lanes of word `part4 / 4` of a kernel row (taps from column iw0 + part4 on, at most
+// KW) that lie inside the input row [0, W).
+fn lanes_in(iw0: i32, part4: u32) -> u32 {
+    let c0 = iw0 + i32(part4);
+    let lo = u32(clamp(-c0, 0, 4));                                   // lanes before column 0
+    let hi = u32(clamp(min(i32(cv.in_width) - c0, i32(cv.kernel_w) - i32(part4)), 0, 4));   // before W and KW
+    if (hi <= lo) { return 0u; }
+    return (0xFFFFFFFFu >> (8u * (4u - hi + lo))) << (8u * lo);
+}
+
+// zw' of group channel ml (global m): 0 past M/G.
+fn zw_of(ml: u32, m: u32) -> i32 {
+    if (ml >= cv.group_out_channels) { return 0i; }
+    return filter_zp(m) - select(128i, 0i, W_SIGNED);
+}
+
+// A workgroup's channel block and pixel tiles.
+struct WinBlock { chunk: u32, g: u32, m0: u32, left: u32 }
+
+// The workgroup's block (chunk of pixel tiles fastest, then channel block, then group); stages
+// the block's filter rows (vec4 i of w_sh = k word i / QN, channels 4 (i % QN) .. + 3) and the
+// zero-point terms of its channels. Every thread of the workgroup calls it (barriers).
+fn stage_block(wg: u32, l: u32, zxp: i32) -> WinBlock {
+    let chunks = (cv.pixel_tiles + cv.win_tiles - 1u) / cv.win_tiles;
+    let rest = wg / chunks;
+    let blk = rest % cv.channel_blocks;
+    let g = rest / cv.channel_blocks;
+    let mg = cv.group_out_channels;
+    let ml0 = blk * CPT;            // the block's first channel in the group
+    let m0 = g * mg + ml0;          // ... and in the layer
+    let QN = CPT / 4u;
+    for (var i = l; i < cv.k_words * QN; i += WG) {
+        let kq = i / QN;
+        let ml = ml0 + 4u * (i % QN);
+        var v = vec4<u32>(0u);
+        let m = g * mg + ml;
+        if (ml < mg) { v.x = im2col_filter_word(m, kq); }
+        if (ml + 1u < mg) { v.y = im2col_filter_word(m + 1u, kq); }
+        if (ml + 2u < mg) { v.z = im2col_filter_word(m + 2u, kq); }
+        if (ml + 3u < mg) { v.w = im2col_filter_word(m + 3u, kq); }
+        w_sh[i] = v;
+    }
+    workgroupBarrier();
+    // The zero-point terms of channel quad l (sum w' over the block's staged words).
+    if (l < QN) {
+        var sw = vec4<i32>(0);
+        for (var kq = 0u; kq < cv.k_words; kq++) {
+            let b = w_sh[kq * QN + l];
+            sw += vec4<i32>(dot4I8Packed(b.x, ONES), dot4I8Packed(b.y, ONES), dot4I8Packed(b.z, ONES),
+                            dot4I8Packed(b.w, ONES));
+        }
+        let ml = ml0 + 4u * l;
+        let m = m0 + 4u * l;
+        let zw = vec4<i32>(zw_of(ml, m), zw_of(ml + 1u, m + 1u), zw_of(ml + 2u, m + 2u), zw_of(ml + 3u, m + 3u));
+        zw_sh[l] = zw;
+        zc_sh[l] = i32(cv.taps) * zxp * zw - zxp * sw;
+    }
+    workgroupBarrier();
+    return WinBlock(wg % chunks, g, m0, mg - ml0);
+}
+
+// A thread's output pixel: its index (past `pixels`: none), position and window origin.
+struct Pixel { p: u32, n: u32, oh: u32, ow: u32, ih0: i32, iw0: i32, xn: u32 }
+
+fn pixel_of(b: WinBlock, t: u32, l: u32) -> Pixel {
+    let p = (b.chunk * cv.win_tiles + t) * WG + l;
+    let ohw = cv.out_height * cv.out_width;
+    let n = p / ohw;
+    let q = p % ohw;
+    let oh = q / cv.out_width;
+    let ow = q % cv.out_width;
+    let ih0 = i32(oh * cv.stride_h) - i32(cv.pad_top);
+    let iw0 = i32(ow * cv.stride_w) - i32(cv.pad_left);
+    return Pixel(p, n, oh, ow, ih0, iw0, n * cv.in_stride_n + b.g * cv.group_in_channels * cv.in_stride_c);
+}
+
+// Store a pixel's CPT outputs.
+fn store_acc(acc: Acc, sx: i32, b: WinBlock, px: Pixel) {
+    let o = output_index(px.n, b.m0, px.oh, px.ow);
+    put4(acc.c0, 0u, sx, o, b.left);
+    put4(acc.c1, 1u, sx, o, b.left);
+    put4(acc.c2, 2u, sx, o, b.left);
+    put4(acc.c3, 3u, sx, o, b.left);
+    if (CPT > 16u) {
+        put4(acc.c4, 4u, sx, o, b.left);
+        put4(acc.c5, 5u, sx, o, b.left);
+        put4(acc.c6, 6u, sx, o, b.left);
+        put4(acc.c7, 7u, sx, o, b.left);
+    }
+}
+
+// The window's words four at a time in the form the overrides select (im2col_words4).
+@compute @workgroup_size(WG)
+fn convolution_integer_dot4_window(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                                   @builtin(local_invocation_index) l: u32) {
+    let wg = workgroup_index(wid, nwg);
+    if (wg >= cv.workgroups) { return; }   // uniform across the workgroup
+    let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
+    let b = stage_block(wg, l, i32(zx_byte << 24u) >> 24u);
+    let QN = CPT / 4u;
+    // (declared once and zeroed by assignment each tile: a `var` declared in the loop body kept the
+    // previous tile's sums on lavapipe, naga 29)
+    var acc: Acc;
+    var sx: i32;
+    for (var t = 0u; t < cv.win_tiles; t++) {
+        let px = pixel_of(b, t, l);
+        if (px.p >= cv.pixels) { break; }
+        acc = Acc();
+        sx = 0i;
+        for (var kq = 0u; kq < cv.k_words; kq += 4u) {
+            let a = im2col_words4(px.xn, px.ih0, px.iw0, kq, zx_byte);
+            if (NEED_SX) {
+                sx += dot4I8Packed(a.x, ONES) + dot4I8Packed(a.y, ONES) + dot4I8Packed(a.z, ONES) + dot4I8Packed(a.w, ONES);
+            }
+            let r = kq * QN;
+            acc = row(acc, a.x, r);
+            acc = row(acc, a.y, r + QN);
+            acc = row(acc, a.z, r + 2u * QN);
+            acc = row(acc, a.w, r + 3u * QN);
+        }
+        store_acc(acc, sx, b, px);
+    }
+}
+
+// Row form (IM2COL_ROWS), walked kernel row by kernel row: a row's RW words are 4 * RW neighbouring
+// bytes of one input row (RW + 1 word loads and funnel shifts), the lanes outside the input row (the
+// same for every kernel row of the pixel) zx', those past KW 0.
+@compute @workgroup_size(WG)
+fn convolution_integer_dot4_window_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                                        @builtin(local_invocation_index) l: u32) {
+    let wg = workgroup_index(wid, nwg);
+    if (wg >= cv.workgroups) { return; }   // uniform across the workgroup
+    let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
+    let b = stage_block(wg, l, i32(zx_byte << 24u) >> 24u);
+    let QN = CPT / 4u;
+    let zrep = zx_byte * ONES;
+    let flip = x_flip() * ONES;
+    var acc: Acc;
+    var sx: i32;
+    for (var t = 0u; t < cv.win_tiles; t++) {
+        let px = pixel_of(b, t, l);
+        if (px.p >= cv.pixels) { break; }
+        acc = Acc();
+        sx = 0i;
+        let keep0 = lanes_in(px.iw0, 0u);
+        let keep1 = lanes_in(px.iw0, 4u);
+        let pad0 = low_lanes(min(4u, cv.kernel_w)) & ~keep0;
+        let pad1 = select(0u, low_lanes(max(cv.kernel_w, 5u) - 4u), RW > 1u) & ~keep1;   // (RW > 1: KW 5 to 8)
+        var r = 0u;   // the kernel row's first k word
+        for (var c = 0u; c < cv.group_in_channels; c++) {
+            let xc = i32(cv.input_base + px.xn + c * cv.in_stride_c) + px.iw0;
+            for (var kh = 0u; kh < cv.kernel_h; kh++) {
+                let ih = px.ih0 + i32(kh * cv.dilation_h);
+                var w0 = zrep & (pad0 | keep0);   // a row outside the input: every tap zx'
+                var w1 = zrep & (pad1 | keep1);
+                if (ih >= 0 && ih < i32(cv.in_height)) {
+                    let a = xc + ih * i32(cv.in_stride_h);
+                    let i = a >> 2u;
+                    let sh = u32(a & 3) * 8u;
+                    let l0 = input[u32(max(i, 0))];   // (words before the binding: lanes outside the row)
+                    let l1 = input[u32(i + 1)];
+                    w0 = (zrep & pad0) | ((funnel(l0, l1, sh) ^ flip) & keep0);
+                    if (RW > 1u) { w1 = (zrep & pad1) | ((funnel(l1, input[u32(i + 2)], sh) ^ flip) & keep1); }
+                }
+                if (NEED_SX) { sx += dot4I8Packed(w0, ONES) + dot4I8Packed(w1, ONES); }
+                acc = row(acc, w0, r * QN);
+                if (RW > 1u) { acc = row(acc, w1, (r + 1u) * QN); }
+                r += RW;
+            }
+        }
+        store_acc(acc, sx, b, px);
+    }
+}
