@@ -943,9 +943,12 @@ def _window_form(d: ConvolutionIntegerDesc) -> tuple[str, int]:
 
 #: The window kernel's longest window in k words (a block of 32 channels stages 128 bytes a word).
 _WINDOW_WORDS = 96
-#: Workgroups the window kernel aims for before its workgroups walk several pixel tiles each (its
-#: filter block is staged once a workgroup); H100: walking 4 tiles ran 1.3-4x slower than 1.
-_WINDOW_WORKGROUPS = 4096
+#: Workgroups the window kernel aims for: about one wave of resident workgroups on the H100 (132
+#: SMs x 3 of 256 threads); past it each workgroup walks several pixel tiles, staging its filter
+#: block once. H100, same run, tiles walked 1 / 2 / 3 / 4 / 8: the C=3 7x7 stem (784 workgroups at
+#: 1) 62.7 / 55.0 / 55.8 / 69.9 / 82.9 us, the same to 128 channels (1568) 124 / 108 / 116 / 100 /
+#: 129; layers of at most 392 workgroups ran fastest at 1 (3x3 stem 17.9 / 21.2 / 22.8 / 26.6).
+_WINDOW_WORKGROUPS = 400
 
 
 def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, wg_req=None):
@@ -975,7 +978,7 @@ def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, w
     n, _c, oh, ow = d.output.sizes
     tiles = -(-n * oh * ow // wg)
     blocks = -(-mg // cpt)
-    walk = max(1, -(-tiles * blocks * g // _WINDOW_WORKGROUPS))
+    walk = max(1, (tiles * blocks * g + _WINDOW_WORKGROUPS // 2) // _WINDOW_WORKGROUPS)
     consts = {"CPT": cpt, "KWP": words, "WG": wg}
     if form == "rows":
         consts.update(IM2COL_ROWS=1, RW=-(-kw // 4))
