@@ -99,7 +99,7 @@ def _convolution_cases() -> Iterator[Case]:
     ]
     #: Every kernel the plan can choose, each requested by name; those on the packed 4x8 dot product
     #: are skipped (with the reason) where the adapter lacks it.
-    kernels = ("portable", "direct", "dot4", "direct_dot4", "dot4_im2col")
+    kernels = ("portable", "direct", "dot4", "direct_dot4", "dot4_im2col", "dot4_window")
     for xt in (DataType.UINT8, DataType.INT8):
         for wt in (DataType.UINT8, DataType.INT8):
             for gi, (xs, ws, st, dil, sp, ep, g, per_ch) in enumerate(geoms):

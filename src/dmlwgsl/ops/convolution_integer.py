@@ -6,7 +6,7 @@ with g = m // (M/G). Padding holds the input zero point, so padded taps contribu
 Sums accumulate in 32-bit two's complement: a sum that overflows wraps around (as the int64
 reference wrapped to int32 does); nothing saturates.
 
-Five kernels compute it bit-exactly; :func:`plan_convolution_integer` chooses one from the
+Nine kernels compute it bit-exactly; :func:`plan_convolution_integer` chooses one from the
 description and the adapter's capabilities (``dmlwgsl explain convolution_integer`` prints the
 choice and why):
 
@@ -47,7 +47,15 @@ choice and why):
   over 40 % of the k steps; its pack writes the im2col rows, gathering words from contiguous input
   rows: each kernel row as whole words where that padding costs no k step (the stem), else each
   word from at most two 4-byte spans (KW >= 3), else byte by byte. On CPU adapters grouped layers
-  and layers of at most 2048 output positions take direct_dot4 instead (one pass).
+  and layers of at most 2048 output positions take direct_dot4 instead (one pass);
+* ``dot4_window`` (wgsl/convolution_integer_dot4_window.wgsl): the layers the im2col GEMM would
+  take (G = 1) whose input rows it can walk (contiguous rows, no W dilation, KW <= 8), on GPUs and
+  CPU adapters: one pass, each thread one output pixel's whole window (kernel rows of 1 or 2 words
+  from 2-3 word loads and funnel shifts, the lanes outside the input the zero point) against a
+  block of 16 or 32 output channels' filter rows staged in workgroup memory, every thread reading
+  the same staged words (broadcast); no packed copy, no 16-word k steps; workgroups walk several
+  pixel tiles past about 400 of them. Windows of at most 96 words (requested, it also gathers
+  four words at a time where rows cannot be walked).
 
 Past the binding limit the one-pass kernels (portable, direct, direct_dot4) run in steps, each
 binding windows of the input and output (and filter): whole batch items where one fits, else
