@@ -231,9 +231,10 @@ def test_small_channel_stem_takes_the_window_kernel(profile):
 
 
 def test_where_the_window_kernel_is_not_chosen():
-    """The window kernel takes dense im2col-scope layers whose rows it can walk: not grouped layers,
-    not NHWC inputs (rows not contiguous: the im2col GEMM), not windows past its longest, not
-    dense channel counts (the GEMM); requesting it where it cannot run names the rule."""
+    """The window kernel takes im2col-scope layers whose rows it can walk: not grouped layers, not
+    NHWC inputs (rows not contiguous: the im2col GEMM), not dense channel counts on GPUs (the
+    GEMM), on CPU adapters dense layers of at most 256 output positions; requesting it where its
+    filter block does not fit names the rule."""
     caps = Capabilities.profile("h100")
     assert plan_convolution_integer(layer(8, 64, 256, (56, 56), 3, groups=16), caps).kernels[-1] != (
         "convolution_integer_dot4_window_rows"
@@ -245,8 +246,18 @@ def test_where_the_window_kernel_is_not_chosen():
     # requested, it runs there on its four-words-a-time gathers
     assert plan_convolution_integer(nhwc, caps, kernel="dot4_window").kernels == ["convolution_integer_dot4_window"]
     assert plan_convolution_integer(layer(8, 64, 64, (56, 56), 3), caps).kernels[-1] == "convolution_integer_dot4"
-    with pytest.raises(PlanError, match="dot4_window.*k words.*over"):
-        plan_convolution_integer(layer(8, 64, 64, (56, 56), 3), caps, kernel="dot4_window")
+    # (requested, it runs any window whose filter block fits the workgroup memory)
+    assert plan_convolution_integer(layer(8, 64, 64, (56, 56), 3), caps, kernel="dot4_window").kernels == [
+        "convolution_integer_dot4_window_rows"
+    ]
+    with pytest.raises(PlanError, match="dot4_window.*768 k words.*needs 98560 bytes of workgroup memory"):
+        plan_convolution_integer(layer(8, 256, 64, (56, 56), 3), caps, kernel="dot4_window")
+    cpu = Capabilities.profile("lavapipe")
+    tiny, big = layer(1, 64, 64, (8, 8), 3), layer(1, 64, 64, (28, 28), 3)  # 64 and 784 output positions
+    assert plan_convolution_integer(tiny, cpu).kernels == ["convolution_integer_dot4_window_rows"]
+    assert "64 output positions on a CPU adapter" in plan_convolution_integer(tiny, cpu).why
+    assert plan_convolution_integer(big, cpu).kernels[-1] == "convolution_integer_dot4"
+    assert plan_convolution_integer(tiny, caps).kernels[-1].startswith("convolution_integer_dot4_splitk")  # a GPU: the GEMM
     with pytest.raises(DmlValidationError, match="window_channels: must be 16 or 32"):
         plan_convolution_integer(layer(8, 3, 64, (64, 64), 7), caps, kernel="dot4_window", window_channels=64)
 

@@ -54,8 +54,9 @@ choice and why):
   from 2-3 word loads and funnel shifts, the lanes outside the input the zero point) against a
   block of 16 or 32 output channels' filter rows staged in workgroup memory, every thread reading
   the same staged words (broadcast); no packed copy, no 16-word k steps; workgroups walk several
-  pixel tiles past about 400 of them. Windows of at most 96 words (requested, it also gathers
-  four words at a time where rows cannot be walked).
+  pixel tiles past about 400 of them. On CPU adapters also dense layers (G = 1) of at most 256
+  output positions. Any window whose filter block fits the workgroup memory (requested, it also
+  gathers four words at a time where rows cannot be walked).
 
 Past the binding limit the one-pass kernels (portable, direct, direct_dot4) run in steps, each
 binding windows of the input and output (and filter): whole batch items where one fits, else
@@ -949,8 +950,12 @@ def _window_form(d: ConvolutionIntegerDesc) -> tuple[str, int]:
     return ("dense" if _im2col_dense_rows(d) else "bytes"), _pad4(-(-cg * kh * kw // 4))
 
 
-#: The window kernel's longest window in k words (a block of 32 channels stages 128 bytes a word).
-_WINDOW_WORDS = 96
+#: On CPU adapters, dense layers (C/G >= 16) of at most this many output positions (N x OH x OW)
+#: take the window kernel where it fits. lavapipe (Mesa 25.0.7), same process, window / the GEMM
+#: (us): the quick sweep's 3x3 layers of 49-64 positions 300-400 / 370-700 (1.1-1.9x), a 1x1 of
+#: 16 178 / 202, C=128 3x3 at 14x14 (196) 3312 / 5794; but C=64 at 28x28 (784) 2918 / 2457, C=32
+#: at 56x56 5942 / 5741, 2x64x56x56 22627 / 18195.
+_CPU_WINDOW_POSITIONS = 256
 #: Workgroups the window kernel aims for: about one wave of resident workgroups on the H100 (132
 #: SMs x 3 of 256 threads); past it each workgroup walks several pixel tiles, staging its filter
 #: block once. H100, same run, tiles walked 1 / 2 / 3 / 4 / 8: the C=3 7x7 stem (784 workgroups at
@@ -974,12 +979,17 @@ def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, w
         raise DmlValidationError(f"threads: the window kernel takes 64, 128, 256 or 512; got {wg_req!r}")
     form, words = _window_form(d)
     cpt = cpt_req or (32 if mg > 16 else 16)
-    if words > _WINDOW_WORDS:
-        return None, None, f"the window holds {words} k words (C/G*KH*KW = {cg * kh * kw} taps), over {_WINDOW_WORDS}"
     need = 4 * (words * cpt + 2 * cpt)
     have = caps.limit("max-compute-workgroup-storage-size")
     if need > have:
-        return None, None, f"its filter block needs {need} bytes of workgroup memory; {caps.name} has {have}"
+        return (
+            None,
+            None,
+            (
+                f"the window holds {words} k words (C/G*KH*KW = {cg * kh * kw} taps): its block of {cpt} channels' "
+                f"filter rows needs {need} bytes of workgroup memory; {caps.name} has {have}"
+            ),
+        )
     wg = wg_req or _WG
     if wg > caps.limit("max-compute-invocations-per-workgroup"):
         return None, None, f"{wg} threads a workgroup exceed {caps.name}'s max-compute-invocations-per-workgroup"
@@ -1410,7 +1420,15 @@ def plan_convolution_integer(
         )
         gemm_ok = has_dot4 and not gemm_off
         positions = d.output.sizes[0] * int(np.prod(d.output.sizes[2:]))
-        if gemm_ok and im2col and d.group_count == 1 and not past_limit and window[0] is not None and _window_rows(d):
+        window_scope = im2col or (caps.is_cpu and dense and positions <= _CPU_WINDOW_POSITIONS)
+        if (
+            gemm_ok
+            and window_scope
+            and d.group_count == 1
+            and not past_limit
+            and window[0] is not None
+            and _window_rows(d)
+        ):
             # (H100, same run, every result exact, against the im2col GEMM: C=3 7x7 stride-2 stem
             # 79.4 -> 62.0 us, the same to 128 channels 122 -> 107, C=3 3x3 stride 2 38.7 -> 17.4,
             # C=2 1-D k7 18.9 -> 12.3, 4x4 stride-4 patches 22.8 -> 19.5; C=4 5x5 25.3 -> 25.9.
@@ -1419,7 +1437,10 @@ def plan_convolution_integer(
             # 3x3 stride 2 2x112x112 1.03 / 2.95 / 1.32, C=4 5x5 1x32x32 0.91 / 1.14 / 1.63, C=2 1-D
             # k7 0.36 / 0.66 / 0.68. Grouped layers keep their rules: not measured here.)
             kernel = "dot4_window"
-            why = (
+            small = (
+                "" if im2col else f"{positions} output positions on a CPU adapter (at most {_CPU_WINDOW_POSITIONS}): "
+            )
+            why = small + (
                 f"M/G = {mg} >= 16 with C/G = {cg}: a pixel's whole window is {cg * kh * kw} taps, so each thread "
                 "multiplies its own pixel's window, gathered from the input a kernel row at a time, against a "
                 f"staged block of filter rows, in one pass (no packed im2col copy, no 16-word k steps), on the "
