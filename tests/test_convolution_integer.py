@@ -878,15 +878,16 @@ def test_auto_kernel_and_cache(device, rng):
     op = compile_convolution_integer(desc(6, 7), device=device)
     cpu = Capabilities.from_device(device).is_cpu
     # 16 channels: the GEMM (3 k steps, its taps' 4-word rows end to end; im2col would take 3 too) on
-    # a GPU, the one-pass direct_dot4 on a CPU adapter; without dot4 the direct kernel, whose 4x5 tile
-    # leaves most of its threads idle: on a CPU adapter the portable kernel
+    # a GPU, the one-pass window kernel on a CPU adapter (20 output positions); without dot4 the
+    # direct kernel, whose 4x5 tile leaves most of its threads idle: on a CPU adapter the portable kernel
     if dot4_available(device):
-        assert op.kernel == ("direct_dot4" if cpu else "dot4")
+        assert op.kernel == ("dot4_window" if cpu else "dot4")
     else:
         assert op.kernel == ("portable" if cpu else "direct")
-    # the GEMM's pipelines are shared by every shape, and on a CPU adapter direct_dot4's too (it stages
-    # into the whole budget there; on a GPU its staging sizes follow the tile)
-    kernels = ["dot4", "dot4_im2col"] + (["direct_dot4"] if cpu else [])
+    # the GEMM's pipelines are shared by every shape, the window kernel's by every layer of the same
+    # window, and on a CPU adapter direct_dot4's too (it stages into the whole budget there; on a GPU
+    # its staging sizes follow the tile)
+    kernels = ["dot4", "dot4_im2col", "dot4_window"] + (["direct_dot4"] if cpu else [])
     for kernel in kernels if dot4_available(device) else [None]:
         op = compile_convolution_integer(desc(6, 7), device=device, kernel=kernel)
         misses = device.pipelines.misses

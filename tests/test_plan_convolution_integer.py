@@ -257,7 +257,9 @@ def test_where_the_window_kernel_is_not_chosen():
     assert plan_convolution_integer(tiny, cpu).kernels == ["convolution_integer_dot4_window_rows"]
     assert "64 output positions on a CPU adapter" in plan_convolution_integer(tiny, cpu).why
     assert plan_convolution_integer(big, cpu).kernels[-1] == "convolution_integer_dot4"
-    assert plan_convolution_integer(tiny, caps).kernels[-1].startswith("convolution_integer_dot4_splitk")  # a GPU: the GEMM
+    assert (
+        plan_convolution_integer(tiny, caps).kernels[-1].startswith("convolution_integer_dot4_splitk")
+    )  # a GPU: the GEMM
     with pytest.raises(DmlValidationError, match="window_channels: must be 16 or 32"):
         plan_convolution_integer(layer(8, 3, 64, (64, 64), 7), caps, kernel="dot4_window", window_channels=64)
 
