@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dmlwgsl
+from dmlwgsl.ops.convolution_integer import dot4_available
 from dmlwgsl.ops.depth_to_space import DEPTH_SPACE_TYPES
 from dmlwgsl.ops.resample import LINEAR_TOLERANCE, AxisDirection, InterpolationMode
 from dmlwgsl.reference import convolution_integer as ref_conv
@@ -207,7 +208,7 @@ def conv_cases(draw):
         xp=draw(st.sampled_from(IN_PATTERNS)),
         wp=draw(st.sampled_from(IN_PATTERNS)),
         op=draw(st.sampled_from(OUT_PATTERNS)),
-        kernel=draw(st.sampled_from(["auto", "portable"])),
+        kernel=draw(st.sampled_from(["auto", "portable", "dot4_window"])),
         offsets=(16 + draw(st.integers(0, 5)), GUARD + 4 * draw(st.integers(0, 5))),
         seed=draw(st.integers(0, 2**32 - 1)),
     )
@@ -260,7 +261,10 @@ def check_conv(device, c: dict) -> None:
         c["pads1"],
         c["g"],
     )
-    op = dmlwgsl.compile_convolution_integer(desc, device=device, kernel=c["kernel"])
+    kernel = c["kernel"]
+    if kernel == "dot4_window" and not dot4_available(device):
+        kernel = "auto"  # (the window kernel runs on the packed 4x8 dot product)
+    op = dmlwgsl.compile_convolution_integer(desc, device=device, kernel=kernel)
     run_checked(
         device,
         lambda ins, out: op(
