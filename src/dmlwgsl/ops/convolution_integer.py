@@ -1347,18 +1347,23 @@ def plan_convolution_integer(
 ) -> Plan:
     """The execution plan of ``desc`` on an adapter with capabilities ``caps`` (no device needed).
 
-    ``kernel`` requests a path (one of KERNELS: "portable", "depthwise", "depthwise_fma", "direct",
-    "direct_dot4", "dot4", "dot4_im2col"; None or "auto": choose); an impossible request raises
+    ``kernel`` requests a path (one of KERNELS: "portable", "depthwise", "depthwise_fma", "grouped_fma",
+    "direct", "direct_dot4", "dot4", "dot4_im2col", "dot4_window"; None or "auto": choose); an impossible
+    request raises
     :class:`PlanError` naming the rule. Where no path is requested: dot4 for dense layers (C/G
-    and M/G >= 16) on adapters with the WGSL feature packed_4x8_integer_dot_product (im2col where
-    it saves k steps), the depthwise kernel for C/G = 1 there where its fast rows apply and win
+    and M/G >= 16) on adapters with the WGSL feature packed_4x8_integer_dot_product (where a
+    pixel's whole window saves k steps, G = 1 and the input rows can be walked: the window kernel,
+    else the im2col GEMM; on CPU adapters the window kernel also for dense layers of at most 256
+    output positions), the depthwise kernel for C/G = 1 there where its fast rows apply and win
     (and on CPU adapters), the depthwise FMA kernel for the other C/G = 1 layers on GPUs (see
     ``_fma_over_fast_rows``), the grouped FMA
     kernel for grouped stride-1 layers of at most 258 taps a group on GPUs, else direct where its tile fits
     the staging memory, else portable. ``placements`` give the tensors' residual byte offsets
     (uniforms). The dot4 tuning options (``pixels_per_thread`` 4-8, ``threads`` 128/256/512,
     ``tile_channels`` 64/128, and
-    ``split_k`` or ``steps_per_workgroup``) override the cost model's choice (benchmarks, tests).
+    ``split_k`` or ``steps_per_workgroup``) override the cost model's choice (benchmarks, tests);
+    for dot4_window, ``window_channels`` (16 or 32 a block), ``window_tiles`` (pixel tiles a
+    workgroup walks) and ``threads`` (64-512) override its shape.
     """
     desc.validate()
     if kernel == "auto":
@@ -2000,7 +2005,8 @@ class ConvolutionIntegerOperator(Operator):
 
     ``kernel`` requests a path (see :func:`plan_convolution_integer`; None chooses); the dot4
     tuning options ``pixels_per_thread``, ``threads``, ``tile_channels``, ``split_k`` and
-    ``steps_per_workgroup`` are passed to it. ``plan`` is the execution plan; ``kernel``,
+    ``steps_per_workgroup`` (and the window kernel's ``window_channels`` and ``window_tiles``) are
+    passed to it. ``plan`` is the execution plan; ``kernel``,
     ``dispatches``, and for dot4 ``tile`` (pixels, channels), ``rp``, ``threads``, ``k_steps``,
     ``slice_steps``, ``slices``, ``tiles`` and ``workgroups`` read from it.
     """
@@ -2091,7 +2097,8 @@ def compile_convolution_integer(
 ) -> ConvolutionIntegerOperator:
     """Validate ``desc`` and build the operator once; call the result with GPU tensors (see
     :class:`ConvolutionIntegerOperator`). ``kernel``: one of KERNELS ("portable", "depthwise",
-    "direct", "direct_dot4", "dot4", "dot4_im2col") or None / "auto" (the plan chooses; see
+    "depthwise_fma", "grouped_fma", "direct", "direct_dot4", "dot4", "dot4_im2col", "dot4_window") or
+    None / "auto" (the plan chooses; see
     :func:`plan_convolution_integer`); an impossible request raises
     :class:`PlanError`. ``capabilities`` replaces the device's record for planning (tighter only)."""
     desc.validate()
