@@ -88,12 +88,15 @@ fn zw_of(ml: u32, m: u32) -> i32 {
 }
 
 // A workgroup's channel block and pixel tiles.
-struct WinBlock { chunk: u32, g: u32, m0: u32, left: u32 }
+struct WinBlock { chunk: u32, g: u32, m0: u32, left: u32, zx_byte: u32 }
 
 // The workgroup's block (chunk of pixel tiles fastest, then channel block, then group); stages
 // the block's filter rows (vec4 i of w_sh = k word i / QN, channels 4 (i % QN) .. + 3) and the
-// zero-point terms of its channels. Every thread of the workgroup calls it (barriers).
-fn stage_block(wg: u32, l: u32, zxp: i32) -> WinBlock {
+// zero-point terms of its channels; zx_byte: the input zero point's flipped byte. Every thread of
+// the workgroup calls it (barriers).
+fn stage_block(wg: u32, l: u32) -> WinBlock {
+    let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
+    let zxp = i32(zx_byte << 24u) >> 24u;   // zx' as an integer
     let chunks = (cv.pixel_tiles + cv.win_tiles - 1u) / cv.win_tiles;
     let rest = wg / chunks;
     let blk = rest % cv.channel_blocks;
@@ -129,7 +132,7 @@ fn stage_block(wg: u32, l: u32, zxp: i32) -> WinBlock {
         zc_sh[l] = i32(cv.taps) * zxp * zw - zxp * sw;
     }
     workgroupBarrier();
-    return WinBlock(wg % chunks, g, m0, mg - ml0);
+    return WinBlock(wg % chunks, g, m0, mg - ml0, zx_byte);
 }
 
 // A thread's output pixel: its index (past `pixels`: none), position and window origin.
@@ -168,8 +171,7 @@ fn convolution_integer_dot4_window(@builtin(workgroup_id) wid: vec3<u32>, @built
                                    @builtin(local_invocation_index) l: u32) {
     let wg = workgroup_index(wid, nwg);
     if (wg >= cv.workgroups) { return; }   // uniform across the workgroup
-    let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
-    let b = stage_block(wg, l, i32(zx_byte << 24u) >> 24u);
+    let b = stage_block(wg, l);
     let QN = CPT / 4u;
     // (declared once and zeroed by assignment each tile: a `var` declared in the loop body kept the
     // previous tile's sums on lavapipe, naga 29)
@@ -181,7 +183,7 @@ fn convolution_integer_dot4_window(@builtin(workgroup_id) wid: vec3<u32>, @built
         acc = Acc();
         sx = 0i;
         for (var kq = 0u; kq < cv.k_words; kq += 4u) {
-            let a = im2col_words4(px.xn, px.ih0, px.iw0, kq, zx_byte);
+            let a = im2col_words4(px.xn, px.ih0, px.iw0, kq, b.zx_byte);
             if (NEED_SX) {
                 sx += dot4I8Packed(a.x, ONES) + dot4I8Packed(a.y, ONES) + dot4I8Packed(a.z, ONES) + dot4I8Packed(a.w, ONES);
             }
@@ -203,10 +205,9 @@ fn convolution_integer_dot4_window_rows(@builtin(workgroup_id) wid: vec3<u32>, @
                                         @builtin(local_invocation_index) l: u32) {
     let wg = workgroup_index(wid, nwg);
     if (wg >= cv.workgroups) { return; }   // uniform across the workgroup
-    let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
-    let b = stage_block(wg, l, i32(zx_byte << 24u) >> 24u);
+    let b = stage_block(wg, l);
     let QN = CPT / 4u;
-    let zrep = zx_byte * ONES;
+    let zrep = b.zx_byte * ONES;
     let flip = x_flip() * ONES;
     var acc: Acc;
     var sx: i32;
