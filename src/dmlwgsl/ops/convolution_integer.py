@@ -328,14 +328,20 @@ def _tile_pixels(threads: int, tm: int, rp: int) -> int:
     return threads // (tm // 4) * rp
 
 
+def _tile_bytes(tp: int, tm: int) -> int:
+    """Workgroup memory of a tp x tm GEMM tile: the double-buffered staging rows (5 vec4s each) and
+    each pixel row's output offset."""
+    return 2 * (tp + tm) * 5 * 16 + 4 * tp
+
+
 def _tile_fits(caps: Capabilities | None, threads: int, tp: int, tm: int) -> bool:
     """Whether the adapter of ``caps`` runs a tp x tm tile in workgroups of ``threads`` (workgroup
-    memory: two A and two B buffers of 5 vec4s a row; invocations a workgroup). ``None``: the
-    128x128 bound the cost model was fitted under."""
+    memory: two A and two B buffers of 5 vec4s a row and a word a pixel row; invocations a
+    workgroup). ``None``: the 128x128 bound the cost model was fitted under."""
     if caps is None:
         return tp * tm <= 128 * 128
     return (
-        caps.limit("max-compute-workgroup-storage-size") >= 2 * (tp + tm) * 5 * 16
+        caps.limit("max-compute-workgroup-storage-size") >= _tile_bytes(tp, tm)
         and caps.limit("max-compute-invocations-per-workgroup") >= threads
         and caps.limit("max-compute-workgroup-size-x") >= threads
     )
@@ -1188,7 +1194,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     if not _tile_fits(caps, threads, tp, tm):
         raise PlanError(
             f"threads, pixels_per_thread, tile_channels: the {tp}x{tm} tile in {threads}-thread workgroups needs "
-            f"{2 * (tp + tm) * 80} bytes of workgroup memory; {caps.name} has max-compute-workgroup-storage-size "
+            f"{_tile_bytes(tp, tm)} bytes of workgroup memory; {caps.name} has max-compute-workgroup-storage-size "
             f"{caps.limit('max-compute-workgroup-storage-size')} and max-compute-invocations-per-workgroup "
             f"{caps.limit('max-compute-invocations-per-workgroup')}"
         )
