@@ -253,6 +253,10 @@ def test_where_the_window_kernel_is_not_chosen():
     with pytest.raises(PlanError, match="dot4_window.*768 k words.*needs 98560 bytes of workgroup memory"):
         plan_convolution_integer(layer(8, 256, 64, (56, 56), 3), caps, kernel="dot4_window")
     cpu = Capabilities.profile("lavapipe")
+    # a batch-1 stem: 98 workgroups of 256 pixels, under a GPU's 128 (the GEMM's smaller tiles fill it)
+    stem1 = layer(1, 3, 64, (224, 224), 7, stride=2)
+    assert plan_convolution_integer(stem1, caps).kernels[-1] == "convolution_integer_dot4"
+    assert plan_convolution_integer(stem1, cpu).kernels == ["convolution_integer_dot4_window_rows"]
     tiny, big = layer(1, 64, 64, (8, 8), 3), layer(1, 64, 64, (28, 28), 3)  # 64 and 784 output positions
     assert plan_convolution_integer(tiny, cpu).kernels == ["convolution_integer_dot4_window_rows"]
     assert "64 output positions on a CPU adapter" in plan_convolution_integer(tiny, cpu).why

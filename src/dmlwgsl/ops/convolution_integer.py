@@ -968,6 +968,12 @@ _CPU_WINDOW_POSITIONS = 256
 #: 1) 62.7 / 55.0 / 55.8 / 69.9 / 82.9 us, the same to 128 channels (1568) 124 / 108 / 116 / 100 /
 #: 129; layers of at most 392 workgroups ran fastest at 1 (3x3 stem 17.9 / 21.2 / 22.8 / 26.6).
 _WINDOW_WORKGROUPS = 400
+#: GPUs keep the im2col GEMM for layers the window kernel would run in fewer workgroups than this
+#: (it has no smaller tile: 128 or 64 threads a workgroup ran 0-50 % slower than 256 on every layer
+#: measured). H100, same run, window / GEMM (us): a batch-1 7x7 stem (98 workgroups) 23.0 / 19.7;
+#: from 192 workgroups on even or better (batch 2 27.6 / 26.6, C=4 5x5 26.4 / 25.1, 3x3 stride-2
+#: batch 1 13.3 / 14.1, C=2 6x8 15.9 / 16.4), larger layers 1.4-2.1x faster.
+_WINDOW_MIN_WORKGROUPS = 128
 
 
 def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, wg_req=None):
@@ -1014,6 +1020,14 @@ def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, w
         f"channels' filter rows, {walk} tile(s) of {wg} pixels a workgroup"
     )
     return consts, (blocks, tiles, walk), why
+
+
+def _window_workgroups(shape) -> int:
+    """Workgroups of the window kernel's shape at one pixel tile each (0 where it cannot run)."""
+    if shape[0] is None:
+        return 0
+    blocks, tiles, _walk = shape[1]
+    return blocks * tiles
 
 
 def _plan_window(d, caps, placements, why_choice, shape, tuning):
@@ -1431,7 +1445,9 @@ def plan_convolution_integer(
         )
         gemm_ok = has_dot4 and not gemm_off
         positions = d.output.sizes[0] * int(np.prod(d.output.sizes[2:]))
-        window_scope = im2col or (caps.is_cpu and dense and positions <= _CPU_WINDOW_POSITIONS)
+        window_scope = (im2col and (caps.is_cpu or _window_workgroups(window) >= _WINDOW_MIN_WORKGROUPS)) or (
+            caps.is_cpu and dense and positions <= _CPU_WINDOW_POSITIONS
+        )
         if (
             gemm_ok
             and window_scope
