@@ -264,6 +264,10 @@ def test_where_the_window_kernel_is_not_chosen():
     assert (
         plan_convolution_integer(tiny, caps).kernels[-1].startswith("convolution_integer_dot4_splitk")
     )  # a GPU: the GEMM
+    with pytest.raises(DmlValidationError, match="window_tiles: must be an integer >= 1"):
+        plan_convolution_integer(layer(8, 3, 64, (64, 64), 7), caps, kernel="dot4_window", window_tiles=0)
+    with pytest.raises(DmlValidationError, match="threads: the window kernel takes 64, 128, 256 or 512"):
+        plan_convolution_integer(layer(8, 3, 64, (64, 64), 7), caps, kernel="dot4_window", threads=96)
     with pytest.raises(DmlValidationError, match="window_channels: must be 16 or 32"):
         plan_convolution_integer(layer(8, 3, 64, (64, 64), 7), caps, kernel="dot4_window", window_channels=64)
 

@@ -1033,8 +1033,11 @@ def _window_workgroups(shape) -> int:
 def _plan_window(d, caps, placements, why_choice, shape, tuning):
     """The window kernel (convolution_integer_dot4_window.wgsl): one pass, no packed input."""
     consts, (blocks, tiles, walk), why_tile = shape
-    if tuning.get("window_tiles") is not None:
-        walk = int(tuning["window_tiles"])
+    req = tuning.get("window_tiles")
+    if req is not None:
+        if not _is_count(req):
+            raise DmlValidationError(f"window_tiles: must be an integer >= 1; got {req!r}")
+        walk = int(req)
     chunks = -(-tiles // walk)
     wgs = chunks * blocks * d.group_count
     n, _m, oh, ow = d.output.sizes
@@ -1457,8 +1460,9 @@ def plan_convolution_integer(
             and _window_rows(d)
         ):
             # (H100, same run, every result exact, against the im2col GEMM: C=3 7x7 stride-2 stem
-            # 79.4 -> 62.0 us, the same to 128 channels 122 -> 107, C=3 3x3 stride 2 38.7 -> 17.4,
-            # C=2 1-D k7 18.9 -> 12.3, 4x4 stride-4 patches 22.8 -> 19.5; C=4 5x5 25.3 -> 25.9.
+            # 79.9 -> 54.5 us, the same to 128 channels 122 -> 100, C=3 3x3 stride 2 38.7 -> 17.7,
+            # C=2 1-D k7 18.9 -> 12.0, 4x4 stride-4 patches 22.8 -> 19.5, batch-32 stem 275 -> 184,
+            # 5x5 stride-2 stem 73.5 -> 35.6; C=4 5x5 25.1 -> 26.4, batch-2 stem 26.6 -> 27.6.
             # lavapipe, same process, against the im2col GEMM / direct_dot4: stems 7x7 stride 2 at
             # 2x224x224 20.4 / 26.9 / 36.4 ms, 1x64x64 0.90 / 1.46 / 1.53, 1x32x32 0.28 / 0.52 / 0.45,
             # 3x3 stride 2 2x112x112 1.03 / 2.95 / 1.32, C=4 5x5 1x32x32 0.91 / 1.14 / 1.63, C=2 1-D
