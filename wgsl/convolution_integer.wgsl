@@ -139,6 +139,18 @@ fn filter_zp(m: u32) -> i32 {
     return widen(byte_of(filter_zero_point[a >> 2u], a), W_SIGNED);
 }
 
+// Output pixel p (in (n, oh, ow) order) of the GEMM-like kernels: its position and the top-left
+// input position of its window.
+struct OutPos { n: u32, oh: u32, ow: u32, ih0: i32, iw0: i32 }
+
+fn out_pos(p: u32) -> OutPos {
+    let ohw = cv.out_height * cv.out_width;
+    let q = p % ohw;
+    let oh = q / cv.out_width;
+    let ow = q % cv.out_width;
+    return OutPos(p / ohw, oh, ow, i32(oh * cv.stride_h) - i32(cv.pad_top), i32(ow * cv.stride_w) - i32(cv.pad_left));
+}
+
 fn output_index(n: u32, m: u32, oh: u32, ow: u32) -> u32 {
     return cv.output_base + n * cv.out_stride_n + m * cv.out_stride_m + oh * cv.out_stride_h + ow * cv.out_stride_w;
 }

@@ -294,18 +294,11 @@ fn sum4(v: vec4<u32>) -> i32 { return dd(0i, v, vec4<u32>(ONES)); }
 struct PixRow { base: i32, ih0: i32, iw0: i32, live: bool, obase: u32 }
 
 fn pix_row(p_in: u32, g: u32, live: bool) -> PixRow {
-    let p = min(p_in, cv.pixels - 1u);   // rows past P read pixel P - 1: valid, never stored
-    let ohw = cv.out_height * cv.out_width;
-    let n = p / ohw;
-    let r = p % ohw;
-    let oh = r / cv.out_width;
-    let ow = r % cv.out_width;
-    let ih0 = i32(oh * cv.stride_h) - i32(cv.pad_top);
-    let iw0 = i32(ow * cv.stride_w) - i32(cv.pad_left);
+    let o = out_pos(min(p_in, cv.pixels - 1u));   // rows past P read pixel P - 1: valid, never stored
     let pix_words = i32(cv.group_count * cv.group_words_padded);
-    let base = ((i32(n) * i32(cv.in_height) + ih0) * i32(cv.in_width) + iw0) * pix_words
+    let base = ((i32(o.n) * i32(cv.in_height) + o.ih0) * i32(cv.in_width) + o.iw0) * pix_words
              + i32(g * cv.group_words_padded);
-    return PixRow(base, ih0, iw0, live, output_index(n, 0u, oh, ow));
+    return PixRow(base, o.ih0, o.iw0, live, output_index(o.n, 0u, o.oh, o.ow));
 }
 
 // The 4 words of row `pr` at tap offset (dh, dw), chunk offset toff (words): pad where the tap
@@ -639,14 +632,10 @@ fn pack_im2col_vec4(e: u32) {
     }
     let g = r % cv.group_count;
     let p = r / cv.group_count;
-    let ohw = cv.out_height * cv.out_width;
-    let n = p / ohw;
-    let q = p % ohw;
-    let ih0 = i32((q / cv.out_width) * cv.stride_h) - i32(cv.pad_top);
-    let iw0 = i32((q % cv.out_width) * cv.stride_w) - i32(cv.pad_left);
-    let xn = n * cv.in_stride_n + g * cv.group_in_channels * cv.in_stride_c;
+    let o = out_pos(p);
+    let xn = o.n * cv.in_stride_n + g * cv.group_in_channels * cv.in_stride_c;
     let zx_byte = (u32(input_zp()) & 0xFFu) ^ x_flip();
-    packed_input[r * v4s + v] = im2col_words4(xn, ih0, iw0, v * 4u, zx_byte);
+    packed_input[r * v4s + v] = im2col_words4(xn, o.ih0, o.iw0, v * 4u, zx_byte);
 }
 
 // Word f % words of filter row f / words in im2col order (packed_filter).

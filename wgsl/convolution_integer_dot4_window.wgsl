@@ -140,14 +140,8 @@ struct Pixel { p: u32, n: u32, oh: u32, ow: u32, ih0: i32, iw0: i32, xn: u32 }
 
 fn pixel_of(b: WinBlock, t: u32, l: u32) -> Pixel {
     let p = (b.chunk * cv.win_tiles + t) * WG + l;
-    let ohw = cv.out_height * cv.out_width;
-    let n = p / ohw;
-    let q = p % ohw;
-    let oh = q / cv.out_width;
-    let ow = q % cv.out_width;
-    let ih0 = i32(oh * cv.stride_h) - i32(cv.pad_top);
-    let iw0 = i32(ow * cv.stride_w) - i32(cv.pad_left);
-    return Pixel(p, n, oh, ow, ih0, iw0, n * cv.in_stride_n + b.g * cv.group_in_channels * cv.in_stride_c);
+    let o = out_pos(p);
+    return Pixel(p, o.n, o.oh, o.ow, o.ih0, o.iw0, o.n * cv.in_stride_n + b.g * cv.group_in_channels * cv.in_stride_c);
 }
 
 // Store a pixel's CPT outputs.
