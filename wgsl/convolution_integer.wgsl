@@ -151,6 +151,13 @@ fn out_pos(p: u32) -> OutPos {
     return OutPos(p / ohw, oh, ow, i32(oh * cv.stride_h) - i32(cv.pad_top), i32(ow * cv.stride_w) - i32(cv.pad_left));
 }
 
+// zw' of group channel ml (global m) of the packed-dot-product kernels (UINT8 filter bytes read
+// as w - 128): 0 past M/G.
+fn chan_zw(ml: u32, m: u32) -> i32 {
+    if (ml >= cv.group_out_channels) { return 0i; }
+    return filter_zp(m) - select(128i, 0i, W_SIGNED);
+}
+
 fn output_index(n: u32, m: u32, oh: u32, ow: u32) -> u32 {
     return cv.output_base + n * cv.out_stride_n + m * cv.out_stride_m + oh * cv.out_stride_h + ow * cv.out_stride_w;
 }

@@ -398,12 +398,6 @@ fn add_pixel(pl: u32, c: vec4<i32>, ptile: u32, ml0: u32, m0: u32, corr: vec4<i3
     if (ml0 + 3u * d < mg) { atomicAdd(&output_atomic[o + 3u * d * s], y.w); }
 }
 
-// zw' of channel ml (local to the group; global m): 0 past Mg.
-fn chan_zw(ml: u32, m: u32) -> i32 {
-    if (ml >= cv.group_out_channels) { return 0i; }
-    return filter_zp(m) - select(128i, 0i, W_SIGNED);
-}
-
 // A workgroup's accumulators and what its stores need.
 struct Tile {
     ptile: u32, ml0: u32, m0: u32, tx: u32, corr: vec4<i32>, zw: vec4<i32>,

@@ -71,22 +71,6 @@ fn put4(c: vec4<i32>, j: u32, sx: i32, o: u32, left: u32) {
     if (m + 3u < left) { store_output(o + (m + 3u) * s, y.w); }
 }
 
-// Row form: the lanes of word `part4 / 4` of a kernel row (taps from column iw0 + part4 on, at most
-// KW) that lie inside the input row [0, W).
-fn lanes_in(iw0: i32, part4: u32) -> u32 {
-    let c0 = iw0 + i32(part4);
-    let lo = u32(clamp(-c0, 0, 4));                                   // lanes before column 0
-    let hi = u32(clamp(min(i32(cv.in_width) - c0, i32(cv.kernel_w) - i32(part4)), 0, 4));   // before W and KW
-    if (hi <= lo) { return 0u; }
-    return (0xFFFFFFFFu >> (8u * (4u - hi + lo))) << (8u * lo);
-}
-
-// zw' of group channel ml (global m): 0 past M/G.
-fn zw_of(ml: u32, m: u32) -> i32 {
-    if (ml >= cv.group_out_channels) { return 0i; }
-    return filter_zp(m) - select(128i, 0i, W_SIGNED);
-}
-
 // A workgroup's channel block and pixel tiles.
 struct WinBlock { chunk: u32, g: u32, m0: u32, left: u32, zx_byte: u32 }
 
@@ -127,7 +111,7 @@ fn stage_block(wg: u32, l: u32) -> WinBlock {
         }
         let ml = ml0 + 4u * l;
         let m = m0 + 4u * l;
-        let zw = vec4<i32>(zw_of(ml, m), zw_of(ml + 1u, m + 1u), zw_of(ml + 2u, m + 2u), zw_of(ml + 3u, m + 3u));
+        let zw = vec4<i32>(chan_zw(ml, m), chan_zw(ml + 1u, m + 1u), chan_zw(ml + 2u, m + 2u), chan_zw(ml + 3u, m + 3u));
         zw_sh[l] = zw;
         zc_sh[l] = i32(cv.taps) * zxp * zw - zxp * sw;
     }
@@ -210,10 +194,15 @@ fn convolution_integer_dot4_window_rows(@builtin(workgroup_id) wid: vec3<u32>, @
         if (px.p >= cv.pixels) { break; }
         acc = Acc();
         sx = 0i;
-        let keep0 = lanes_in(px.iw0, 0u);
-        let keep1 = lanes_in(px.iw0, 4u);
-        let pad0 = low_lanes(min(4u, cv.kernel_w)) & ~keep0;
-        let pad1 = select(0u, low_lanes(max(cv.kernel_w, 5u) - 4u), RW > 1u) & ~keep1;   // (RW > 1: KW 5 to 8)
+        // a kernel row's lanes under the kernel (k), those inside the input row (keep) and the
+        // others (pad: zx'), the same for every kernel row of the pixel
+        let k0 = low_lanes(min(4u, cv.kernel_w));
+        let k1 = select(0u, low_lanes(max(cv.kernel_w, 5u) - 4u), RW > 1u);   // (RW > 1: KW 5 to 8)
+        let W = i32(cv.in_width);
+        let keep0 = in_row(k0, px.iw0, W, 0u);
+        let keep1 = in_row(k1, px.iw0 + 4, W, 0u);
+        let pad0 = k0 & ~keep0;
+        let pad1 = k1 & ~keep1;
         var r = 0u;   // the kernel row's first k word
         for (var c = 0u; c < cv.group_in_channels; c++) {
             let xc = i32(cv.input_base + px.xn + c * cv.in_stride_c) + px.iw0;

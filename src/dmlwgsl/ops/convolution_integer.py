@@ -471,6 +471,16 @@ def _structure(d: ConvolutionIntegerDesc) -> dict:
     }
 
 
+def _needs_sums(structure: dict) -> tuple[bool, bool]:
+    """(NEED_SX, NEED_SW) of the packed-dot-product kernels: zw' can be nonzero (a filter zero
+    point, or UINT8 filter bytes flipped by 0x80), so the per-pixel sums of x' are needed; zx' can
+    be nonzero, so the per-channel sums of w' are."""
+    return (
+        structure["WZP"] != 0 or not structure["W_SIGNED"],
+        structure["XZP"] != 0 or not structure["X_SIGNED"],
+    )
+
+
 _TENSOR_VARS = {
     "input": "input",
     "filter": "filter_weights",
@@ -1041,11 +1051,10 @@ def _plan_window(d, caps, placements, why_choice, shape, tuning):
     chunks = -(-tiles // walk)
     wgs = chunks * blocks * d.group_count
     n, _m, oh, ow = d.output.sizes
-    _f, words = _window_form(d)
     u = _common_uniforms(d, placements)
     u.update(
         pixels=n * oh * ow,
-        k_words=words,
+        k_words=consts["KWP"],  # (the window's words, as staged)
         taps=(d.filter.sizes[1] * d.filter.sizes[2] * d.filter.sizes[3]) % 2**32,
         pixel_tiles=tiles,
         channel_blocks=blocks,
@@ -1053,7 +1062,7 @@ def _plan_window(d, caps, placements, why_choice, shape, tuning):
         workgroups=wgs,
     )
     structure = _structure(d)
-    need_sx = structure["WZP"] != 0 or d.filter.data_type != DataType.INT8
+    need_sx, _ = _needs_sums(structure)  # (sum w' is summed once a block, whatever zx')
     s = step(
         "convolution_integer_dot4_window" + ("_rows" if "RW" in consts else ""),
         "convolution_integer_dot4_window.wgsl",
@@ -1098,8 +1107,8 @@ def _plan_direct(d, caps, placements, why_choice, shape, words=False):
         consts["ROW_WORDS"] = int(d.input.element_strides[3] == 1)  # contiguous rows: staged a word at a time
     if words:
         u["taps"] = (d.filter.sizes[1] * kh * kw) % 2**32
-        consts["NEED_SX"] = int(structure["WZP"] != 0 or not structure["W_SIGNED"])
-        consts["NEED_SW"] = int(structure["XZP"] != 0 or not structure["X_SIGNED"])
+        need_sx, need_sw = _needs_sums(structure)
+        consts.update(NEED_SX=int(need_sx), NEED_SW=int(need_sw))
     name = "convolution_integer_direct_dot4" if words else "convolution_integer_direct"
     s = step(
         name,
@@ -1165,11 +1174,8 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     if rows:
         cg4p = _pad4(cg * kh * -(-kw // 4))
     k_words = cg4p if im2col else kh * kw * cg4p
-    x_signed = d.input.data_type == DataType.INT8
-    w_signed = d.filter.data_type == DataType.INT8
     structure = _structure(d)
-    need_sx = structure["WZP"] != 0 or not w_signed
-    need_sw = d.input_zero_point is not None or not x_signed
+    need_sx, need_sw = _needs_sums(structure)
     fast = {"X_FAST": int(d.input.element_strides[1] % 4 == 0 and cg % 16 == 0), "W_FAST": int(cg % 16 == 0)}
     # The input pack four pixels a thread where Cg is not a multiple of 16 (no X_FAST) and the rows
     # are whole, aligned words (absent otherwise, so other layers keep their cache keys). H100, same
