@@ -9,6 +9,7 @@ it, and the numpy one-liner (``dmlwgsl.depth_to_space(x, ...)`` etc., upload to 
 The sweep exits 1 when any row is inexact.
 
     dmlwgsl bench sweep [--quick] [--op OP] [--json PATH] [--plot PATH] [--max-rows N] [--filter TEXT]
+    dmlwgsl bench sweep --random N [--seed S] ...   # N random rows per operator, off the grid
 
 ``--quick`` is the small grid (every dimension of the grid, sizes shrunk: minutes on lavapipe);
 the full grid is for a GPU. ``--smoke`` is a handful of quick rows, one per kind (CI).
@@ -280,6 +281,180 @@ def grid(quick: bool, ops=OPS) -> list[Case]:
         else:
             cases += _conv_cases(quick)
     return cases
+
+
+# ------------------------------------------------------------------------------------------------
+# Random rows off the grid (--random N): the plan must not be fast only on the grid's shapes
+# ------------------------------------------------------------------------------------------------
+ALL_TYPES = MAIN_TYPES + OTHER_TYPES
+_RANDOM_SCALES = (0.25, 1 / 3, 0.4, 0.5, 2 / 3, 0.75, 0.8, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)
+
+
+def _loguniform(rng, lo: float, hi: float) -> float:
+    return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+
+
+def _random_depth_space(op: str, rng, quick: bool) -> Case:
+    """Block 2-8 (5, 6 and 7 too), either order, any of the 11 types, H and W anywhere in 3-200
+    (odd and prime sizes as likely as even ones), every layout pair of the grid and padded inputs;
+    the batch sized so the input holds 2-128 MiB (16 KiB-1 MiB with ``quick``)."""
+    b = int(rng.choice([2, 2, 2, 3, 3, 4, 4, 5, 6, 7, 8]))
+    dt = str(rng.choice(MAIN_TYPES)) if rng.random() < 0.6 else str(rng.choice(ALL_TYPES))
+    esize = DataType.parse(dt).size_in_bytes
+    lin, lout = [
+        ("packed", "packed"),
+        ("nhwc", "packed"),
+        ("broadcast", "packed"),
+        ("packed", "window"),
+        ("padded", "packed"),
+        ("nhwc", "window"),
+    ][int(rng.choice(6, p=[0.45, 0.15, 0.1, 0.12, 0.1, 0.08]))]
+    big = _loguniform(rng, 1 << 14, 1 << 20) if quick else _loguniform(rng, 2 << 20, 128 << 20)
+    small_hw = 40 if quick else 200
+    h, w = (int(rng.integers(3, small_hw + 1)) for _ in range(2))
+    k = int(rng.integers(1, 9 if quick else 97))  # channels of the DepthToSpace output
+    while b * b * k * h * w * esize * 64 < big and k < 4096:  # more channels before a batch past 64
+        k *= 2
+    n = max(1, round(big / (b * b * k * h * w * esize)))
+    shape_d2s = (n, b * b * k, h, w)
+    s2d_in = (n, k, h * b, w * b)
+    in_shape = shape_d2s if op == "depth_to_space" else s2d_in
+    out_shape = s2d_in if op == "depth_to_space" else shape_d2s
+    cfg = dict(
+        input_shape=list(in_shape),
+        output_shape=list(out_shape),
+        dtype=dt,
+        input_layout=lin,
+        output_layout=lout,
+        block_size=b,
+        order=str(rng.choice(["DCR", "CRD"])),
+        shape_kind="random",
+    )
+    return Case(op, cfg, ("random",))
+
+
+def _random_resample(rng, quick: bool) -> Case:
+    """Rank 1-4, nearest or linear (antialiased linear downscales too), any of the four types, a
+    scale per resampled axis from 1/4 to 4 (a third of them drawn uniformly, not from the grid's
+    list), the resampled axes any trailing set (W, H+W, C+H+W, all), odd sizes, packed / NHWC /
+    padded inputs; sized so that input + output hold 2-128 MiB (16 KiB-1 MiB with ``quick``)."""
+    rank = int(rng.choice([1, 2, 3, 4, 4, 4]))
+    dt = str(rng.choice(["float32", "float16", "int8", "uint8"]))
+    mode = str(rng.choice(["nearest", "linear"]))
+    antialias = mode == "linear" and rank >= 2 and rng.random() < 0.2
+    n_axes = rank if rank <= 2 else int(rng.choice([1, 2, 2, 2, 3, 4][: rank + 2]))
+    n_axes = min(n_axes, rank)
+
+    def scale(down: bool) -> float:
+        if rng.random() < 0.33:
+            return float(rng.uniform(0.25, 0.95)) if down else float(rng.uniform(0.25, 4.0))
+        pool = [s for s in _RANDOM_SCALES if s < 1] if down else list(_RANDOM_SCALES)
+        return float(rng.choice(pool))
+
+    scales = [1.0] * rank
+    first = scale(antialias)
+    for i, d in enumerate(range(rank - n_axes, rank)):
+        scales[d] = first if (i > 0 and rng.random() < 0.5) else scale(antialias)
+        if scales[d] == 1.0:
+            scales[d] = 2.0
+    budget = _loguniform(rng, 1 << 14, 1 << 20) if quick else _loguniform(rng, 2 << 20, 128 << 20)
+    esize = DataType.parse(dt).size_in_bytes
+    per = esize * (1 + math.prod(scales))  # bytes per input element, input + output
+    elems = budget / per
+    # spatial sizes odd or even, 5-400 (trailing axes), then leading axes from what is left
+    shape = [1] * rank
+    rest = elems
+    for d in reversed(range(rank)):
+        if d == 0:
+            shape[d] = max(1, round(rest))
+        elif d >= rank - 2:
+            shape[d] = int(min(max(2, round(rest)), rng.integers(5, 401)))
+        else:
+            shape[d] = int(min(max(1, round(rest)), rng.integers(1, 65)))
+        rest = max(1.0, rest / shape[d])
+    out = [max(1, int(math.floor(s * f))) for s, f in zip(shape, scales)]
+    layout = "packed" if rank == 1 else str(rng.choice(["packed", "packed", "packed", "nhwc", "padded"]))
+    cfg = dict(
+        input_shape=shape,
+        output_shape=out,
+        dtype=dt,
+        input_layout=layout,
+        mode=mode,
+        scales=scales,
+        axes=[d for d, f in enumerate(scales) if f != 1.0],
+        antialias=bool(antialias),
+        shape_kind="random",
+    )
+    return Case("resample", cfg, ("random", "antialias") if antialias else ("random",))
+
+
+def _random_conv(rng, quick: bool) -> Case:
+    """A layer as networks have them: dense (any C and M, 1x1 to 7x7), depthwise, grouped, a stem
+    (C 1-4); 1-D a fifth of the time; stride 2, dilation 2 and asymmetric spatial sizes sometimes;
+    any sign mix and zero-point form; the batch sized to 0.2-20 G operations (dense) or 4-64 MiB
+    (depthwise); ``quick`` shrinks everything to lavapipe's scale."""
+    kind = str(rng.choice(["dense", "dense", "depthwise", "grouped", "stem"]))
+    one_d = rng.random() < 0.2
+    chans = [8, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512]
+    c = int(rng.choice(chans if not quick else chans[:7]))
+    if kind == "stem":
+        c = int(rng.integers(1, 5))
+    k = int(rng.choice([1, 3, 3, 3, 5, 7])) if kind in ("dense", "grouped") else int(rng.choice([3, 3, 5, 7]))
+    if one_d:
+        k = int(rng.choice([1, 3, 5, 7, 9]))
+    if kind == "depthwise":
+        g, m = c, c * int(rng.choice([1, 1, 1, 2]))
+    elif kind == "grouped":
+        cg = int(rng.choice([2, 4, 8, 16, 32]))
+        c = max(c, 2 * cg) // cg * cg
+        g, m = c // cg, c * int(rng.choice([1, 1, 2]))
+    else:
+        g, m = 1, int(rng.choice(chans if not quick else chans[:7]))
+    st = int(rng.choice([1, 1, 1, 2])) if kind != "stem" else int(rng.choice([1, 2, 2, 4]))
+    dil = 2 if (k > 1 and rng.random() < 0.1) else 1
+    pad = (k - 1) // 2 * dil
+    side = int(rng.choice([7, 13, 14, 27, 28, 56, 57, 112, 224] if not quick else [7, 9, 13, 14, 17]))
+    if kind == "stem" and not quick:
+        side = int(rng.choice([112, 160, 224, 256]))
+    sp = (
+        (side * int(rng.choice([8, 16, 32])),)
+        if one_d
+        else (side, int(max(k, side * rng.choice([1, 1, 1, 0.75, 1.5]))))
+    )
+    outs = [(s + 2 * pad - dil * (k - 1) - 1) // st + 1 for s in sp]
+    per_item = 2 * m * math.prod(outs) * (c // g) * k ** len(sp)
+    if quick:
+        n = 1
+    elif kind == "depthwise":
+        per_bytes = c * math.prod(sp) + 4 * m * math.prod(outs)
+        n = max(1, min(64, round(_loguniform(rng, 4 << 20, 64 << 20) / per_bytes)))
+    else:
+        n = max(1, min(64, round(_loguniform(rng, 2e8, 2e10) / per_item)))
+    xt, wt = (str(rng.choice(["uint8", "int8"])) for _ in range(2))
+    if rng.random() < 0.5:
+        xt, wt = "uint8", "int8"  # the common quantized mix, half the time
+    zp = str(rng.choice(["per-channel", "per-channel", "per-tensor", "none"]))
+    xs = (n, c) + sp
+    cfg = _conv_config(
+        f"random-{kind}", xs, m, (k,) * len(sp), g, (st,) * len(sp), (dil,) * len(sp), (pad,) * len(sp), xt, wt, zp
+    )
+    return Case("convolution_integer", cfg, ("random",))
+
+
+def random_grid(n: int, seed: int, quick: bool, ops=OPS) -> list[Case]:
+    """``n`` random rows per operator, drawn from ``seed`` (the same rows for the same seed): shapes,
+    types, layouts, scales and layers the grid does not list, sized like the grid's rows."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for op in OPS:  # every operator's rows drawn, then those asked for kept: --op does not change them
+        for _ in range(n):
+            if op in ("depth_to_space", "space_to_depth"):
+                cases.append(_random_depth_space(op, rng, quick))
+            elif op == "resample":
+                cases.append(_random_resample(rng, quick))
+            else:
+                cases.append(_random_conv(rng, quick))
+    return [c for c in cases if c.op in ops]
 
 
 def smoke_grid() -> list[Case]:
@@ -779,6 +954,14 @@ def parser():
     p = bench_parser("dmlwgsl bench sweep", __doc__.splitlines()[0], reps=10, json_path=True)
     p.add_argument("--op", action="append", choices=OPS, help="only this operator (repeatable)")
     p.add_argument("--smoke", action="store_true", help="a few quick rows, one of each kind (CI)")
+    p.add_argument(
+        "--random",
+        type=int,
+        metavar="N",
+        help="instead of the grid, N random rows per operator off the grid (shapes, types, layouts, scales, "
+        "layers; sized like the grid's rows, shrunk with --quick)",
+    )
+    p.add_argument("--seed", type=int, default=1, help="the seed of --random's rows (default 1)")
     p.add_argument("--filter", action="append", help="only rows whose label contains TEXT (repeatable: any of them)")
     p.add_argument("--max-rows", type=int, help="stop after N rows")
     p.add_argument(
@@ -799,7 +982,12 @@ def main(argv=None) -> int:
     """Run the sweep; exit 1 on an inexact row."""
     args = parser().parse_args(argv)
     ops = tuple(args.op or OPS)
-    cases = smoke_grid() if args.smoke else grid(args.quick, ops)
+    if args.smoke:
+        cases = smoke_grid()
+    elif args.random:
+        cases = random_grid(args.random, args.seed, args.quick, ops)
+    else:
+        cases = grid(args.quick, ops)
     cases = [c for c in cases if c.op in ops]
     if args.filter:
         cases = [c for c in cases if any(f in f"{c.op} {c.label}" for f in args.filter)]

@@ -98,3 +98,74 @@ def test_smoke_subset_runs_exact(tmp_path, capsys):
     # A saved run replays with no GPU.
     assert sweep.main(["--from-json", str(out)]) == 0
     assert "summary" in capsys.readouterr().out
+
+
+def _random_desc(case):
+    """The DML description a random row's measurement builds (validated, no GPU)."""
+    import numpy as np
+
+    from dmlwgsl.ops import resample as rs
+    from dmlwgsl.ops.depth_to_space import DepthToSpaceDesc
+    from dmlwgsl.ops.space_to_depth import SpaceToDepthDesc
+    from dmlwgsl.tensor import DataType, TensorDesc
+    from dmlwgsl.testing import strided_desc
+
+    c = case.config
+    if case.op == "convolution_integer":
+        return sweep.conv_case(c, np.random.default_rng(0)).desc
+    dt = DataType.parse(c["dtype"])
+    ind = strided_desc(dt, c["input_shape"], c["input_layout"])
+    if case.op == "resample":
+        r = len(c["input_shape"])
+        d = rs.Resample1Desc(ind, TensorDesc(dt, c["output_shape"]), c["mode"], c["scales"], (0.5,) * r, (-0.5,) * r)
+    else:
+        outd = strided_desc(dt, c["output_shape"], c["output_layout"], output=True)
+        d = (DepthToSpaceDesc if case.op == "depth_to_space" else SpaceToDepthDesc)(
+            ind, outd, c["block_size"], c["order"]
+        )
+    d.validate()
+    return d
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_random_rows_are_seeded_valid_and_off_the_grid(quick):
+    """--random N: N rows per operator, the same for the same seed whatever --op selects, every
+    row a valid description, and rows the grid does not have (block sizes 5-7, scales drawn from
+    a range, layers of any channel count)."""
+    a = sweep.random_grid(12, 1, quick)
+    assert [c.label for c in a] == [c.label for c in sweep.random_grid(12, 1, quick)]
+    assert [c.label for c in a] != [c.label for c in sweep.random_grid(12, 2, quick)]
+    only = sweep.random_grid(12, 1, quick, ("resample",))
+    assert [c.label for c in only] == [c.label for c in a if c.op == "resample"]
+    for op in sweep.OPS:
+        assert sum(c.op == op for c in a) == 12
+    for c in a:
+        assert "random" in c.marks
+        _random_desc(c)
+    many = sweep.random_grid(60, 3, quick)
+    assert {c.config["block_size"] for c in many if "block_size" in c.config} & {5, 6, 7}
+    grid_scales = {round(s, 6) for c in sweep.grid(quick) if c.op == "resample" for s in c.config["scales"]}
+    assert any(round(s, 6) not in grid_scales for c in many if c.op == "resample" for s in c.config["scales"])
+    assert {c.config["input_shape"][1] for c in many if c.op == "convolution_integer"} - {3, 24, 64, 96, 128, 256, 512}
+
+
+def test_random_quick_rows_run_exact(tmp_path):
+    """Two random --quick rows per operator on this machine's adapter: exact (the sweep exits 0)."""
+    out = tmp_path / "rows.json"
+    args = [
+        "--random",
+        "2",
+        "--seed",
+        "5",
+        "--quick",
+        "--reps",
+        "2",
+        "-q",
+        "--no-ort",
+        "--no-torch",
+        "--json",
+        str(out),
+    ]
+    assert sweep.main(args) == 0
+    rows = json.loads(out.read_text())
+    assert len(rows) == 8 and all(r["exact"] is True for r in rows)

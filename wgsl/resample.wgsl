@@ -369,13 +369,36 @@ fn resample_packed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
         return;
     }
     // A block that crosses a row, or the first or last block of the tensor (whose bytes outside
-    // the tensor belong to someone else and are kept).
+    // the tensor belong to someone else and are kept): element by element, the coordinates
+    // stepped from the first (no division per element: with rows that are not whole blocks about
+    // half the warps hold such a block, and every thread of the warp waits for it).
     var block = vec4<u32>(0u);
     if (b.n != 16u / eb) { block = output4[b.t]; }
+    var oc = o;
     for (var k = 0u; k < b.n; k++) {
-        place(&block, b.q0 + k * eb, element_bits(coords(b.e_lo + k) + p.origin));
+        place(&block, b.q0 + k * eb, element_bits(oc + p.origin));
+        oc = next_coords(oc);
     }
     output4[b.t] = block;
+}
+
+// The coordinates of the output element after o in row-major order (o.x may pass the last batch
+// after the tensor's last element: never used).
+fn next_coords(o: vec4<u32>) -> vec4<u32> {
+    var n = o + vec4<u32>(0u, 0u, 0u, 1u);
+    if (n.w == p.out_sizes.w) {
+        n.w = 0u;
+        n.z += 1u;
+        if (n.z == p.out_sizes.z) {
+            n.z = 0u;
+            n.y += 1u;
+            if (n.y == p.out_sizes.y) {
+                n.y = 0u;
+                n.x += 1u;
+            }
+        }
+    }
+    return n;
 }
 
 @compute @workgroup_size(WG)
