@@ -249,9 +249,10 @@ def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
     """A CPU adapter's plan for rows off 16-byte boundaries: the word-store row kernel for 4- and
     8-byte elements, and for 1- and 2-byte elements on rows shorter than SHORT_ROW_BYTES (longer
     ones keep the row kernel and its edge pass); a GPU profile takes the one-pass staged kernel
-    under STAGED_MAX_BYTES, the row kernel and its edge pass above it or where the input's rows are
-    not contiguous (NHWC)."""
-    from dmlwgsl.ops._permute import SHORT_ROW_BYTES, STAGED_MAX_BYTES
+    under STAGED_MAX_BYTES, above it the word-store row kernel for rows under GPU_SHORT_ROW_BYTES
+    and the row kernel and its edge pass for longer ones or where the input's rows are not
+    contiguous (NHWC)."""
+    from dmlwgsl.ops._permute import GPU_SHORT_ROW_BYTES, SHORT_ROW_BYTES, STAGED_MAX_BYTES
 
     cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     for dtype, w, want in [
@@ -267,12 +268,16 @@ def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
         if dtype.size_in_bytes < 4:
             assert (3 * w * dtype.size_in_bytes < SHORT_ROW_BYTES) == want[0].endswith("_shared")
         assert plan_depth_to_space(desc, cpu).kernels == want
-        assert plan_depth_to_space(desc, gpu).kernels == ["depth_to_space_staged"]
         edges = ["depth_to_space_rows", "depth_to_space_row_edges"]
+        short = 3 * w * dtype.size_in_bytes < GPU_SHORT_ROW_BYTES  # (GPU: every size takes the word stores)
+        words = ["depth_to_space_row_words" + ("_shared" if dtype.size_in_bytes < 4 else "")]
+        assert plan_depth_to_space(desc, gpu).kernels == ["depth_to_space_staged"]  # small: staged
         assert plan_depth_to_space(d2s((1, 9, 3, w), dtype, 3, lin="nhwc"), gpu).kernels == edges
         big = d2s((4 * 4096 // (w * dtype.size_in_bytes), 9, 64, w), dtype, 3)  # 9.4 MB moved and up
         assert big.input.element_count * 2 * dtype.size_in_bytes >= STAGED_MAX_BYTES
-        assert plan_depth_to_space(big, gpu).kernels == edges
+        assert plan_depth_to_space(big, gpu).kernels == (words if short else edges)
+        if short:
+            assert "atomic edge pass" in plan_depth_to_space(big, gpu).why
     # requested by name on any adapter
     assert plan_depth_to_space(d2s((1, 9, 3, 41), DataType.UINT8, 3), gpu, kernel="row_words").kernels == [
         "depth_to_space_row_words_shared"

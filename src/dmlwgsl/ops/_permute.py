@@ -49,6 +49,14 @@ EDGE_WORDS = 9
 #: Rows of 1- or 2-byte elements shorter than this (bytes) that are off 16-byte boundaries take the
 #: word-store row kernel on a CPU adapter (see _choose).
 SHORT_ROW_BYTES = 128
+#: A GPU plan whose output rows are off 16-byte boundaries and shorter than this (bytes) takes the
+#: word-store row kernel first: such a row holds at most one whole 16-byte block, so the row kernel
+#: leaves (nearly) all of it to its atomic edge pass, and the staged kernel's units are a few bytes.
+#: H200 (session 31, random rows of the sweep, % of copy, row kernel + edges / staged / word-store):
+#: SpaceToDepth b4 uint8 6-byte rows 4 / 1 / 10, b2 uint32 24-byte rows 23 / 9 / 40, b3 int16
+#: 30-byte rows 16 / 7 / 19 (tensors of 92-174 MiB moved); from 85-element rows up the row kernel
+#: was as fast or faster. Tensors under STAGED_MAX_BYTES keep their paths (unmeasured there).
+GPU_SHORT_ROW_BYTES = 32
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
 PATHS = ("zip", "tiled_staged", "tiled", "transpose", "staged", "rows", "row_words", "packed", "strided", "atomic")
 #: A GPU plan whose rows would need the row kernel's edge pass (rows off 16-byte boundaries) takes
@@ -348,6 +356,11 @@ def plan_depth_space(
             if unaligned and (lay.input.element_count + lay.output.element_count) * esize < STAGED_MAX_BYTES:
                 path = "staged"
         why = _WHY[path] + ("; the order measured on CPU adapters" if caps.is_cpu else "")
+        if path == "row_words" and not caps.is_cpu:
+            why += (
+                f"; output rows of {lay.rows.row_len * esize} bytes off 16-byte boundaries (under "
+                f"{GPU_SHORT_ROW_BYTES}: the row kernel would leave them to its atomic edge pass)"
+            )
     if path == "tiled" and half:
         why += "; the rows are whole 8-byte halves, not 16-byte vectors: a half of each row a thread (TILE_HALF)"
     elif out_ragged and path in ("zip", "tiled", "tiled_staged"):
@@ -433,7 +446,8 @@ def _choose(
     row kernel would need its atomic edge pass (rows not on 16-byte boundaries: odd widths, output
     windows) and the tiled paths cannot run, a CPU adapter takes the word-store row kernel: for 4-
     and 8-byte elements always (lavapipe: 1.9-4.7x faster), for 1- and 2-byte elements on rows
-    under SHORT_ROW_BYTES, where the
+    under SHORT_ROW_BYTES (a GPU: rows under GPU_SHORT_ROW_BYTES, every element size, in tensors
+    of STAGED_MAX_BYTES moved and more), where the
     edge pass's per-row cost outweighs the row kernel's whole-block stores (lavapipe: 8-123-byte
     rows 1.4-8.5x faster; from 255 bytes up it went either way, 0.5-1.3x; EXPERIMENTS.md)."""
     if cpu:
@@ -456,6 +470,12 @@ def _choose(
         order = ("rows", "tiled", "packed")
     if not cpu and out_ragged and lay.op == "depth_to_space" and lay.block in TILED_BLOCKS:
         order = ("tiled_staged",) + order
+    moved = (lay.input.element_count + lay.output.element_count) * esize
+    if not cpu and not rows_aligned and lay.rows.row_len * esize < GPU_SHORT_ROW_BYTES and moved >= STAGED_MAX_BYTES:
+        # (after the tiled paths where they run: their rows are whole vectors; smaller tensors keep
+        # the staged kernel, measured faster there on rows of 37-123 elements, or the row kernel)
+        at = order.index("rows") if "rows" in order else len(order)
+        order = order[:at] + ("row_words",) + order[at:]
     if not cpu and _channels_fastest(lay):
         order = ("transpose",) + order
     for path in order:
