@@ -97,6 +97,25 @@ def _fmt_scale(s: float) -> str:
 # ------------------------------------------------------------------------------------------------
 # The grid
 # ------------------------------------------------------------------------------------------------
+def _depth_space_case(op, shape_d2s, dtype, b, order, lin, lout, kind, marks=()) -> Case:
+    """A DepthToSpace / SpaceToDepth row from the DepthToSpace input shape ``shape_d2s`` (SpaceToDepth's
+    output shape)."""
+    n, c, h, w = shape_d2s
+    d2s_out = (n, c // (b * b), h * b, w * b)
+    in_shape, out_shape = (shape_d2s, d2s_out) if op == "depth_to_space" else (d2s_out, shape_d2s)
+    cfg = dict(
+        input_shape=list(in_shape),
+        output_shape=list(out_shape),
+        dtype=dtype,
+        input_layout=lin,
+        output_layout=lout,
+        block_size=b,
+        order=order,
+        shape_kind=kind,
+    )
+    return Case(op, cfg, marks)
+
+
 def _depth_space_cases(op: str, quick: bool) -> list[Case]:
     """Block 2/3/4/8 x DCR/CRD x the main types on large aligned tensors; the other types; odd/prime
     and small sizes; NHWC-strided and broadcast inputs; an output window inside a larger buffer."""
@@ -111,20 +130,7 @@ def _depth_space_cases(op: str, quick: bool) -> list[Case]:
     cases = []
 
     def add(shape_d2s, dtype, b, order, lin="packed", lout="packed", kind="large aligned"):
-        n, c, h, w = shape_d2s  # the DepthToSpace input; SpaceToDepth's is its output shape
-        in_shape = shape_d2s if op == "depth_to_space" else (n, c // (b * b), h * b, w * b)
-        out_shape = (n, c // (b * b), h * b, w * b) if op == "depth_to_space" else shape_d2s
-        cfg = dict(
-            input_shape=list(in_shape),
-            output_shape=list(out_shape),
-            dtype=dtype,
-            input_layout=lin,
-            output_layout=lout,
-            block_size=b,
-            order=order,
-            shape_kind=kind,
-        )
-        cases.append(Case(op, cfg))
+        cases.append(_depth_space_case(op, shape_d2s, dtype, b, order, lin, lout, kind))
 
     for b in (2, 3, 4, 8):
         for order in ("DCR", "CRD"):
@@ -316,21 +322,8 @@ def _random_depth_space(op: str, rng, quick: bool) -> Case:
     while b * b * k * h * w * esize * 64 < big and k < 4096:  # more channels before a batch past 64
         k *= 2
     n = max(1, round(big / (b * b * k * h * w * esize)))
-    shape_d2s = (n, b * b * k, h, w)
-    s2d_in = (n, k, h * b, w * b)
-    in_shape = shape_d2s if op == "depth_to_space" else s2d_in
-    out_shape = s2d_in if op == "depth_to_space" else shape_d2s
-    cfg = dict(
-        input_shape=list(in_shape),
-        output_shape=list(out_shape),
-        dtype=dt,
-        input_layout=lin,
-        output_layout=lout,
-        block_size=b,
-        order=str(rng.choice(["DCR", "CRD"])),
-        shape_kind="random",
-    )
-    return Case(op, cfg, ("random",))
+    order = str(rng.choice(["DCR", "CRD"]))
+    return _depth_space_case(op, (n, b * b * k, h, w), dt, b, order, lin, lout, "random", ("random",))
 
 
 def _random_resample(rng, quick: bool) -> Case:
