@@ -169,3 +169,16 @@ def test_random_quick_rows_run_exact(tmp_path):
     assert sweep.main(args) == 0
     rows = json.loads(out.read_text())
     assert len(rows) == 8 and all(r["exact"] is True for r in rows)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["vulkan", "gl"])
+def test_random_quick_rows_many_seeds_exact(tmp_path, backend):
+    """Off-grid correctness: 15 random --quick rows per operator for each of three seeds, on
+    lavapipe and on llvmpipe GL, every one exact (the sweep exits 1 on an inexact row)."""
+    for seed in (11, 12, 13):
+        out = tmp_path / f"rows{seed}.json"
+        args = ["--random", "15", "--seed", str(seed), "--quick", "--reps", "1", "-q", "--no-ort", "--no-torch"]
+        assert sweep.main(args + ["--backend", backend, "--json", str(out)]) == 0
+        rows = json.loads(out.read_text())
+        assert len(rows) == 60 and all(r["exact"] is True for r in rows)
