@@ -48,10 +48,9 @@ def caps(request):
         (desc(F16, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_pat"),  # x2: a tap pattern
         (desc(F16, (2, 8, 64, 63), (2, 8, 128, 100)), "resample_rows_half"),  # odd W: no pattern
         (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_pat"),
-        # 16-bit nearest, W upsampled: a GPU takes the pattern's raw window, a CPU adapter walks rows
-        (desc(F16, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_rows_pat", "resample_rows")),
-        # H downsampled: nothing to share on a GPU; a CPU adapter still walks rows (faster there)
-        (desc(F16, (2, 8, 64, 64), (2, 8, 32, 128), "nearest"), ("resample_rows_pat", "resample_rows")),
+        # 16-bit nearest, W upsampled: the pattern's raw window (GPUs and, since session 31, CPU adapters)
+        (desc(F16, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), "resample_rows_pat"),
+        (desc(F16, (2, 8, 64, 64), (2, 8, 32, 128), "nearest"), "resample_rows_pat"),
         (desc(F16, (2, 8, 64, 64), (2, 8, 32, 32), "nearest"), ("resample_packed", "resample_rows")),
         # float32 nearest, H upsampled: the GPU profile keeps resample_packed, a CPU adapter walks rows
         (desc(F32, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_packed", "resample_rows")),
@@ -59,8 +58,8 @@ def caps(request):
         (desc(F32, (2, 8, 64, 64), (4, 8, 128, 128)), "resample_rows_pat"),
         (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128)), "resample_rows_pat"),  # 8-bit x2: a tap pattern
         (desc(U8, (2, 8, 64, 64), (2, 8, 128, 80)), "resample_rows_byte"),  # x1.25: no pattern
-        # 8-bit nearest: the GPU profile takes the pattern where W grows, a CPU adapter walks rows
-        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), ("resample_rows_pat", "resample_rows")),
+        # 8-bit nearest: the pattern where W grows, on every adapter
+        (desc(U8, (2, 8, 64, 64), (2, 8, 128, 128), "nearest"), "resample_rows_pat"),
         (desc(F32, (2, 3, 5), (2, 3, 7), out_strides=(1, 2, 6)), "resample_strided"),
         (desc(I8, (2, 3, 5), (2, 3, 7), out_strides=(1, 2, 6)), "resample_atomic"),
     ],
@@ -123,8 +122,12 @@ def test_placements_choose_the_path():
     assert plan_resample(d, caps, placements=unpadded).kernels == ["resample_atomic"]
     # a requested path that the placement rules out: the compiled plan holds it, a call placed
     # otherwise falls back and says why
+    p = plan_resample(d, caps, kernel="resample_rows_pat", placements=off_out)
+    assert p.kernels == ["resample_packed"] and "resample_rows_pat was requested" in p.why
+    # requested with the input off a word: each window word put together from two (PAT_BYTES)
     p = plan_resample(d, caps, kernel="resample_rows_pat", placements=odd_in)
-    assert p.kernels == ["resample_rows_half"] and "resample_rows_pat was requested" in p.why
+    assert p.kernels == ["resample_rows_pat"] and p.steps[0].constants_dict["PAT_BYTES"] == 1
+    assert "off word boundaries" in p.why
 
 
 @pytest.mark.parametrize(
@@ -135,7 +138,7 @@ def test_placements_choose_the_path():
         ("resample_rows_pat", desc(F32, (2, 3), (2, 3), out_strides=(1, 2)), "not packed"),
         ("resample_rows", desc(F16, (2, 8, 4, 3), (2, 8, 8, 7)), "not whole groups of 8"),
         ("resample_rows_half", desc(F32, (2, 8, 4, 4), (2, 8, 8, 8)), "float16 linear only"),
-        ("resample_rows_pat", desc(F16, (2, 8, 4, 5), (2, 8, 8, 10)), "no common pattern"),
+        ("resample_rows_pat", desc(F16, (2, 8, 4, 16), (2, 8, 8, 37)), "no common pattern"),
         ("resample_strided", desc(F16, (4,), (8,)), "writes whole 32-bit elements"),
         ("resample_atomic", desc(F32, (4,), (8,)), "merges 8- and 16-bit elements"),
         ("resample_packed", desc(F32, (2, 3), (2, 3), out_strides=(1, 2)), "not packed"),
@@ -308,18 +311,21 @@ def test_past_the_binding_limit_the_plan_splits():
 
 
 def test_cpu_adapters_walk_rows_for_8bit_nearest():
-    """int8 / uint8 nearest takes the row walk on a CPU adapter at every scale (16 outputs a
-    thread); the H100 takes the pattern's raw window where W grows and keeps resample_packed where
-    it shrinks; a row of whole words that is not whole 16-element
+    """int8 / uint8 nearest: where W grows, every adapter takes the pattern's raw window (lavapipe
+    since session 31); where it shrinks a CPU adapter takes the row walk (16 outputs a thread) and
+    the H100 resample_packed; a row of whole words that is not whole 16-element
     groups walks with its last group stored word by word (RAGGED); one that is not whole words
     cannot walk."""
     cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     for dt in (DataType.UINT8, DataType.INT8):
-        for out, on_gpu in (((2, 8, 96, 128), "resample_rows_pat"), ((2, 8, 24, 32), "resample_packed")):
+        for out, on_cpu, on_gpu in (
+            ((2, 8, 96, 128), "resample_rows_pat", "resample_rows_pat"),
+            ((2, 8, 24, 32), "resample_rows", "resample_packed"),
+        ):
             d = desc(dt, (2, 8, 48, 64), out, mode="nearest")  # x2 up, x0.5 down
-            assert plan_resample(d, cpu).kernels == ["resample_rows"]
+            assert plan_resample(d, cpu).kernels == [on_cpu]
             assert plan_resample(d, gpu).kernels == [on_gpu]
-        ragged = plan_resample(desc(dt, (2, 8, 48, 64), (2, 8, 96, 120), mode="nearest"), cpu)
+        ragged = plan_resample(desc(dt, (2, 8, 48, 64), (2, 8, 96, 120), mode="nearest"), cpu, kernel="resample_rows")
         assert ragged.kernels == ["resample_rows"] and ragged.steps[0].constants_dict["RAGGED"] == 1
         assert ragged.steps[0].uniforms_dict["row_blocks"] == 8  # 120 = 7 whole groups of 16 and 8 more
         odd = desc(dt, (2, 8, 48, 64), (2, 8, 96, 122), mode="nearest")

@@ -528,13 +528,12 @@ def test_row_walk_pattern(device, rng, dt, v):
     the two first or last input columns marked (floats: NaN, so that a window reading the
     neighbouring row or the wrong lane instead of the clamped edge element shows as 0 * NaN; 8-bit:
     the type's extreme, far from the others), an input off a word boundary (16- and 8-bit: its plan
-    takes resample_rows_half / _byte), an output off a 16-byte boundary (resample_packed), a padded
-    input."""
+    puts each window word together from the two it straddles, PAT_BYTES), an output off a 16-byte
+    boundary (resample_packed), a padded input."""
     tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]}
     esize = dt.size_in_bytes
     epw = 4 // esize
     mark = {F32: np.nan, F16: np.nan, I8: -128, U8: 255}[dt]
-    other = {F32: None, F16: "resample_rows_half"}.get(dt, "resample_rows_byte")
     used = 0
     for sw in (2.0, 1.5, 3.0, 1.0, 4.0, 0.75):
         w_in = next((w for w in range(2 * epw, 64, epw) if (w * sw) % v == 0 and w * sw >= 3 * v), None)
@@ -561,15 +560,18 @@ def test_row_walk_pattern(device, rng, dt, v):
                 expected = ref.resample(x, out_sizes, "linear", scales, (0.5,) * 4, (-0.5,) * 4)
                 inputs = {"input": (desc.input, x.view(np.uint8).reshape(-1))}
                 run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected, **tol)
-            # the input off a word boundary (16/8-bit: rows of half words), the output off a 16-byte one:
-            # the plan for that placement takes `other` or resample_packed
-            for offset, kernel in (({"input_offset": 16 + 2}, other), ({"output_offset": GUARD + max(2, esize)}, "")):
-                if kernel is None:  # (float32 rows are always whole words)
+            # the input off a word boundary (16/8-bit: rows of half words; the plan for that placement
+            # puts each window word together from two, PAT_BYTES), the output off a 16-byte one (the
+            # plan for that placement takes resample_packed)
+            for offset, want in (
+                ({"input_offset": 16 + 2}, "PAT_BYTES=1"),
+                ({"output_offset": GUARD + max(2, esize)}, ":resample_packed|"),
+            ):
+                if dt == F32 and "input_offset" in offset:  # (float32 rows are always whole words)
                     continue
                 run = lambda ins, out: op(ins["input"], out)  # noqa: E731
                 run_checked(device, run, inputs, desc.output, expected, **offset, **tol)
-                want = {kernel, "resample_packed"} - {""}
-                assert any(f":{w}|" in k for k in op.cache_keys for w in want), op.cache_keys
+                assert any(want in k for k in op.cache_keys), op.cache_keys
             padded = TensorDesc(dt, in_sizes, (3 * h_in * (w_in + epw), h_in * (w_in + epw), w_in + epw, 1))
             check_gpu(device, x, desc.output, "linear", scales, (0.5,) * 4, (-0.5,) * 4, in_desc=padded)
     assert used >= 3, f"only {used} cases took resample_rows_pat with {v} outputs per thread"
@@ -1191,3 +1193,61 @@ def test_validation_one_liner_before_gpu_work():
         resample(x, (4, 4), scales=(2, 0), device=object())
     with pytest.raises(DmlValidationError, match=r"input_pixel_offsets\[0\]: must be finite"):
         resample(x, (4, 4), input_pixel_offsets=(float("nan"), 0.5), device=object())
+
+
+@pytest.mark.parametrize("dt", [U8, I8, F16], ids=lambda d: d.name.lower())
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize(
+    "in_sizes,out_sizes",
+    [
+        ((2, 3, 5, 38), (2, 3, 10, 76)),  # x2, rows of half words (uint8)
+        ((2, 3, 6, 243), (2, 3, 6, 972)),  # x4 along W only, odd W: the random sweep's row (145x285x243)
+        ((1, 2, 7, 29), (1, 2, 5, 116)),  # x4, odd W, H shrunk
+        ((3, 2, 4, 32), (3, 2, 8, 48)),  # x1.5: rows off words only where placed or padded so
+    ],
+)
+def test_pattern_rows_off_words(device, rng, dt, mode, in_sizes, out_sizes):
+    """resample_rows_pat on 8/16-bit rows that are not whole words from a word boundary (PAT_BYTES;
+    output rows of whole words, as the pattern needs): odd widths, a padded input (odd row
+    strides), the input 1, 2 and 3 bytes off a word (16-bit: 2); each window word put together
+    from the two it straddles, lane by lane at the rows' edges (the first and last columns set to
+    the type's extremes, so that a lane read from a neighbouring row shows); exact for nearest,
+    linear within the tests' tolerance, under poison and guards."""
+    esize = dt.size_in_bytes
+    in_desc = TensorDesc(dt, in_sizes)
+    try:
+        op = check_layout(
+            device,
+            rng,
+            mode,
+            dt,
+            "resample_rows_pat",
+            in_desc,
+            out_sizes,
+            band_rows=3,
+            offsets=(16, 17, 18, 19)[::esize],
+        )
+    except PlanError as e:  # (a scale whose taps have no pattern at these sizes: none of these rows)
+        raise AssertionError(f"resample_rows_pat should take {in_sizes} -> {out_sizes}: {e}") from e
+    assert any("PAT_BYTES=1" in k for k in op.cache_keys), op.cache_keys
+    w = in_sizes[3]
+    strides = (in_sizes[1] * in_sizes[2] * (w + 3), in_sizes[2] * (w + 3), w + 3, 1)  # rows 3 elements apart
+    padded = TensorDesc(dt, in_sizes, strides)
+    x = values(dt, in_sizes, rng)
+    lo, hi = (-8.0, 7.984375) if dt == F16 else (np.iinfo(dt.numpy_dtype).min, np.iinfo(dt.numpy_dtype).max)
+    x[..., 0], x[..., -1] = lo, hi
+    r = len(in_sizes)
+    scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
+    expected = ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r)
+    desc = Resample1Desc(padded, TensorDesc(dt, out_sizes), mode, scales, (0.5,) * r, (-0.5,) * r)
+    op = compile_resample(desc, device=device, kernel="resample_rows_pat", band_rows=3)
+    assert op.plan.steps[0].constants_dict.get("PAT_BYTES") == 1
+    tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
+    run_checked(
+        device,
+        lambda ins, out: op(ins["input"], out),
+        {"input": (padded, tensor_bytes(padded, x))},
+        desc.output,
+        expected.astype(dt.numpy_dtype),
+        **tol,
+    )

@@ -20,6 +20,11 @@ override TAP1_D: u32 = 0u;
 // 32 / PAT_CL block columns, so that its window loads are runs of PAT_CL channels and its stores
 // runs of 32 / PAT_CL threads' outputs in each of PAT_CL planes (1: off, block columns in the lanes).
 override PAT_CL: u32 = 1u;
+// 8/16-bit rows that do not start on word boundaries or are not whole words (an odd W, an odd row
+// stride, an input placed off a word): each window word is put together from the two aligned words
+// it straddles, and at a row's edges lane by lane from the row's elements clamped into it (what the
+// table's clamped taps read). Off: rows are whole words from a word boundary, one load a word.
+override PAT_BYTES: bool = false;
 
 // -- row walk with one W tap pattern (linear; nearest below) ----------------------------------------
 // resample_rows_half and resample_rows_byte spend most of their time working out, per thread, where
@@ -41,7 +46,8 @@ override PAT_CL: u32 = 1u;
 // Rows as in resample_rows, but the cache is canonical: va holds the row of H tap 0 and vb the row
 // of tap 1, so the vertical blend 0 + wh0 * va + wh1 * vb needs no selects.
 // Requirements (host): input row starts on whole words, W stride 1 (float32: any, a word being an
-// element), W a whole number of words, PV divides the output width and its outputs are whole words.
+// element), W a whole number of words (8/16-bit rows of any length and start: PAT_BYTES), PV
+// divides the output width and its outputs are whole words.
 
 // Up to 16 values of a thread's outputs: a (0-3), b (4-7), c (8-11), d (12-15).
 struct Row16 {
@@ -108,7 +114,9 @@ fn pat_quad(q: u32, t: u32, u0: vec4<f32>, u1: vec4<f32>, u2: vec4<f32>, u3: vec
 // (the first ones of the first threads, the last ones of the last: the row's edge taps, and the
 // outputs past a partial last group) is loaded clamped into the row and replaced by the row's
 // edge element in every lane (rows are whole words, so no word straddles an edge).
-fn pat_word(rw: i32, j: u32, t: PatThread) -> u32 {
+fn pat_word(row: u32, j: u32, t: PatThread) -> u32 {
+    if (PAT_BYTES) { return pat_word_bytes(row, j, t); }
+    let rw = i32(row / pat_epw());
     let wh = i32(p.pat_row_words);
     let at = t.k + i32(j);
     // (float32 rows may be strided: a word is an element, input W stride apart; else stride 1)
@@ -121,19 +129,45 @@ fn pat_word(rw: i32, j: u32, t: PatThread) -> u32 {
     return x;
 }
 
+// PAT_BYTES: window word j of a thread on the input row whose first element is `row` (any
+// element): its epw elements from (k + j) * epw on, relative to the row. Inside the row, two
+// aligned words funnel-shifted (one where the word is aligned); at an edge, each lane the row's
+// element clamped into [0, W - 1], as the reference clamps the taps there.
+fn pat_word_bytes(row: u32, j: u32, t: PatThread) -> u32 {
+    let epw = pat_epw();
+    let bits = elem_bytes() * 8u;
+    let w = i32(p.in_sizes.w);
+    let first = (t.k + i32(j)) * i32(epw);
+    if (first >= 0 && first + i32(epw) <= w) {
+        let e = row + u32(first);
+        let sh = (e % epw) * bits;
+        let lo = input[e / epw];
+        if (sh == 0u) { return lo; }
+        return (lo >> sh) | (input[e / epw + 1u] << (32u - sh));   // (the word's last element is in the row)
+    }
+    var x = raw(row + u32(clamp(first, 0, w - 1)));
+    x |= raw(row + u32(clamp(first + 1, 0, w - 1))) << bits;
+    if (epw == 4u) {
+        x |= raw(row + u32(clamp(first + 2, 0, w - 1))) << 16u;
+        x |= raw(row + u32(clamp(first + 3, 0, w - 1))) << 24u;
+    }
+    return x;
+}
+
 // A thread's raw window words on one input row: 0-3 in a, 4-5 in b (words past NW stay 0).
 struct PatRaw {
     a: vec4<u32>,
     b: vec2<u32>,
 }
 
-fn pat_raw_window(rw: i32, t: PatThread) -> PatRaw {
-    var x = PatRaw(vec4<u32>(pat_word(rw, 0u, t), 0u, 0u, 0u), vec2<u32>(0u));
-    if (NW > 1u) { x.a.y = pat_word(rw, 1u, t); }
-    if (NW > 2u) { x.a.z = pat_word(rw, 2u, t); }
-    if (NW > 3u) { x.a.w = pat_word(rw, 3u, t); }
-    if (NW > 4u) { x.b.x = pat_word(rw, 4u, t); }
-    if (NW > 5u) { x.b.y = pat_word(rw, 5u, t); }
+// (row: the input row's first element)
+fn pat_raw_window(row: u32, t: PatThread) -> PatRaw {
+    var x = PatRaw(vec4<u32>(pat_word(row, 0u, t), 0u, 0u, 0u), vec2<u32>(0u));
+    if (NW > 1u) { x.a.y = pat_word(row, 1u, t); }
+    if (NW > 2u) { x.a.z = pat_word(row, 2u, t); }
+    if (NW > 3u) { x.a.w = pat_word(row, 3u, t); }
+    if (NW > 4u) { x.b.x = pat_word(row, 4u, t); }
+    if (NW > 5u) { x.b.y = pat_word(row, 5u, t); }
     return x;
 }
 
@@ -149,7 +183,7 @@ struct PatWin {
 
 // The window on the input row starting at element `row`.
 fn pat_window(row: u32, t: PatThread) -> PatWin {
-    let r = pat_raw_window(i32(row / pat_epw()), t);
+    let r = pat_raw_window(row, t);
     let z = vec4<f32>(0.0);
     var x = PatWin(pat_convert(r.a.x), z, z, z, z, z);
     if (NW > 1u) { x.u1 = pat_convert(r.a.y); }
@@ -399,7 +433,7 @@ fn pat_raw_word(i: u32, a: vec4<u32>, b: vec2<u32>) -> u32 {
 fn pat_near_row(c: ptr<function, PatWalk>, oh: u32, ps: Planes, t: PatThread) -> PatWords {
     let r = table[p.table_start.z + oh];
     if (r != (*c).ra) {
-        (*c).raw = pat_raw_window(i32((ps.b.x + r) / pat_epw()), t);
+        (*c).raw = pat_raw_window(ps.b.x + r, t);
         (*c).ra = r;
     }
     let a = (*c).raw.a;

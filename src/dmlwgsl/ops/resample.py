@@ -579,7 +579,7 @@ def _rows_shape(pd, v: int, band: int, *, fill: bool = False, ragged: bool = Fal
 _PATTERN_CHECK_CHUNK = 1 << 20
 
 
-def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | None:
+def _tap_pattern(desc, axes, outputs, bytes_ok: bool = False) -> tuple[int, int, int, int, int, int] | None:
     """resample_rows_pat's structure where output columns (linear, or nearest: one tap), taken V
     at a time, all find their W taps at the same places of an NW-word window of their input row,
     the window of thread g starting at word k0 + g * step (window words outside the row read as its
@@ -587,13 +587,14 @@ def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | N
     partial where rows are whole words). (V, NW, tap-0 elements, tap-1 elements (4 bits per output:
     the window holds at most 16 elements), step, k0), or None. Row starts must be whole words and a
     thread's V outputs whole words; every thread is checked against the reference's taps (a long
-    axis in parts)."""
+    axis in parts). ``bytes_ok``: 8/16-bit rows may start anywhere and end inside a word (the
+    shader's PAT_BYTES words, "word" k being elements k * epw .. k * epw + epw - 1 of the row)."""
     pd = _padded(desc)
     epw = 4 // desc.input.data_type.size_in_bytes  # elements a word
     w_in, w_out, strides = pd["in_sizes"][3], pd["out_sizes"][3], pd["in_strides"]
-    if (strides[3] != 1 and epw > 1) or w_in % epw or w_in < 2 * epw:  # (float32: any W stride)
+    if (strides[3] != 1 and epw > 1) or w_in < 2 * epw:  # (float32: any W stride)
         return None
-    if any(strides[d] % epw for d in range(3) if pd["in_sizes"][d] > 1):
+    if not bytes_ok and (w_in % epw or any(strides[d] % epw for d in range(3) if pd["in_sizes"][d] > 1)):
         return None
     a = axes[3]
 
@@ -640,6 +641,14 @@ def _tap_pattern(desc, axes, outputs) -> tuple[int, int, int, int, int, int] | N
     return None
 
 
+def _rows_off_words(pd, residual: int, esize: int) -> bool:
+    """Whether some input row of 8/16-bit elements does not start on a word boundary or is not a
+    whole number of words (odd W, an odd row stride, the input placed off a word)."""
+    epw = 4 // esize
+    strides, sizes = pd["in_strides"], pd["in_sizes"]
+    return bool(residual % 4 or sizes[3] % epw or any(strides[d] % epw for d in range(3) if sizes[d] > 1))
+
+
 def plan_resample(
     desc: AnyResampleDesc,
     caps: Capabilities,
@@ -654,7 +663,9 @@ def plan_resample(
     capabilities ``caps``: the one place that decides which kernel runs.
 
     Paths: resample_rows_pat (the row walk where the W taps of every thread follow one pattern:
-    linear of every type, nearest of 8/16-bit types where W does not shrink, the batch or channel
+    linear of every type, nearest of 8/16-bit types where W does not shrink (every adapter), 8/16-bit
+    rows off word boundaries with each window word put together from two (PAT_BYTES; on a GPU after
+    the other row walks), the batch or channel
     interpolated (planes blended), a long W axis with computed coordinates, channels-fastest
     float32 with channels in the lanes, taken on a GPU instead of the transpose where it has 4
     outputs a thread), resample_rows_half (float16 linear row walk, 4 outputs per thread),
@@ -724,14 +735,15 @@ def plan_resample(
         "resample_rows_byte": row_rule or (None if linear and esize == 1 else "int8 / uint8 linear only"),
         "resample_rows_pat": pat_rule,
     }
-    if why_not["resample_rows_pat"] is None and in_pl.residual % 4:
-        why_not["resample_rows_pat"] = "the input does not start on a word boundary (its rows are not whole words)"
+    # 8/16-bit rows that are not whole words from a word boundary: the pattern's words put together
+    # from the words they straddle (PAT_BYTES)
+    pat_bytes = esize < 4 and _rows_off_words(pd, in_pl.residual, esize)
     pat = None
     if why_not["resample_rows_pat"] is None:
         tries = (pattern_outputs,) if pattern_outputs else PATTERN_OUTPUTS[esize]
         if axes[3].form != "whole" and not pattern_outputs:  # weights computed a thread: at most 8
             tries = tuple(v for v in tries if v <= COMPUTED_PATTERN_OUTPUTS)
-        pat = _tap_pattern(desc, axes, tries)
+        pat = _tap_pattern(desc, axes, tries, bytes_ok=esize < 4)
         if pat is None:
             why_not["resample_rows_pat"] = "the W taps of the output columns follow no common pattern"
     # A channels-fastest input (NHWC) whose (h, w) planes do not grow, on a GPU: the row walks put the
@@ -813,14 +825,25 @@ def plan_resample(
             candidates += ["resample_rows_pat", "resample_rows_byte"]
         elif lanes:  # float32 nearest, channels fastest: the pattern with channels in the lanes
             candidates.append("resample_rows_pat")
-        elif esize < 4 and w_up and not caps.is_cpu:
-            # nearest, 8/16-bit, W not shrunk, on a GPU: raw bits from the pattern's window (H100
-            # x2: 2x32x256x256 uint8 20.5 -> 10.8 us, 8x64x256x256 118 -> 64.6, float16 20.6 ->
-            # 20.0; float32 stays on resample_packed, as fast at x2 and faster at x3 and x1.5; CPU
-            # adapters keep their measured row walk)
+        elif esize < 4 and w_up:
+            # nearest, 8/16-bit, W not shrunk: raw bits from the pattern's window (H100 x2:
+            # 2x32x256x256 uint8 20.5 -> 10.8 us, 8x64x256x256 118 -> 64.6, float16 20.6 -> 20.0;
+            # float32 stays on resample_packed, as fast at x2 and faster at x3 and x1.5). lavapipe
+            # (Mesa 25.0.7, session 31, median of 7 alternations against the row walk, us): uint8
+            # 1x8x48x64 x2 68 -> 47, x3 100 -> 75, x1.5 50 -> 32, W x2 H x1/2 35 -> 22, int8
+            # 2x16x64x64 x2 246 -> 122, float16 x2 56 -> 44, W x3 79 -> 44; rows off words
+            # (PAT_BYTES) uint8 243 -> 972 1028 -> 243, float16 x2 795 -> 499
             candidates += ["resample_rows_pat"] + (["resample_rows"] if auto_rows else [])
         elif auto_rows:
             candidates.append("resample_rows")
+        if pat_bytes and not caps.is_cpu and "resample_rows_pat" in candidates:
+            # rows off word boundaries (PAT_BYTES) on a GPU: after the other row walks, which were
+            # measured there (the pattern's two-word assembly was not, on a GPU: session 31 had no
+            # device time left), before resample_packed. lavapipe keeps the pattern first: uint8
+            # linear 1x8x75x131 x4 1036 us against resample_rows_byte's 1682 (resample_packed
+            # 7760), float16 linear 1x8x75x243 x2 948 against resample_rows_half's 1342-1716
+            candidates.remove("resample_rows_pat")
+            candidates.append("resample_rows_pat")
         candidates += ["resample_packed", "resample_strided" if esize == 4 else "resample_atomic"]
         if ragged.get("resample_rows_pat") and (esize == 4 or pat[0] * esize % 16):
             # a partial last group a row, unasked, only where a thread stores whole 16-byte vectors of
@@ -909,6 +932,9 @@ def plan_resample(
             # and a partial last group, RAGGED, by its alignment)
             out_var = ("output", "output2", "output4")
             constants.update(PV=v, NW=nw)
+            if pat_bytes:  # (absent otherwise: the cache keys of word-aligned rows stay as they were)
+                constants["PAT_BYTES"] = 1
+                why += "; input rows off word boundaries: each window word from the two it straddles"
             if chan_fast:
                 constants["PAT_CL"] = PATTERN_C_LANES
                 why += f"; {PATTERN_C_LANES} channels in a warp's lanes (the input's channels are its fastest "
