@@ -1204,11 +1204,14 @@ def test_validation_one_liner_before_gpu_work():
         ((2, 3, 6, 243), (2, 3, 6, 972)),  # x4 along W only, odd W: the random sweep's row (145x285x243)
         ((1, 2, 7, 29), (1, 2, 5, 116)),  # x4, odd W, H shrunk
         ((3, 2, 4, 32), (3, 2, 8, 48)),  # x1.5: rows off words only where placed or padded so
+        ((1, 3, 5, 37), (1, 3, 10, 74)),  # output rows not whole words (uint8): PAT_RAGGED_BYTES
+        ((2, 1, 2, 21), (2, 1, 4, 63)),  # x3, output rows of 63 elements: every row starts off a word
     ],
 )
 def test_pattern_rows_off_words(device, rng, dt, mode, in_sizes, out_sizes):
     """resample_rows_pat on 8/16-bit rows that are not whole words from a word boundary (PAT_BYTES;
-    output rows of whole words, as the pattern needs): odd widths, a padded input (odd row
+    output rows that are not whole words: PAT_RAGGED_BYTES, the words two threads share merged
+    with atomics): odd widths, a padded input (odd row
     strides), the input 1, 2 and 3 bytes off a word (16-bit: 2); each window word put together
     from the two it straddles, lane by lane at the rows' edges (the first and last columns set to
     the type's extremes, so that a lane read from a neighbouring row shows); exact for nearest,
@@ -1230,6 +1233,8 @@ def test_pattern_rows_off_words(device, rng, dt, mode, in_sizes, out_sizes):
     except PlanError as e:  # (a scale whose taps have no pattern at these sizes: none of these rows)
         raise AssertionError(f"resample_rows_pat should take {in_sizes} -> {out_sizes}: {e}") from e
     assert any("PAT_BYTES=1" in k for k in op.cache_keys), op.cache_keys
+    if (out_sizes[3] * esize) % 4:  # output rows not whole words: shared end words merged with atomics
+        assert all("PAT_RAGGED_BYTES=1" in k for k in op.cache_keys), op.cache_keys
     w = in_sizes[3]
     strides = (in_sizes[1] * in_sizes[2] * (w + 3), in_sizes[2] * (w + 3), w + 3, 1)  # rows 3 elements apart
     padded = TensorDesc(dt, in_sizes, strides)

@@ -25,6 +25,11 @@ override PAT_CL: u32 = 1u;
 // it straddles, and at a row's edges lane by lane from the row's elements clamped into it (what the
 // table's clamped taps read). Off: rows are whole words from a word boundary, one load a word.
 override PAT_BYTES: bool = false;
+// 8/16-bit output rows that are not whole words (so a partial last group, and rows that start
+// inside a word): a thread's bytes go where they lie; the words it shares with a neighbouring
+// thread (the row's groups all start off a word when the row does) merged with atomics on its own
+// bytes, its other words stored whole (pat_store_bytes).
+override PAT_RAGGED_BYTES: bool = false;
 
 // -- row walk with one W tap pattern (linear; nearest below) ----------------------------------------
 // resample_rows_half and resample_rows_byte spend most of their time working out, per thread, where
@@ -480,10 +485,57 @@ fn pat_store_ragged(e: u32, ow: u32, x: PatWords) {
     if (n > 7u) { output[w0 + 7u] = x.hi.w; }
 }
 
+// Word k of a thread's output words (0 from pat_tw() on): lane masks, no vector indexed by a variable.
+fn pat_word_k(x: PatWords, k: u32) -> u32 {
+    let lanes = vec4<u32>(0u, 1u, 2u, 3u);
+    let v = dot(x.lo, select(vec4<u32>(0u), vec4<u32>(1u), lanes == vec4<u32>(k)))
+        + dot(x.hi, select(vec4<u32>(0u), vec4<u32>(1u), lanes + 4u == vec4<u32>(k)));
+    return select(v, 0u, k >= pat_tw());
+}
+
+// Bytes [a, b) of a word as a bit mask (0 <= a < b <= 4).
+fn byte_mask(a: u32, b: u32) -> u32 {
+    let head = 0xFFFFFFFFu << (8u * a);
+    return select(head & ((1u << (8u * b)) - 1u), head, b >= 4u);
+}
+
+// PAT_RAGGED_BYTES: the thread's outputs inside the row (from element e, column ow), its bytes
+// shifted to where they lie: a word wholly its own stored, a word it shares (with the group before
+// or after it, or the next row) merged with atomics on its own bytes only.
+fn pat_store_bytes(e: u32, ow: u32, x: PatWords) {
+    let eb = elem_bytes();
+    let b0 = (p.output_base + e) * eb;
+    let b1 = b0 + min(PV, p.out_sizes.w - ow) * eb;
+    let s = (b0 & 3u) * 8u;
+    let w0 = b0 >> 2u;
+    for (var k = 0u; k <= pat_tw(); k++) {
+        let cur = pat_word_k(x, k);
+        var v = cur;
+        if (s != 0u && k > 0u) { v = (cur << s) | (pat_word_k(x, k - 1u) >> (32u - s)); }
+        if (s != 0u && k == 0u) { v = cur << s; }
+        let w = w0 + k;
+        let lo = max(b0, 4u * w);
+        let hi = min(b1, 4u * w + 4u);
+        if (lo < hi) {
+            let mask = byte_mask(lo - 4u * w, hi - 4u * w);
+            if (mask == 0xFFFFFFFFu) {
+                output[w] = v;
+            } else {
+                atomicAnd(&output_atomic[w], ~mask);
+                atomicOr(&output_atomic[w], v & mask);
+            }
+        }
+    }
+}
+
 // A thread's output words of one row, from element e (column ow) on: 16-byte stores where a
 // thread stores 4 or 8 words, 8-byte ones for 2 or 6, words for 1 or 3 (rows of whole groups
 // start on 16-byte boundaries: the plan's condition); RAGGED rows as pat_store_ragged says.
 fn pat_store(e: u32, ow: u32, x: PatWords) {
+    if (PAT_RAGGED_BYTES) {
+        pat_store_bytes(e, ow, x);
+        return;
+    }
     if (RAGGED) {
         pat_store_ragged(e, ow, x);
         return;

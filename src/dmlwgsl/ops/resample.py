@@ -609,8 +609,8 @@ def _tap_pattern(desc, axes, outputs, bytes_ok: bool = False) -> tuple[int, int,
     esize = desc.input.data_type.size_in_bytes
     for v in outputs:
         groups = -(-w_out // v)  # a row's last group may be partial: its thread stores the words inside
-        if v % epw or groups < 3 or (w_out % v and (w_out * esize) % 4):  # (rows of whole words)
-            continue
+        if v % epw or groups < 3 or (w_out % v and (w_out * esize) % 4 and not bytes_ok):
+            continue  # (rows of whole words, or byte stores: PAT_RAGGED_BYTES)
         mid = groups // 2  # an interior thread (no clamped taps) defines the pattern
         i0, i1 = taps(mid * v, 2 * v)
         k_mid = int(min(i0[:v].min(), i1[:v].min())) // epw
@@ -777,6 +777,7 @@ def plan_resample(
             shapes[name] = _rows_shape(pd, v, band, fill=fill, ragged=ragged[name])
             if shapes[name] is None:
                 why_not[name] = f"the output rows are not whole groups of {v} elements (nor of words)"
+    pat_ragged_bytes = pat is not None and pd["out_sizes"][3] % pat[0] != 0 and (pd["out_sizes"][3] * esize) % 4 != 0
     if pat is not None:
         tuned = PATTERN_BAND if esize < 4 and pat[0] >= 8 else ROW_BANDS[(1, esize)]
         if not linear:
@@ -788,6 +789,11 @@ def plan_resample(
         )
         if shapes["resample_rows_pat"] is None:
             why_not["resample_rows_pat"] = f"the output rows are not whole groups of {pat[0]} elements"
+        elif pat_ragged_bytes and not caps.is_cpu and kernel is None:
+            why_not["resample_rows_pat"] = (
+                "the output rows are not whole words (byte stores with atomic ends: measured on CPU adapters "
+                "only, requested on a GPU)"
+            )
         elif chan_fast and not _lanes_fit(pd, pat[0]):
             why_not["resample_rows_pat"] = (
                 f"the input's channels are its fastest dimension and the channels are not a multiple of "
@@ -930,7 +936,9 @@ def plan_resample(
             v, nw, d0, d1, pstep, k0 = pat
             # (all three output views: a thread's words stored whole 16-byte, 8-byte or word at a time,
             # and a partial last group, RAGGED, by its alignment)
-            out_var = ("output", "output2", "output4")
+            # (output_atomic too: PAT_RAGGED_BYTES merges the words rows share; the shader names it
+            # whatever the form, so every pattern pipeline binds it)
+            out_var = ("output", "output2", "output4", "output_atomic")
             constants.update(PV=v, NW=nw)
             if pat_bytes:  # (absent otherwise: the cache keys of word-aligned rows stay as they were)
                 constants["PAT_BYTES"] = 1
@@ -950,6 +958,9 @@ def plan_resample(
                 table_bytes += _pattern_weights(axes, v).nbytes
     if ragged.get(name):  # (absent otherwise: the cache keys of whole-group rows stay as they were)
         constants["RAGGED"] = 1
+    if name == "resample_rows_pat" and pat_ragged_bytes:
+        constants["PAT_RAGGED_BYTES"] = 1
+        why += "; output rows not whole words: a thread's shared end words merged with atomics"
     if linear and name.startswith("resample_rows") and taps[:2] != (1, 1):
         # the batch and/or channel interpolated: 2 or 4 input planes an output row (absent otherwise:
         # the cache keys of one-plane walks stay as they were)
