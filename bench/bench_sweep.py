@@ -335,8 +335,7 @@ def _random_resample(rng, quick: bool) -> Case:
     dt = str(rng.choice(["float32", "float16", "int8", "uint8"]))
     mode = str(rng.choice(["nearest", "linear"]))
     antialias = mode == "linear" and rank >= 2 and rng.random() < 0.2
-    n_axes = rank if rank <= 2 else int(rng.choice([1, 2, 2, 2, 3, 4][: rank + 2]))
-    n_axes = min(n_axes, rank)
+    n_axes = rank if rank <= 2 else int(rng.choice([1, 2, 2, 2, 3, 4][: rank + 2]))  # (at most rank)
 
     def scale(down: bool) -> float:
         if rng.random() < 0.33:

@@ -509,10 +509,9 @@ fn pat_store_bytes(e: u32, ow: u32, x: PatWords) {
     let s = (b0 & 3u) * 8u;
     let w0 = b0 >> 2u;
     for (var k = 0u; k <= pat_tw(); k++) {
-        let cur = pat_word_k(x, k);
-        var v = cur;
-        if (s != 0u && k > 0u) { v = (cur << s) | (pat_word_k(x, k - 1u) >> (32u - s)); }
-        if (s != 0u && k == 0u) { v = cur << s; }
+        var v = pat_word_k(x, k);
+        // (k - 1 wraps for k = 0: pat_word_k gives 0 there, the word before the thread's first)
+        if (s != 0u) { v = (v << s) | (pat_word_k(x, k - 1u) >> (32u - s)); }
         let w = w0 + k;
         let lo = max(b0, 4u * w);
         let hi = min(b1, 4u * w + 4u);

@@ -353,7 +353,7 @@ def plan_depth_space(
         )
         if path == "rows" and not caps.is_cpu and reasons["staged"] is None and not split:
             unaligned = not _rows_aligned(lay, pout, esize, 0)
-            if unaligned and (lay.input.element_count + lay.output.element_count) * esize < STAGED_MAX_BYTES:
+            if unaligned and _moved_bytes(lay, esize) < STAGED_MAX_BYTES:
                 path = "staged"
         why = _WHY[path] + ("; the order measured on CPU adapters" if caps.is_cpu else "")
         if path == "row_words" and not caps.is_cpu:
@@ -407,6 +407,11 @@ _WHY = {
     "strided": "strided output of 4- or 8-byte elements: the strided gather",
     "atomic": "strided output of 1- or 2-byte elements: the gather merges bytes into words with atomics",
 }
+
+
+def _moved_bytes(lay: DepthSpaceLayout, esize: int) -> int:
+    """Bytes of every input and output element (the size rule of the staged and short-row choices)."""
+    return (lay.input.element_count + lay.output.element_count) * esize
 
 
 def _choose(
@@ -470,8 +475,8 @@ def _choose(
         order = ("rows", "tiled", "packed")
     if not cpu and out_ragged and lay.op == "depth_to_space" and lay.block in TILED_BLOCKS:
         order = ("tiled_staged",) + order
-    moved = (lay.input.element_count + lay.output.element_count) * esize
-    if not cpu and not rows_aligned and lay.rows.row_len * esize < GPU_SHORT_ROW_BYTES and moved >= STAGED_MAX_BYTES:
+    short = lay.rows.row_len * esize < GPU_SHORT_ROW_BYTES
+    if not cpu and not rows_aligned and short and _moved_bytes(lay, esize) >= STAGED_MAX_BYTES:
         # (after the tiled paths where they run: their rows are whole vectors; smaller tensors keep
         # the staged kernel, measured faster there on rows of 37-123 elements, or the row kernel)
         at = order.index("rows") if "rows" in order else len(order)

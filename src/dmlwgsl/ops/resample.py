@@ -594,7 +594,7 @@ def _tap_pattern(desc, axes, outputs, bytes_ok: bool = False) -> tuple[int, int,
     w_in, w_out, strides = pd["in_sizes"][3], pd["out_sizes"][3], pd["in_strides"]
     if (strides[3] != 1 and epw > 1) or w_in < 2 * epw:  # (float32: any W stride)
         return None
-    if not bytes_ok and (w_in % epw or any(strides[d] % epw for d in range(3) if pd["in_sizes"][d] > 1)):
+    if not bytes_ok and _rows_off_words(pd, 0, desc.input.data_type.size_in_bytes):
         return None
     a = axes[3]
 
@@ -643,7 +643,8 @@ def _tap_pattern(desc, axes, outputs, bytes_ok: bool = False) -> tuple[int, int,
 
 def _rows_off_words(pd, residual: int, esize: int) -> bool:
     """Whether some input row of 8/16-bit elements does not start on a word boundary or is not a
-    whole number of words (odd W, an odd row stride, the input placed off a word)."""
+    whole number of words (odd W, an odd row stride, the input placed ``residual`` bytes into its
+    binding, off a word); never for float32."""
     epw = 4 // esize
     strides, sizes = pd["in_strides"], pd["in_sizes"]
     return bool(residual % 4 or sizes[3] % epw or any(strides[d] % epw for d in range(3) if sizes[d] > 1))
