@@ -159,6 +159,23 @@ def test_row_kernel_long_and_odd_rows(device, rng, dtype):
 
 
 @pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
+@pytest.mark.parametrize("dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32], ids=lambda d: d.name.lower())
+def test_row_kernel_gpu_splits(device, rng, op_name, dtype):
+    """The row kernel as a GPU plans it (h100 record, planned here and run on this adapter): rows
+    of 9-66 blocks split by thread slots (_row_threads: 2-16 threads a row, 3-7 blocks a thread),
+    odd widths (edge pass), output windows, both orders; exact against the reference."""
+    caps = Capabilities.profile("h100")
+    eb = dtype.size_in_bytes
+    rows = ((9, 2, "packed"), (17, 3, "window"), (24, 4, "packed"), (33, 2, "window"), (66, 3, "packed"))
+    for blocks, b, lout in rows:
+        out_w = (blocks * 16 - 5) // eb // b * b  # an output row of ~blocks 16-byte blocks, a multiple of b
+        shape = (1, 2 * b * b, 3, out_w // b) if op_name == "depth_to_space" else (1, 2, 3 * b, out_w * b)
+        for order in ("DCR", "CRD"):
+            op = check_op(device, op_name, dtype, shape, b, order, rng, lout=lout, kernel="rows", capabilities=caps)
+            assert op.plan.steps[0].constants_dict["BPT"] > 1 or blocks < 9
+
+
+@pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
 @pytest.mark.parametrize(
     "dtype",
     [

@@ -93,10 +93,43 @@ def test_unaligned_rows_add_the_edge_pass_and_blocks_per_thread_follow_the_row()
     assert plan.kernels == ["depth_to_space_rows", "depth_to_space_row_edges"]
     rows, edges = plan.steps
     assert rows.uniforms_dict["rows"] == 3 * 16 * 270 and rows.uniforms_dict["row_len"] == 482
-    # 482 f32 = 1928 bytes: at most 121 blocks a row, 3 a thread, 41 threads a row rounded up to 64
-    assert rows.constants_dict["BPT"] == 3 and rows.uniforms_dict["row_shift"] == 6
-    assert rows.invocations == 3 * 16 * 270 * 64
+    # 482 f32 = 1928 bytes: at most 121 blocks a row; the word-store kernels' split (3 a thread, 41
+    # threads rounded up to 64: 192 slots) against 1 x 128 slots (_row_threads)
+    assert rows.constants_dict["BPT"] == 1 and rows.uniforms_dict["row_shift"] == 7
+    assert rows.invocations == 3 * 16 * 270 * 128
     assert edges.invocations == 3 * 16 * 270 * 9 and edges.bindings_dict["output"] == "output_atomic"
+
+
+@pytest.mark.parametrize("max_blocks", [1, 2, 3, 7, 9, 13, 17, 24, 33, 66, 105, 121, 264, 1000, 4097])
+def test_row_threads_cover_the_row_with_fewer_slots(max_blocks):
+    from dmlwgsl.ops._permute import ROW_SLOTS_GAIN, _row_threads, _row_threads_words
+
+    bpt, shift = _row_threads(max_blocks)
+    wb, ws = _row_threads_words(max_blocks)
+    assert 1 <= bpt <= 8 and bpt << shift >= max_blocks  # every block of the row has a thread
+    assert max_blocks < 2 or shift >= 1  # at least 2 threads a row
+    assert (bpt, shift) == (wb, ws) or bpt << shift <= ROW_SLOTS_GAIN * (wb << ws)
+    assert (_row_threads(17), _row_threads(13), _row_threads(7)) == ((5, 2), _row_threads_words(13), (1, 3))
+
+
+def test_rows_split_by_slots_on_gpus_for_contiguous_input_rows_up_to_4_bytes():
+    """rows_body's slot-saving split (_row_threads) where it was measured faster (GPUs, elements
+    of 1-4 bytes, input rows contiguous); NHWC inputs, 8-byte elements and CPU adapters keep the
+    word-store kernels' split."""
+    from dmlwgsl.ops._permute import _row_threads_words
+
+    h100, lav = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
+    # DepthToSpace b2 uint8, rows of 268 bytes: 17 blocks, 5 x 4 = 20 slots against 1 x 32
+    plan = plan_depth_to_space(d2s((4, 220, 98, 134), U8, 2), h100, kernel="rows")
+    assert (plan.steps[0].constants_dict["BPT"], plan.steps[0].uniforms_dict["row_shift"]) == (5, 2)
+    for desc, caps in (
+        (d2s((4, 220, 98, 134), U8, 2), lav),
+        (d2s((4, 220, 98, 67), I64, 2), h100),
+        (d2s((4, 220, 98, 134), U8, 2, lin="nhwc"), h100),
+    ):
+        step = plan_depth_to_space(desc, caps, kernel="rows").steps[0]
+        mb = -(-step.uniforms_dict["row_len"] * desc.input.data_type.size_in_bytes // 16)
+        assert (step.constants_dict["BPT"], step.uniforms_dict["row_shift"]) == _row_threads_words(mb)
 
 
 @pytest.mark.parametrize("profile", PROFILES)

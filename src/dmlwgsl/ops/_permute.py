@@ -57,6 +57,9 @@ SHORT_ROW_BYTES = 128
 #: 30-byte rows 16 / 7 / 19 (tensors of 92-174 MiB moved); from 85-element rows up the row kernel
 #: was as fast or faster. Tensors under STAGED_MAX_BYTES keep their paths (unmeasured there).
 GPU_SHORT_ROW_BYTES = 32
+#: rows_body takes a split of a row's blocks among its threads other than the word-store kernels'
+#: only where it has fewer thread slots than this fraction of theirs (see _row_threads).
+ROW_SLOTS_GAIN = 0.85
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
 PATHS = ("zip", "tiled_staged", "tiled", "transpose", "staged", "rows", "row_words", "packed", "strided", "atomic")
 #: A GPU plan whose rows would need the row kernel's edge pass (rows off 16-byte boundaries) takes
@@ -550,7 +553,9 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int, ti
     if path == "transpose":
         return [_transpose_step(lay, box, esize, src_base, dst_base, windows, suffix, aligned)]
     if path in ("rows", "row_words", "staged"):
-        return _row_steps(lay, box, esize, src_base, dst_base, windows, suffix, pout, kind=path)
+        # the slot-saving split (_row_threads): GPUs, elements of at most 4 bytes, input rows contiguous
+        fit = path == "rows" and not caps.is_cpu and esize <= 4 and lay.rows.in_strides[3] == 1
+        return _row_steps(lay, box, esize, src_base, dst_base, windows, suffix, pout, kind=path, fit=fit)
     # the strided gather over the box's sub-space
     sizes = list(lay.space.sizes)
     for kk, d in enumerate(lay.box_dims):
@@ -809,9 +814,48 @@ def _staging(r: RowSpace, esize: int, rows: int) -> dict:
     }
 
 
-def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout, kind: str = "rows") -> list:
+def _row_threads_words(max_blocks: int) -> tuple[int, int]:
+    """The word-store row kernels' (blocks a thread, log2 threads a row): enough threads a row
+    for a warp's stores to stay contiguous (>= 32 threads a row), up to 8 blocks a thread to
+    spread the row index arithmetic; a power of two threads a row, so that the shader splits its
+    thread id with a shift."""
+    bpt = max(1, min(8, max_blocks // 32))
+    return bpt, max(0, (-(-max_blocks // bpt) - 1).bit_length())
+
+
+def _row_threads(max_blocks: int) -> tuple[int, int]:
+    """rows_body's (blocks a thread, log2 threads a row): of 1-8 blocks a thread and a power of two
+    threads a row (at least 2 where a row has 2 blocks or more), the fewest thread slots a row
+    (blocks a thread x threads a row), the fewer blocks a thread on a tie. Slots past a row's
+    blocks are threads that only compute their row: the rule above (_row_threads_words) left up
+    to half of them idle (a row of 17 blocks: 32 slots; here 5 blocks x 4 threads = 20). H200,
+    random rows of the sweep (bench/EXPERIMENTS.md, session 32): DepthToSpace uint8 b2 / b3 / b8
+    1.44 / 1.30 / 1.20x faster, float16 b3 / b4 1.13 / 1.15x, SpaceToDepth uint8 b4 / b3 window
+    1.67 / 1.35x, float32 b8 1.15x; 13 blocks (14 slots against 16) within 2 %, hence the old
+    split unless the slots drop below ROW_SLOTS_GAIN of its; one thread a row was 1.27x slower
+    (SpaceToDepth uint8 b8, 7 blocks: 7 x 1 against 1 x 8), hence at least 2 threads a row. On 60
+    fresh rows (seeds 2 and 3): 1- and 2-byte elements 0.93-1.50x (geometric mean 1.21x), 4-byte
+    0.98-1.12x; NHWC inputs (a gather along the channels) 0.51-0.72x and 8-byte elements
+    0.92-1.17x, so the plan keeps the old split for those (and on CPU adapters: unmeasured)."""
+
+    def slots(bpt: int) -> tuple[int, int]:
+        shift = max(0, (-(-max_blocks // bpt) - 1).bit_length())
+        return bpt << shift, shift
+
+    first = _row_threads_words(max_blocks)
+    fits = [b for b in range(1, 9) if max_blocks < 2 or slots(b)[1] >= 1]
+    bpt = min(fits, key=lambda b: (slots(b)[0], b))
+    if slots(bpt)[0] > ROW_SLOTS_GAIN * (first[0] << first[1]):
+        return first
+    return bpt, slots(bpt)[1]
+
+
+def _row_steps(
+    lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout, kind: str = "rows", fit: bool = False
+) -> list:
     """rows_body over the box's rows, and row_edges_body where some row is not 16-byte aligned;
-    row_words_body or staged_body alone for those paths (``kind``)."""
+    row_words_body or staged_body alone for those paths (``kind``); ``fit``: rows_body splits a
+    row's blocks by _row_threads (else as the word-store kernels)."""
     r = lay.rows
     nb, cb, hb = box.extents
     rows = nb * cb * hb * r.rows_per_unit
@@ -822,11 +866,7 @@ def _row_steps(lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout,
     # word ends, so its words span up to 6 bytes more than the row
     shared = words and esize < 4
     max_blocks = max(1, -(-(row_bytes + (6 if shared else 0)) // 16))
-    # Blocks per thread: enough threads per row for a warp's stores to stay contiguous (>= 32
-    # threads a row), up to 8 blocks a thread to spread the row index arithmetic; a power of two
-    # threads a row, so that the shader splits its thread id with a shift.
-    bpt = max(1, min(8, max_blocks // 32))
-    shift = max(0, (-(-max_blocks // bpt) - 1).bit_length())
+    bpt, shift = _row_threads(max_blocks) if fit else _row_threads_words(max_blocks)
     tpr = 1 << shift
     aligned = kind != "rows" or _rows_aligned(lay, pout, esize, box.dst)
     staging = _staging(r, esize, rows)
