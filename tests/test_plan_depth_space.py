@@ -8,6 +8,7 @@ import pytest
 
 from dmlwgsl import DataType, DepthToSpaceDesc, SpaceToDepthDesc, TensorDesc
 from dmlwgsl.cli import main as cli_main
+from dmlwgsl.ops._permute import ROW_SLOTS_GAIN, _row_threads, _row_threads_words
 from dmlwgsl.ops.depth_to_space import plan_depth_to_space
 from dmlwgsl.ops.space_to_depth import plan_space_to_depth
 from dmlwgsl.plan import PROFILES, Capabilities, Placement, PlanError
@@ -102,13 +103,15 @@ def test_unaligned_rows_add_the_edge_pass_and_blocks_per_thread_follow_the_row()
 
 @pytest.mark.parametrize("max_blocks", [1, 2, 3, 7, 9, 13, 17, 24, 33, 66, 105, 121, 264, 1000, 4097])
 def test_row_threads_cover_the_row_with_fewer_slots(max_blocks):
-    from dmlwgsl.ops._permute import ROW_SLOTS_GAIN, _row_threads, _row_threads_words
-
     bpt, shift = _row_threads(max_blocks)
     wb, ws = _row_threads_words(max_blocks)
     assert 1 <= bpt <= 8 and bpt << shift >= max_blocks  # every block of the row has a thread
     assert max_blocks < 2 or shift >= 1  # at least 2 threads a row
     assert (bpt, shift) == (wb, ws) or bpt << shift <= ROW_SLOTS_GAIN * (wb << ws)
+
+
+def test_row_threads_examples():
+    # 17 blocks: 5 x 4 = 20 slots against 32; 13: 14 slots against 16 is not enough; 7: 1 x 8 kept
     assert (_row_threads(17), _row_threads(13), _row_threads(7)) == ((5, 2), _row_threads_words(13), (1, 3))
 
 
@@ -116,8 +119,6 @@ def test_rows_split_by_slots_on_gpus_for_contiguous_input_rows_up_to_4_bytes():
     """rows_body's slot-saving split (_row_threads) where it was measured faster (GPUs, elements
     of 1-4 bytes, input rows contiguous); NHWC inputs, 8-byte elements and CPU adapters keep the
     word-store kernels' split."""
-    from dmlwgsl.ops._permute import _row_threads_words
-
     h100, lav = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
     # DepthToSpace b2 uint8, rows of 268 bytes: 17 blocks, 5 x 4 = 20 slots against 1 x 32
     plan = plan_depth_to_space(d2s((4, 220, 98, 134), U8, 2), h100, kernel="rows")

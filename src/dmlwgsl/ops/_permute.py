@@ -820,7 +820,12 @@ def _row_threads_words(max_blocks: int) -> tuple[int, int]:
     spread the row index arithmetic; a power of two threads a row, so that the shader splits its
     thread id with a shift."""
     bpt = max(1, min(8, max_blocks // 32))
-    return bpt, max(0, (-(-max_blocks // bpt) - 1).bit_length())
+    return bpt, _row_shift(max_blocks, bpt)
+
+
+def _row_shift(max_blocks: int, bpt: int) -> int:
+    """log2 of the threads a row needs at ``bpt`` blocks a thread (a power of two)."""
+    return max(0, (-(-max_blocks // bpt) - 1).bit_length())
 
 
 def _row_threads(max_blocks: int) -> tuple[int, int]:
@@ -834,20 +839,17 @@ def _row_threads(max_blocks: int) -> tuple[int, int]:
     1.67 / 1.35x, float32 b8 1.15x; 13 blocks (14 slots against 16) within 2 %, hence the old
     split unless the slots drop below ROW_SLOTS_GAIN of its; one thread a row was 1.27x slower
     (SpaceToDepth uint8 b8, 7 blocks: 7 x 1 against 1 x 8), hence at least 2 threads a row. On 60
-    fresh rows (seeds 2 and 3): 1- and 2-byte elements 0.93-1.50x (geometric mean 1.21x), 4-byte
-    0.98-1.12x; NHWC inputs (a gather along the channels) 0.51-0.72x and 8-byte elements
-    0.92-1.17x, so the plan keeps the old split for those (and on CPU adapters: unmeasured)."""
-
-    def slots(bpt: int) -> tuple[int, int]:
-        shift = max(0, (-(-max_blocks // bpt) - 1).bit_length())
-        return bpt << shift, shift
+    fresh rows (seeds 2 and 3): 1- and 2-byte elements 0.93-1.50x (geometric mean 1.20x), 4-byte
+    0.98-1.12x (1.02x); NHWC inputs (a gather along the channels) 0.51-1.16x (0.81x) and 8-byte
+    elements 0.92-1.16x (1.00x), so the plan keeps the old split for those (and on CPU adapters:
+    unmeasured)."""
 
     first = _row_threads_words(max_blocks)
-    fits = [b for b in range(1, 9) if max_blocks < 2 or slots(b)[1] >= 1]
-    bpt = min(fits, key=lambda b: (slots(b)[0], b))
-    if slots(bpt)[0] > ROW_SLOTS_GAIN * (first[0] << first[1]):
+    fits = [b for b in range(1, 9) if max_blocks < 2 or _row_shift(max_blocks, b) >= 1]
+    bpt = min(fits, key=lambda b: (b << _row_shift(max_blocks, b), b))
+    if bpt << _row_shift(max_blocks, bpt) > ROW_SLOTS_GAIN * (first[0] << first[1]):
         return first
-    return bpt, slots(bpt)[1]
+    return bpt, _row_shift(max_blocks, bpt)
 
 
 def _row_steps(
