@@ -18,6 +18,9 @@
 // block size, element size, row length and alignment and any input strides, with an output whose
 // w stride is 1: output row (n, c, h*b + i) interleaves the b input rows of channels
 // in_c(i, j, c), j = 0..b-1 (common/rows.wgsl; row_at below is the formula above for one row).
+// depth_to_space_rows_tiled (below): those rows at blocks 2, 3, 4 and 8 with contiguous input rows,
+// block whole 16-byte blocks a thread from 16-byte input runs loaded at any alignment and
+// interleaved as the tiled kernel does (the GPU's path for 1- and 2-byte elements).
 // Bindings and uniform layouts: see common/permute.wgsl, common/tiles.wgsl and common/rows.wgsl.
 
 #include "common/tiles.wgsl"
@@ -111,6 +114,79 @@ fn depth_to_space_tiled_staged(@builtin(global_invocation_id) gid: vec3<u32>, @b
         if (tid - li + k < tl.threads) {
             store_out(tr_base[k] + (p % BLOCK) * (16u / ELEM_BYTES), tr_stage[tr_slot(p)]);
         }
+    }
+}
+
+// ---- depth_to_space_rows_tiled: the row kernel's rows (any length and alignment, contiguous input
+// rows) with the tiled kernel's loads and interleave. A thread takes a region of BLOCK whole
+// 16-byte blocks of one output row's interior (the last region of a row fewer; the edges are
+// row_edges_body's): 16 * BLOCK bytes, BLOCK * V elements q0 .. (V = 16 / ELEM_BYTES). With
+// q0 = c0 * BLOCK + j0, output element k = m + BLOCK * t of the region is input row
+// (j0 + m) % BLOCK at column c0 + t (+ 1 where j0 + m >= BLOCK), so vector m of the tile is V
+// elements of one input row from any element (load_any16), and the output is interleave_tile of
+// them with every index a compile-time constant, as in depth_to_space_tiled.
+
+// The region's vectors go through workgroup memory and the workgroup stores them in order (as in
+// depth_to_space_tiled_staged). ROW_EDGES: threads past the regions run row_edges_body in the
+// same dispatch (rows off 16-byte boundaries), instead of a second pass.
+override ROW_EDGES: bool = false;
+var<workgroup> tr_count: array<u32, 256>;
+
+struct Region {
+    t0: u32,      // first block of the region in the output binding
+    count: u32,   // blocks of the region inside its row's interior (0: none)
+    out: Oct,
+}
+
+// Vector m of a region's tile: V elements of input row (j0 + m) % BLOCK from column c0 (+ 1).
+fn region_vec(c0: u32, j0: u32, m: u32) -> vec4<u32> {
+    let jm = j0 + m;
+    let wrap = jm >= BLOCK;
+    return load_any16(c0 + select(jm, jm - BLOCK, wrap) * rw.stride_j + select(0u, 1u, wrap));
+}
+
+fn region_at(tid: u32) -> Region {
+    var g: Region;
+    let r = div_magic(tid, rw.regions_m, rw.regions_s);
+    if (r >= rw.rows) { return g; }
+    let row = row_at(r);
+    let span = interior(row.dst);
+    g.t0 = span.x + (tid - r * rw.regions) * BLOCK;
+    if (g.t0 >= span.y) { return g; }
+    g.count = min(BLOCK, span.y - g.t0);
+    let q0 = g.t0 * (16u / ELEM_BYTES) - row.dst;
+    let j0 = q0 % BLOCK;
+    let c0 = row.src + q0 / BLOCK;
+    var s = Oct(Quad(region_vec(c0, j0, 0u), region_vec(c0, j0, 1u), vec4<u32>(0u), vec4<u32>(0u)),
+                Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u)));
+    if (BLOCK >= 3u) { s.lo.c = region_vec(c0, j0, 2u); }
+    if (BLOCK >= 4u) { s.lo.d = region_vec(c0, j0, 3u); }
+    if (BLOCK == 8u) {
+        s.hi = Quad(region_vec(c0, j0, 4u), region_vec(c0, j0, 5u), region_vec(c0, j0, 6u), region_vec(c0, j0, 7u));
+    }
+    g.out = interleave_tile(s);
+    return g;
+}
+
+@compute @workgroup_size(WG)
+fn depth_to_space_rows_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                             @builtin(local_invocation_index) li: u32) {
+    let tid = thread_id(gid, nwg);
+    let g = region_at(tid);   // (count 0 past the regions)
+    stage_tile(li, g.out);
+    tr_base[li] = g.t0;
+    tr_count[li] = g.count;
+    workgroupBarrier();
+    for (var m = 0u; m < BLOCK; m++) {
+        let p = li + m * WG;
+        let k = p / BLOCK;
+        if (p % BLOCK < tr_count[k]) {
+            output4[tr_base[k] + p % BLOCK] = tr_stage[tr_slot(p)];
+        }
+    }
+    let regions = rw.rows * rw.regions;
+    if (ROW_EDGES && tid >= regions) {
+        row_edges_body(tid - regions);
     }
 }
 

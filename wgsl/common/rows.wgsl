@@ -82,6 +82,9 @@ struct Rows {
     height_s: u32,
     channels_m: u32,
     channels_s: u32,
+    regions: u32,           // DepthToSpace's depth_to_space_rows_tiled: regions of BLOCK blocks a
+    regions_m: u32,         //   row (threads a row) and their magic pair
+    regions_s: u32,
 }
 
 @group(0) @binding(8) var<uniform> rw: Rows;

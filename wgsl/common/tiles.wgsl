@@ -379,6 +379,21 @@ fn load_run_halves(first: u32) -> Oct {
     return o;
 }
 
+// 16 bytes of input from element e, at any alignment (the tiled kernels of unaligned rows): the
+// four words from e's word, each funnel-shifted by e's byte offset in it with the next word's low
+// bytes. A load past the binding's end reads within the binding or 0 (WGSL's bounds rule), and
+// the kernels store only bytes that come from elements of their rows.
+fn load_any16(e: u32) -> vec4<u32> {
+    let byte = e * ELEM_BYTES;
+    let w = byte / 4u;
+    let a = vec4<u32>(input[w], input[w + 1u], input[w + 2u], input[w + 3u]);
+    if (ELEM_BYTES >= 4u) { return a; }
+    let s = vec4<u32>((byte % 4u) * 8u);
+    let n = vec4<u32>(a.yzw, input[w + 4u]);
+    // (n << (32 - s)) as two shifts, so that s = 0 shifts the next word out instead of by 0
+    return (a >> s) | ((n << (vec4<u32>(31u) - s)) << vec4<u32>(1u));
+}
+
 // A tile of BLOCK vectors: BLOCK 2, 3 and 4 in lo, 8 in lo and hi.
 fn oct_get(o: Oct, j: u32) -> vec4<u32> {
     return select(quad_get(o.lo, j), quad_get(o.hi, j - 4u), j >= 4u);

@@ -60,8 +60,32 @@ GPU_SHORT_ROW_BYTES = 32
 #: rows_body takes a split of a row's blocks among its threads other than the word-store kernels'
 #: only where it has fewer thread slots than this fraction of theirs (see _row_threads).
 ROW_SLOTS_GAIN = 0.85
+#: A GPU plan of 1- or 2-byte DepthToSpace rows off 16-byte boundaries keeps the one-pass staged
+#: kernel below this many bytes moved instead of the tiled row kernel + edge pass (H200: 0.6 and
+#: 1.5 MiB grid rows 7.4 / 9.6 us and 9.0 / 10.4; 2.8 and 3.1 MiB random rows 11.9 / 10.2 and
+#: 12.2 / 10.5).
+ROWS_TILED_MIN_BYTES = 2 << 20
+#: depth_to_space_rows_tiled runs the edge pass of rows off 16-byte boundaries in its own dispatch
+#: (threads past the regions) below this many bytes moved, as a second pass from it up. H200, the
+#: 29 rows of random seeds 1-4 the plan gives the kernel (session 33; fused / second pass, us):
+#: 2.8 and 3.1 MiB 7.9 / 10.4 and 7.4 / 10.5, 14-25 MiB 1.06-1.17x faster fused but an 18 MiB
+#: tensor of 76-byte rows 40.2 / 22.3, and from 39 MiB up fused 0.42-1.02x (its atomic merges
+#: run beside the other workgroups' stores).
+ROWS_TILED_FUSE_BYTES = 8 << 20
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
-PATHS = ("zip", "tiled_staged", "tiled", "transpose", "staged", "rows", "row_words", "packed", "strided", "atomic")
+PATHS = (
+    "zip",
+    "tiled_staged",
+    "tiled",
+    "transpose",
+    "staged",
+    "rows_tiled",
+    "rows",
+    "row_words",
+    "packed",
+    "strided",
+    "atomic",
+)
 #: A GPU plan whose rows would need the row kernel's edge pass (rows off 16-byte boundaries) takes
 #: the one-pass staged kernel below this many bytes moved (input + output elements). Measured on
 #: the H100 (bench/EXPERIMENTS.md): at 1-6 MiB (odd widths 37-123) staged ran 1.13-1.76x faster
@@ -330,6 +354,14 @@ def plan_depth_space(
         reasons["tiled_staged"] = t_rule or a_rule
     r_rule = lay.rows.usable()
     reasons["rows"] = r_rule or (None if pout.padded else "the output buffer must be padded to 16 bytes")
+    if lay.op != "depth_to_space":
+        reasons["rows_tiled"] = "only DepthToSpace has the tiled row kernel"
+    elif lay.block not in TILED_BLOCKS:
+        reasons["rows_tiled"] = f"block_size {lay.block} is not one of {', '.join(map(str, TILED_BLOCKS))}"
+    elif lay.rows.in_strides[3] != 1:
+        reasons["rows_tiled"] = "the input's w stride must be 1"
+    else:
+        reasons["rows_tiled"] = reasons["rows"]
     reasons["row_words"] = r_rule
     runs, _, sw = _stage_shape(lay.rows)
     if lay.rows.stride_w != sw:
@@ -354,9 +386,10 @@ def plan_depth_space(
         path = _choose(
             lay, esize, reasons, cpu=caps.is_cpu, rows_aligned=_rows_aligned(lay, pout, esize, 0), out_ragged=out_ragged
         )
-        if path == "rows" and not caps.is_cpu and reasons["staged"] is None and not split:
+        if path in ("rows", "rows_tiled") and not caps.is_cpu and reasons["staged"] is None and not split:
             unaligned = not _rows_aligned(lay, pout, esize, 0)
-            if unaligned and _moved_bytes(lay, esize) < STAGED_MAX_BYTES:
+            below = STAGED_MAX_BYTES if path == "rows" else ROWS_TILED_MIN_BYTES
+            if unaligned and _moved_bytes(lay, esize) < below:
                 path = "staged"
         why = _WHY[path] + ("; the order measured on CPU adapters" if caps.is_cpu else "")
         if path == "row_words" and not caps.is_cpu:
@@ -396,6 +429,10 @@ _WHY = {
     "tiled": "rows of whole 16-byte vectors and block 2, 3, 4 or 8: 16-byte loads and stores, interleaved in registers",
     "tiled_staged": "rows of whole 16-byte vectors and block 2, 3, 4 or 8: the tiled kernel with its output vectors "
     "staged in workgroup memory and stored by the workgroup in order (every warp load and store contiguous)",
+    "rows_tiled": "contiguous input and output rows of any length and alignment, block 2, 3, 4 or 8: a thread "
+    "takes block whole 16-byte blocks of a row, loads a 16-byte run of each input row from any alignment "
+    "(word loads funnel-shifted) and interleaves them in registers as the tiled kernel does; unaligned row "
+    "ends in a small atomic pass",
     "rows": "contiguous output rows: whole 16-byte output blocks built per thread (any block size, element size, "
     "row length and input strides); unaligned row ends in a small atomic pass",
     "row_words": "contiguous output rows: 16 bytes of a row per thread from the row's first element, stored word "
@@ -436,6 +473,12 @@ def _choose(
       its strided stores held it to 41-58%); past 16 bytes the row kernel's wide loads win (b3 and
       b4 int64 85-93% against 76-77%, b8 float32 68-76% against 63-65%).
     * otherwise (the other blocks) the row kernel, then the tiled kernel, the gather.
+    * DepthToSpace with 1- and 2-byte elements, blocks 2-8, rows that are not whole 16-byte
+      vectors and contiguous input rows: the tiled row kernel before the row kernel and the
+      word-store kernel (H200, session 33: 28 fresh random rows 0.98-2.18x faster, geometric mean
+      1.57x; the row kernel's per-element gather was 60-80 % of its time); 4- and 8-byte elements
+      keep the row kernel (rows_tiled 0.77-1.09x there). Under ROWS_TILED_MIN_BYTES moved the
+      one-pass staged kernel stays ahead where rows need the edge pass.
     * output rows on 4-byte but not 16-byte boundaries (windows of a larger buffer): the tiled
       paths store each vector in aligned pieces (OUT_RAGGED), DepthToSpace with staged stores
       first at every block it has (b2 f32 / f16 74.1 / 70.2% against zip's 66.7 / 59.7%; the row
@@ -476,6 +519,9 @@ def _choose(
         order = ("tiled_staged", "rows", "tiled", "packed")
     else:
         order = ("rows", "tiled", "packed")
+    if not cpu and esize <= 2:
+        # 1- and 2-byte elements: the tiled row kernel before the row kernel (DepthToSpace, blocks 2-8)
+        order = tuple(p for q in order for p in (("rows_tiled", q) if q == "rows" else (q,)))
     if not cpu and out_ragged and lay.op == "depth_to_space" and lay.block in TILED_BLOCKS:
         order = ("tiled_staged",) + order
     short = lay.rows.row_len * esize < GPU_SHORT_ROW_BYTES
@@ -552,7 +598,7 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int, ti
         ]
     if path == "transpose":
         return [_transpose_step(lay, box, esize, src_base, dst_base, windows, suffix, aligned)]
-    if path in ("rows", "row_words", "staged"):
+    if path in ("rows", "rows_tiled", "row_words", "staged"):
         # the slot-saving split (_row_threads): GPUs, elements of at most 4 bytes, input rows contiguous
         fit = path == "rows" and not caps.is_cpu and esize <= 4 and lay.rows.in_strides[3] == 1
         return _row_steps(lay, box, esize, src_base, dst_base, windows, suffix, pout, kind=path, fit=fit)
@@ -870,8 +916,10 @@ def _row_steps(
     max_blocks = max(1, -(-(row_bytes + (6 if shared else 0)) // 16))
     bpt, shift = _row_threads(max_blocks) if fit else _row_threads_words(max_blocks)
     tpr = 1 << shift
-    aligned = kind != "rows" or _rows_aligned(lay, pout, esize, box.dst)
+    aligned = kind not in ("rows", "rows_tiled") or _rows_aligned(lay, pout, esize, box.dst)
     staging = _staging(r, esize, rows)
+    # rows_tiled: regions of block whole blocks of a row's interior (at most row_bytes // 16 blocks)
+    regions = max(1, -(-(row_bytes // 16) // r.block)) if kind == "rows_tiled" else 1
     u = {
         "rows": rows,
         "row_len": r.row_len,
@@ -888,6 +936,8 @@ def _row_steps(
         "dst_base": dst_base % 2**32,
         **staging,
         **magic_uniforms(height=hb, channels=cb),
+        "regions": regions,
+        **magic_uniforms(regions=regions),
     }
     consts = {"ELEM_BYTES": esize, "BLOCK": r.block, "ILV": r.interleave}
     if kind == "staged":
@@ -909,27 +959,50 @@ def _row_steps(
                 windows=windows,
             )
         ]
-    if not words:  # (kernel, the output's variable(s), what a thread's unit is)
+    if kind == "rows_tiled":
+        # small tensors: the edge pass folded into the same dispatch (ROW_EDGES)
+        fuse = not aligned and _moved_bytes(lay, esize) < ROWS_TILED_FUSE_BYTES
+        name = _name(lay.op, kind)
+        steps = [
+            step(
+                name + suffix,
+                lay.shader,
+                f"{rows} rows of {r.row_len} elements: {regions} thread(s) a row, {r.block} 16-byte blocks a thread"
+                + (f", then {EDGE_WORDS} a row for the words off the blocks (atomic merges)" if fuse else ""),
+                rows * regions + (rows * EDGE_WORDS if fuse else 0),
+                entry_point=name,
+                workgroup_size=_staged_tile_workgroup(r.block),
+                constants=dict(consts, ROW_EDGES=int(fuse)),
+                uniforms=u,
+                bindings={"input": "input", "output": ("output4", "output_atomic")},
+                uniform_var="rw",
+                windows=windows,
+            )
+        ]
+        if fuse:
+            aligned = True
+    elif not words:  # (kernel, the output's variable(s), what a thread's unit is)
         kind, out_var, unit = "rows", "output4", "16-byte block(s)"
     elif shared:  # whole words stored plainly, shared end words merged with atomics
         kind, out_var, unit = "row_words_shared", ("output", "output_atomic"), "16-byte chunk(s) stored as words"
     else:
         kind, out_var, unit = "row_words", "output", "16-byte chunk(s) stored as words"
-    name = _name(lay.op, kind)
-    steps = [
-        step(
-            name + suffix,
-            lay.shader,
-            f"{rows} rows of {r.row_len} elements: {tpr} threads a row, {bpt} {unit} a thread",
-            rows * tpr,
-            entry_point=f"{kind}_entry",
-            constants=dict(consts, BPT=bpt),
-            uniforms=u,
-            bindings={"input": "input", "output": out_var},
-            uniform_var="rw",
-            windows=windows,
-        )
-    ]
+    if kind != "rows_tiled":
+        name = _name(lay.op, kind)
+        steps = [
+            step(
+                name + suffix,
+                lay.shader,
+                f"{rows} rows of {r.row_len} elements: {tpr} threads a row, {bpt} {unit} a thread",
+                rows * tpr,
+                entry_point=f"{kind}_entry",
+                constants=dict(consts, BPT=bpt),
+                uniforms=u,
+                bindings={"input": "input", "output": out_var},
+                uniform_var="rw",
+                windows=windows,
+            )
+        ]
     if not aligned:
         edge = _name(lay.op, "row_edges")
         steps.append(
