@@ -175,56 +175,43 @@ def test_row_kernel_gpu_splits(device, rng, op_name, dtype):
             assert op.plan.steps[0].constants_dict["BPT"] > 1 or blocks < 9
 
 
+@pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
 @pytest.mark.parametrize("fused", [True, False], ids=["edges_fused", "edges_pass"])
 @pytest.mark.parametrize(
     "dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower()
 )
-def test_rows_tiled_kernel(device, rng, monkeypatch, dtype, fused):
-    """The tiled row kernel (block whole 16-byte blocks of a row a thread from 16-byte input runs
-    loaded at any alignment, staged stores) at blocks 2, 3, 4 and 8: odd and prime widths, rows
-    shorter than a block, output windows at odd offsets, broadcast and padded inputs, long rows over
-    several workgroups, rows of whole vectors (no edges), and the split past a tight binding limit;
-    the edge pass in the same dispatch (ROW_EDGES, under ROWS_TILED_FUSE_BYTES) or as a second
-    one; both orders, exact under poison and guards. It is GPU plans' path for 1- and 2-byte
-    elements; every element size runs it when requested."""
+def test_rows_tiled_kernel(device, rng, monkeypatch, op_name, dtype, fused):
+    """The tiled row kernels (16-byte input runs loaded at any alignment: DepthToSpace's threads
+    interleave `block` of them into `block` whole output blocks, stored through workgroup memory;
+    SpaceToDepth's take lane 0 of their deinterleave for one or two blocks, strided by the row's
+    threads) at blocks 2, 3, 4 and 8: odd and prime widths, rows shorter than a block, output
+    windows at odd offsets, broadcast and padded inputs, long rows over several workgroups, rows of
+    whole vectors (no edges), and the split past a tight binding limit; the edge pass in the same
+    dispatch (ROW_EDGES, under ROWS_TILED_FUSE_BYTES) or as a second one; both orders, exact under
+    poison and guards. GPU plans take them for 1- and 2-byte elements; every element size runs them
+    when requested."""
     import dmlwgsl.ops._permute as permute
 
     monkeypatch.setattr(permute, "ROWS_TILED_FUSE_BYTES", 1 << 40 if fused else 0)
     caps = Capabilities.from_device(device)
     tight = caps.with_binding_limit(2048 * dtype.size_in_bytes)
-    cases = [  # DepthToSpace input shapes, block, layouts, output offset in bytes, split
+    cases = [  # DepthToSpace input shapes (SpaceToDepth's outputs), block, layouts, output offset in bytes, split
         ((2, 8, 5, 29), 2, "packed", "window", 67, True),
         ((1, 18, 4, 67), 3, "broadcast", "packed", 41, False),
         ((2, 32, 3, 13), 4, "padded", "packed", 13, False),
         ((1, 128, 2, 7), 8, "packed", "window", 35, False),
-        ((1, 4, 2, 5), 2, "packed", "packed", 9, False),  # rows of 10 elements: no whole block for 1 byte
+        ((1, 64, 2, 41), 8, "packed", "packed", 9, False),  # SpaceToDepth: two blocks a thread (b8)
+        ((1, 4, 2, 5), 2, "packed", "packed", 9, False),  # rows of 5-10 elements: no whole block for 1 byte
         ((1, 9, 1, 16 * 70 + 3), 3, "packed", "packed", 16, False),  # one row over several workgroups
         ((1, 16, 3, 32), 4, "packed", "packed", 64, False),  # rows of whole vectors: no edges
     ]
-    ops = []
-    for shape, b, lin, lout, offset, split in cases:
-        for order, capabilities in (("DCR", None), ("CRD", tight if split else None)):
-            off = offset - offset % dtype.size_in_bytes
-            ops.append(
-                check_op(
-                    device,
-                    "depth_to_space",
-                    dtype,
-                    shape,
-                    b,
-                    order,
-                    rng,
-                    lin=lin,
-                    lout=lout,
-                    output_offset=off,
-                    kernel="rows_tiled",
-                    capabilities=capabilities,
-                )
-            )
+    ops = check_row_cases(device, rng, op_name, dtype, cases, "rows_tiled", tight)
     kernels = {k.split("[")[0] for op in ops for k in op.plan.kernels}
-    assert kernels == ({"depth_to_space_rows_tiled"} | (set() if fused else {"depth_to_space_row_edges"}))
+    assert kernels == ({f"{op_name}_rows_tiled"} | (set() if fused else {f"{op_name}_row_edges"}))
     assert any(op.plan.steps[0].constants_dict["ROW_EDGES"] == int(fused) for op in ops)
     assert any(k.endswith("[1]") for op in ops for k in op.plan.kernels)  # the tight record splits the first case
+    if op_name == "space_to_depth":
+        assert {op.plan.steps[0].constants_dict["BPT"] for op in ops} == {1, 2}
 
 
 @pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])

@@ -311,9 +311,9 @@ def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
         assert big.input.element_count * 2 * dtype.size_in_bytes >= STAGED_MAX_BYTES
         tiled = ["depth_to_space_rows_tiled", "depth_to_space_row_edges"]  # 1- and 2-byte elements
         assert plan_depth_to_space(big, gpu).kernels == (
-            tiled if dtype.size_in_bytes <= 2 else words if short else edges
+            words if short else tiled if dtype.size_in_bytes <= 2 else edges
         )
-        if short and dtype.size_in_bytes > 2:
+        if short:
             assert "atomic edge pass" in plan_depth_to_space(big, gpu).why
     # requested by name on any adapter
     assert plan_depth_to_space(d2s((1, 9, 3, 41), DataType.UINT8, 3), gpu, kernel="row_words").kernels == [
@@ -355,60 +355,84 @@ def test_nhwc_inputs_take_the_transpose_on_a_gpu():
     assert (s3.uniforms_dict["plane_j"], s3.uniforms_dict["k_len"]) == (2, 16)  # CRD: j stays a plane
 
 
-def test_gpu_takes_the_tiled_row_kernel_for_8_and_16_bit_rows():
-    """A GPU's DepthToSpace of 1- and 2-byte elements whose rows are not whole 16-byte vectors
-    (odd widths, output windows, broadcast or padded inputs) takes the tiled row kernel at blocks
-    2, 3, 4 and 8 from ROWS_TILED_MIN_BYTES moved (the staged kernel below it), with the edge pass
-    where rows are off 16-byte boundaries (in the same dispatch under ROWS_TILED_FUSE_BYTES, a
-    second one from there up); its threads take `block` blocks of a row each. 4- and
-    8-byte elements, other blocks, NHWC inputs, SpaceToDepth and CPU adapters keep their paths;
-    requested by name it runs wherever its rules hold, and says why not elsewhere."""
-    from dmlwgsl.ops._permute import EDGE_WORDS, ROWS_TILED_FUSE_BYTES, ROWS_TILED_MIN_BYTES, STAGED_MAX_BYTES
+def test_gpu_takes_the_tiled_row_kernels_for_8_and_16_bit_rows():
+    """A GPU's DepthToSpace / SpaceToDepth of 1- and 2-byte elements whose rows are not whole
+    16-byte vectors (odd widths, output windows, broadcast or padded inputs) and are at least
+    GPU_SHORT_ROW_BYTES long take the tiled row kernel at blocks 2, 3, 4 and 8 (SpaceToDepth where
+    block x element size <= 8), with the edge pass where rows are off 16-byte boundaries (in the
+    same dispatch under ROWS_TILED_FUSE_BYTES, a second one from there up); a DepthToSpace thread
+    takes `block` blocks of a row, a SpaceToDepth one 1 or 2 (_s2d_tiled_blocks). DepthToSpace
+    keeps the staged kernel under ROWS_TILED_MIN_BYTES. 4- and 8-byte elements, short rows, other
+    blocks, NHWC inputs and CPU adapters keep their paths; requested by name the kernel runs
+    wherever its rules hold, and says why not elsewhere."""
+    from dmlwgsl.ops._permute import (
+        EDGE_WORDS,
+        ROWS_TILED_FUSE_BYTES,
+        ROWS_TILED_MIN_BYTES,
+        STAGED_MAX_BYTES,
+        _s2d_tiled_blocks,
+    )
 
     gpu, cpu = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
-    tiled = ["depth_to_space_rows_tiled", "depth_to_space_row_edges"]
-    for dtype in (U8, DataType.INT8, F16, DataType.UINT16):
-        for b in (2, 3, 4, 8):
-            for lin, lout, n in (
-                ("packed", "packed", 6),
-                ("broadcast", "packed", 24),
-                ("padded", "packed", 6),
-                ("packed", "window", 24),
-            ):
-                desc = d2s((n, 16 * b * b, 45, 67), dtype, b, lin=lin, lout=lout)
-                assert desc.output.element_count * 2 * dtype.size_in_bytes >= ROWS_TILED_MIN_BYTES
-                plan = plan_depth_to_space(desc, gpu)
-                rows = n * 16 * 45 * b
-                row_bytes = 67 * b * dtype.size_in_bytes
-                # the edge pass where rows are off 16-byte boundaries (float16 b8: 1072-byte rows),
-                # in the same dispatch under ROWS_TILED_FUSE_BYTES moved
-                edges = bool(row_bytes % 16 or lout == "window")
-                fused = edges and desc.output.element_count * 2 * dtype.size_in_bytes < ROWS_TILED_FUSE_BYTES
-                assert plan.kernels == (tiled if edges and not fused else tiled[:1]), (dtype, b, lin)
-                assert plan.steps[0].constants_dict["ROW_EDGES"] == int(fused)
-                regions = -(-(row_bytes // 16) // b)
-                assert plan.steps[0].invocations == rows * (regions + (EDGE_WORDS if fused else 0))
-                assert plan.steps[0].uniforms_dict["regions"] == regions
-                assert f"{regions} thread(s) a row, {b} 16-byte blocks a thread" in plan.steps[0].why
-                assert plan_depth_to_space(desc, cpu).kernels[0] != "depth_to_space_rows_tiled"
-            # small tensors of unaligned rows keep the one-pass staged kernel
-            small = d2s((1, b * b, 5, 13), dtype, b)
-            assert small.output.element_count * 2 * dtype.size_in_bytes < ROWS_TILED_MIN_BYTES <= STAGED_MAX_BYTES
-            staged = (13 * b * dtype.size_in_bytes) % 16 != 0  # (the staged kernel is for unaligned rows)
-            assert plan_depth_to_space(small, gpu).kernels == [f"depth_to_space_{'staged' if staged else 'rows_tiled'}"]
+    for op, make, plan_fn in (
+        ("depth_to_space", d2s, plan_depth_to_space),
+        ("space_to_depth", s2d, plan_space_to_depth),
+    ):
+        tiled = [f"{op}_rows_tiled", f"{op}_row_edges"]
+        for dtype in (U8, DataType.INT8, F16, DataType.UINT16):
+            eb = dtype.size_in_bytes
+            for b in (2, 3, 4, 8):
+                takes = op == "depth_to_space" or b * eb <= 8
+                for lin, lout, n in (
+                    ("packed", "packed", 6),
+                    ("broadcast", "packed", 24),
+                    ("padded", "packed", 6),
+                    ("packed", "window", 24),
+                ):
+                    shape = (n, 16 * b * b, 45, 67) if op == "depth_to_space" else (n, 16, 45 * b, 67 * b)
+                    desc = make(shape, dtype, b, lin=lin, lout=lout)
+                    moved = desc.output.element_count * 2 * eb
+                    assert moved >= ROWS_TILED_MIN_BYTES
+                    plan = plan_fn(desc, gpu)
+                    if not takes:
+                        assert plan.kernels[0] == f"{op}_rows", (op, dtype, b, lin)
+                        continue
+                    rows = n * 16 * 45 * b * (1 if op == "depth_to_space" else b)
+                    row_bytes = 67 * eb * (b if op == "depth_to_space" else 1)
+                    # the edge pass where rows are off 16-byte boundaries (DepthToSpace float16 b8:
+                    # 1072-byte rows), in the same dispatch under ROWS_TILED_FUSE_BYTES moved
+                    edges = bool(row_bytes % 16 or lout == "window")
+                    fused = edges and moved < ROWS_TILED_FUSE_BYTES
+                    assert plan.kernels == (tiled if edges and not fused else tiled[:1]), (op, dtype, b, lin)
+                    assert plan.steps[0].constants_dict["ROW_EDGES"] == int(fused)
+                    per = b if op == "depth_to_space" else _s2d_tiled_blocks(b, row_bytes)
+                    regions = -(-(row_bytes // 16) // per)
+                    assert plan.steps[0].invocations == rows * (regions + (EDGE_WORDS if fused else 0))
+                    assert plan.steps[0].uniforms_dict["regions"] == regions
+                    assert f"{regions} thread(s) a row, {per} 16-byte block(s) a thread" in plan.steps[0].why
+                    assert plan_fn(desc, cpu).kernels[0] != f"{op}_rows_tiled"
+                # DepthToSpace's small tensors of unaligned rows keep the one-pass staged kernel
+                small = make((1, b * b, 5, 13) if op == "depth_to_space" else (1, 1, 5 * b, 13 * b), dtype, b)
+                staged = op == "depth_to_space" and (13 * b * eb) % 16 != 0
+                assert small.output.element_count * 2 * eb < ROWS_TILED_MIN_BYTES <= STAGED_MAX_BYTES
+                if takes and 13 * eb * (b if op == "depth_to_space" else 1) >= 32:
+                    assert plan_fn(small, gpu).kernels == [f"{op}_{'staged' if staged else 'rows_tiled'}"]
+    assert _s2d_tiled_blocks(8, 40) == 2 and _s2d_tiled_blocks(4, 144) == 2
+    assert _s2d_tiled_blocks(4, 143) == 1 and _s2d_tiled_blocks(3, 1000) == _s2d_tiled_blocks(2, 1000) == 1
     # rows of whole 16-byte vectors keep the tiled kernels; no edge pass where the rows are aligned
     assert plan_depth_to_space(d2s((4, 64, 64, 64), U8, 4), gpu).kernels == ["depth_to_space_tiled_staged"]
     aligned = plan_depth_to_space(d2s((4, 64, 64, 64), U8, 4), gpu, kernel="rows_tiled")
     assert aligned.kernels == ["depth_to_space_rows_tiled"]
-    # the other paths: 4- and 8-byte elements, block 5, an NHWC input, SpaceToDepth
+    # the other paths: 4- and 8-byte elements, block 5, an NHWC input, rows under 32 bytes
     assert plan_depth_to_space(d2s((16, 32, 45, 67), F32, 2), gpu).kernels[0] == "depth_to_space_rows"
     assert plan_depth_to_space(d2s((8, 32, 45, 67), I64, 2), gpu).kernels[0] == "depth_to_space_rows"
     assert plan_depth_to_space(d2s((32, 50, 45, 67), U8, 5), gpu).kernels[0] == "depth_to_space_rows"
     assert plan_depth_to_space(d2s((4, 32, 45, 67), U8, 2, lin="nhwc"), gpu).kernels[0] != "depth_to_space_rows_tiled"
+    assert plan_space_to_depth(s2d((64, 32, 90, 46), U8, 2), gpu).kernels == ["space_to_depth_row_words_shared"]
     for desc, rule in (
         (d2s((4, 50, 45, 67), U8, 5), "block_size 5"),
         (d2s((4, 32, 45, 67), U8, 2, lin="nhwc"), "the input's w stride must be 1"),
-        (s2d((4, 8, 90, 134), U8, 2), "only DepthToSpace"),
+        (s2d((4, 8, 90, 134), U8, 2, lin="nhwc"), "the input's w stride must be 1"),
     ):
         plan_fn = plan_space_to_depth if isinstance(desc, SpaceToDepthDesc) else plan_depth_to_space
         with pytest.raises(PlanError, match=rule):

@@ -15,6 +15,9 @@
 // block size, element size, row length and alignment and any input strides, with an output whose
 // w stride is 1: output row (n, out_c(i, j, c), h) reads input row (n, c, h*b + i) from column j
 // with stride b (common/rows.wgsl; row_at below is the formula above for one row).
+// space_to_depth_rows_tiled (below): those rows at blocks 2, 3, 4 and 8 with contiguous input rows,
+// each 16-byte output block lane 0 of the deinterleave of b 16-byte input runs loaded at any
+// alignment (the GPU's path for 8-bit elements and 16-bit ones at blocks 2-4).
 
 #include "common/tiles.wgsl"
 #include "common/rows.wgsl"
@@ -66,6 +69,47 @@ fn store_row(t: TileAt, j: u32, x: vec4<u32>) {
         output2[e / tile_v()] = x.xy;   // (the deinterleave of halves fills each row's low half)
     } else {
         store_out(e, x);
+    }
+}
+
+// ---- space_to_depth_rows_tiled: the row kernel's rows (any length and alignment, contiguous input
+// rows) with the tiled kernel's loads and deinterleave. A thread takes BPT whole 16-byte blocks
+// of one output row's interior (blocks k, k + regions, ... of the row; the edges are
+// row_edges_body's). A block of V = 16 / ELEM_BYTES elements from row element q0 reads input
+// elements src + (q0 + t) * BLOCK, t < V: BLOCK 16-byte input runs from any element (load_any16),
+// whose deinterleave's lane 0 (tiles.wgsl's deinterleave_tile, compile-time indices) is the block.
+// ROW_EDGES: threads past the regions run row_edges_body in the same dispatch.
+override ROW_EDGES: bool = false;
+
+fn run_lane0(src: u32) -> vec4<u32> {
+    let v = 16u / ELEM_BYTES;
+    var s = Oct(Quad(load_any16(src), load_any16(src + v), vec4<u32>(0u), vec4<u32>(0u)),
+                Quad(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u)));
+    if (BLOCK >= 3u) { s.lo.c = load_any16(src + 2u * v); }
+    if (BLOCK >= 4u) { s.lo.d = load_any16(src + 3u * v); }
+    if (BLOCK == 8u) {
+        s.hi = Quad(load_any16(src + 4u * v), load_any16(src + 5u * v), load_any16(src + 6u * v),
+                    load_any16(src + 7u * v));
+    }
+    return deinterleave_tile(s).lo.a;
+}
+
+@compute @workgroup_size(WG)
+fn space_to_depth_rows_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let tid = thread_id(gid, nwg);
+    let regions = rw.rows * rw.regions;
+    if (tid < regions) {
+        let r = div_magic(tid, rw.regions_m, rw.regions_s);
+        let row = row_at(r);
+        let span = interior(row.dst);
+        let k = tid - r * rw.regions;
+        for (var m = 0u; m < BPT; m++) {
+            let t = span.x + k + m * rw.regions;
+            if (t >= span.y) { break; }
+            output4[t] = run_lane0(row.src + (t * (16u / ELEM_BYTES) - row.dst) * BLOCK);
+        }
+    } else if (ROW_EDGES) {
+        row_edges_body(tid - regions);
     }
 }
 

@@ -354,9 +354,7 @@ def plan_depth_space(
         reasons["tiled_staged"] = t_rule or a_rule
     r_rule = lay.rows.usable()
     reasons["rows"] = r_rule or (None if pout.padded else "the output buffer must be padded to 16 bytes")
-    if lay.op != "depth_to_space":
-        reasons["rows_tiled"] = "only DepthToSpace has the tiled row kernel"
-    elif lay.block not in TILED_BLOCKS:
+    if lay.block not in TILED_BLOCKS:
         reasons["rows_tiled"] = f"block_size {lay.block} is not one of {', '.join(map(str, TILED_BLOCKS))}"
     elif lay.rows.in_strides[3] != 1:
         reasons["rows_tiled"] = "the input's w stride must be 1"
@@ -388,7 +386,7 @@ def plan_depth_space(
         )
         if path in ("rows", "rows_tiled") and not caps.is_cpu and reasons["staged"] is None and not split:
             unaligned = not _rows_aligned(lay, pout, esize, 0)
-            below = STAGED_MAX_BYTES if path == "rows" else ROWS_TILED_MIN_BYTES
+            below = STAGED_MAX_BYTES if path == "rows" else ROWS_TILED_MIN_BYTES if lay.op == "depth_to_space" else 0
             if unaligned and _moved_bytes(lay, esize) < below:
                 path = "staged"
         why = _WHY[path] + ("; the order measured on CPU adapters" if caps.is_cpu else "")
@@ -429,10 +427,10 @@ _WHY = {
     "tiled": "rows of whole 16-byte vectors and block 2, 3, 4 or 8: 16-byte loads and stores, interleaved in registers",
     "tiled_staged": "rows of whole 16-byte vectors and block 2, 3, 4 or 8: the tiled kernel with its output vectors "
     "staged in workgroup memory and stored by the workgroup in order (every warp load and store contiguous)",
-    "rows_tiled": "contiguous input and output rows of any length and alignment, block 2, 3, 4 or 8: a thread "
-    "takes block whole 16-byte blocks of a row, loads a 16-byte run of each input row from any alignment "
-    "(word loads funnel-shifted) and interleaves them in registers as the tiled kernel does; unaligned row "
-    "ends in a small atomic pass",
+    "rows_tiled": "contiguous input and output rows of any length and alignment, block 2, 3, 4 or 8: 16-byte input "
+    "runs loaded from any alignment (word loads funnel-shifted) and (de)interleaved in registers as the tiled "
+    "kernels do (DepthToSpace: block whole 16-byte blocks a thread, stores staged; SpaceToDepth: lane 0 of block "
+    "runs a 16-byte block); unaligned row ends by an atomic edge pass",
     "rows": "contiguous output rows: whole 16-byte output blocks built per thread (any block size, element size, "
     "row length and input strides); unaligned row ends in a small atomic pass",
     "row_words": "contiguous output rows: 16 bytes of a row per thread from the row's first element, stored word "
@@ -476,9 +474,12 @@ def _choose(
     * DepthToSpace with 1- and 2-byte elements, blocks 2-8, rows that are not whole 16-byte
       vectors and contiguous input rows: the tiled row kernel before the row kernel and the
       word-store kernel (H200, session 33: 28 fresh random rows 0.98-2.18x faster, geometric mean
-      1.57x; the row kernel's per-element gather was 60-80 % of its time); 4- and 8-byte elements
+      1.57x, 13 more 1.21-2.16x; the row kernel's per-element gather was 60-80 % of its time); 4- and 8-byte elements
       keep the row kernel (rows_tiled 0.77-1.09x there). Under ROWS_TILED_MIN_BYTES moved the
-      one-pass staged kernel stays ahead where rows need the edge pass.
+      one-pass staged kernel stays ahead where rows need the edge pass. SpaceToDepth likewise
+      where block x element size <= 8 (the 23 of 26 fresh rows the rule gives it 0.92-1.92x,
+      geometric mean 1.38x; it keeps the row kernel for 2-byte b8 and the word-store kernel for rows
+      under 32 bytes, where the 3 others ran 0.70-0.80x); see _tiled_rows_first.
     * output rows on 4-byte but not 16-byte boundaries (windows of a larger buffer): the tiled
       paths store each vector in aligned pieces (OUT_RAGGED), DepthToSpace with staged stores
       first at every block it has (b2 f32 / f16 74.1 / 70.2% against zip's 66.7 / 59.7%; the row
@@ -519,8 +520,7 @@ def _choose(
         order = ("tiled_staged", "rows", "tiled", "packed")
     else:
         order = ("rows", "tiled", "packed")
-    if not cpu and esize <= 2:
-        # 1- and 2-byte elements: the tiled row kernel before the row kernel (DepthToSpace, blocks 2-8)
+    if not cpu and _tiled_rows_first(lay, esize):
         order = tuple(p for q in order for p in (("rows_tiled", q) if q == "rows" else (q,)))
     if not cpu and out_ragged and lay.op == "depth_to_space" and lay.block in TILED_BLOCKS:
         order = ("tiled_staged",) + order
@@ -898,6 +898,32 @@ def _row_threads(max_blocks: int) -> tuple[int, int]:
     return bpt, _row_shift(max_blocks, bpt)
 
 
+def _tiled_rows_first(lay: DepthSpaceLayout, esize: int) -> bool:
+    """A GPU plan tries the tiled row kernel before the row kernel: 1- and 2-byte elements on rows
+    of GPU_SHORT_ROW_BYTES or more (shorter rows hold at most one whole block: the word-store or
+    the staged kernel stays), for SpaceToDepth where a block's input run is at most 8 bytes a
+    column (block x element size; a thread loads `block` 16-byte runs for each block it stores).
+    H200, session 33 (bench/EXPERIMENTS.md; before / after, us): DepthToSpace 41 fresh rows
+    0.98-2.18x; SpaceToDepth 23 fresh rows 0.92-1.92x, and on rows of 4-24 bytes 0.16-0.86x
+    against the word-store kernel (49x128x652x16 b4 uint8 185.6 / 1190.3, 42x38x84x72 b3 uint8
+    30.2 / 42.2); 2-byte b8 went either way (int16 186.2 / 265.2, float16 21.2 / 22.0 and 29.6 /
+    23.8)."""
+    if esize > 2 or lay.rows.row_len * esize < GPU_SHORT_ROW_BYTES:
+        return False
+    return lay.op == "depth_to_space" or lay.block * esize <= 8
+
+
+def _s2d_tiled_blocks(block: int, row_bytes: int) -> int:
+    """space_to_depth_rows_tiled's blocks a thread (BPT): 2 at block 8, and at block 4 on rows of 9
+    blocks (144 bytes) or more, else 1. H200, 70 8/16-bit rows of the sweep (session 33; us, one
+    block / two): block 8 uint8 119-byte rows 25.1 / 21.0, 69-byte 44.3 / 41.9, float16 244-byte 30.5 /
+    22.0, int8 149-byte 262.4 / 197.5 (45-byte broadcast rows 117.1 / 125.7); block 4 float16 348 and
+    386-byte rows 67.6 / 48.9 and 101.8 / 74.1, 190-byte 48.6 / 42.6, but 90-byte 171.5 / 204.4,
+    uint8 131-byte 168.2 / 186.8 and 77-byte 177.3 / 212.0; blocks 2 and 3 one block a thread
+    (uint8 b3 135.8 / 155.1, float16 b2 87.9 / 102.9; long float16 rows within 7 %)."""
+    return 2 if block == 8 or (block == 4 and row_bytes >= 144) else 1
+
+
 def _row_steps(
     lay, box: _Box, esize, src_base, dst_base, windows, suffix, pout, kind: str = "rows", fit: bool = False
 ) -> list:
@@ -918,8 +944,11 @@ def _row_steps(
     tpr = 1 << shift
     aligned = kind not in ("rows", "rows_tiled") or _rows_aligned(lay, pout, esize, box.dst)
     staging = _staging(r, esize, rows)
-    # rows_tiled: regions of block whole blocks of a row's interior (at most row_bytes // 16 blocks)
-    regions = max(1, -(-(row_bytes // 16) // r.block)) if kind == "rows_tiled" else 1
+    # rows_tiled: regions of a row's interior (at most row_bytes // 16 blocks): DepthToSpace's of
+    # block whole blocks, SpaceToDepth's of 1 or 2 (_s2d_tiled_blocks, strided by the regions)
+    d2s = lay.op == "depth_to_space"
+    per = r.block if d2s else _s2d_tiled_blocks(r.block, row_bytes)
+    regions = max(1, -(-(row_bytes // 16) // per)) if kind == "rows_tiled" else 1
     u = {
         "rows": rows,
         "row_len": r.row_len,
@@ -967,12 +996,12 @@ def _row_steps(
             step(
                 name + suffix,
                 lay.shader,
-                f"{rows} rows of {r.row_len} elements: {regions} thread(s) a row, {r.block} 16-byte blocks a thread"
+                f"{rows} rows of {r.row_len} elements: {regions} thread(s) a row, {per} 16-byte block(s) a thread"
                 + (f", then {EDGE_WORDS} a row for the words off the blocks (atomic merges)" if fuse else ""),
                 rows * regions + (rows * EDGE_WORDS if fuse else 0),
                 entry_point=name,
-                workgroup_size=_staged_tile_workgroup(r.block),
-                constants=dict(consts, ROW_EDGES=int(fuse)),
+                workgroup_size=_staged_tile_workgroup(r.block) if d2s else WORKGROUP,
+                constants=dict(consts, ROW_EDGES=int(fuse), **({} if d2s else {"BPT": per})),
                 uniforms=u,
                 bindings={"input": "input", "output": ("output4", "output_atomic")},
                 uniform_var="rw",
