@@ -82,8 +82,8 @@ struct Rows {
     height_s: u32,
     channels_m: u32,
     channels_s: u32,
-    regions: u32,           // DepthToSpace's depth_to_space_rows_tiled: regions of BLOCK blocks a
-    regions_m: u32,         //   row (threads a row) and their magic pair
+    regions: u32,           // the tiled row kernels (depth_to_space_ / space_to_depth_rows_tiled):
+    regions_m: u32,         //   threads a row (regions of its interior) and their magic pair
     regions_s: u32,
 }
 
