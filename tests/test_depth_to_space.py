@@ -9,7 +9,7 @@ from depth_space_cases import ALL_TYPES, LAYOUTS, check_op, check_row_cases, onn
 import dmlwgsl
 from dmlwgsl import DataType, DepthSpaceOrder, DepthToSpaceDesc, DmlValidationError, TensorDesc
 from dmlwgsl.ops.depth_to_space import compile_depth_to_space
-from dmlwgsl.plan import Capabilities
+from dmlwgsl.plan import Capabilities, PlanError
 from dmlwgsl.reference.depth_to_space import depth_to_space as ref
 from dmlwgsl.testing import assert_matches, strided_desc
 
@@ -173,6 +173,34 @@ def test_row_kernel_gpu_splits(device, rng, op_name, dtype):
         for order in ("DCR", "CRD"):
             op = check_op(device, op_name, dtype, shape, b, order, rng, lout=lout, kernel="rows", capabilities=caps)
             assert op.plan.steps[0].constants_dict["BPT"] > 1 or blocks < 9
+
+
+@pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
+@pytest.mark.parametrize(
+    "dtype", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower()
+)
+def test_rows_packed_kernel(device, rng, op_name, dtype):
+    """packed_rows_body (a packed output's rows in memory order, one thread per 16-byte block across
+    the rows it spans, stored whole): rows of 1-13 elements at blocks 2, 3, 5 and 8, packed,
+    broadcast, NHWC and padded inputs, outputs at offsets that leave the tensor's first and last
+    blocks partial (their other bytes kept), both orders; exact under poison and guards. GPU plans
+    take it for rows of 9-31 bytes into packed outputs; a window output or a split is refused."""
+    eb = dtype.size_in_bytes
+    cases = [((2, 12, 3, 1), 2, "packed"), ((1, 18, 5, 3), 3, "broadcast"), ((2, 50, 2, 2), 5, "nhwc")]
+    cases += [((1, 64, 3, 5), 8, "padded"), ((3, 8, 2, 13), 2, "packed"), ((1, 27, 4, 7), 3, "nhwc")]
+    ops = []
+    for shape, b, lin in cases:
+        if op_name == "space_to_depth":
+            shape = (shape[0], shape[1] // (b * b), shape[2] * b, shape[3] * b)
+        for order, offset in (("DCR", 37), ("CRD", 16)):
+            off = offset - offset % eb
+            ops.append(
+                check_op(device, op_name, dtype, shape, b, order, rng, lin=lin, output_offset=off, kernel="rows_packed")
+            )
+    assert all(op.plan.kernels == [f"{op_name}_rows_packed"] for op in ops)
+    shape = (1, 8, 2, 5) if op_name == "depth_to_space" else (1, 2, 4, 10)
+    with pytest.raises(PlanError, match="the output must be packed"):
+        check_op(device, op_name, dtype, shape, 2, "DCR", rng, lout="window", kernel="rows_packed")
 
 
 @pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])

@@ -310,11 +310,15 @@ def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
         big = d2s((4 * 4096 // (w * dtype.size_in_bytes), 9, 64, w), dtype, 3)  # 9.4 MB moved and up
         assert big.input.element_count * 2 * dtype.size_in_bytes >= STAGED_MAX_BYTES
         tiled = ["depth_to_space_rows_tiled", "depth_to_space_row_edges"]  # 1- and 2-byte elements
+        # (short rows into a packed output, longer than ROWS_PACKED_MIN_BYTES: whole blocks across rows)
+        packed = ["depth_to_space_rows_packed"]
         assert plan_depth_to_space(big, gpu).kernels == (
-            words if short else tiled if dtype.size_in_bytes <= 2 else edges
+            packed if short else tiled if dtype.size_in_bytes <= 2 else edges
         )
         if short:
-            assert "atomic edge pass" in plan_depth_to_space(big, gpu).why
+            window = d2s(big.input.sizes, dtype, 3, lout="window")
+            assert plan_depth_to_space(window, gpu).kernels == words
+            assert "atomic edge pass" in plan_depth_to_space(window, gpu).why
     # requested by name on any adapter
     assert plan_depth_to_space(d2s((1, 9, 3, 41), DataType.UINT8, 3), gpu, kernel="row_words").kernels == [
         "depth_to_space_row_words_shared"
@@ -428,7 +432,12 @@ def test_gpu_takes_the_tiled_row_kernels_for_8_and_16_bit_rows():
     assert plan_depth_to_space(d2s((8, 32, 45, 67), I64, 2), gpu).kernels[0] == "depth_to_space_rows"
     assert plan_depth_to_space(d2s((32, 50, 45, 67), U8, 5), gpu).kernels[0] == "depth_to_space_rows"
     assert plan_depth_to_space(d2s((4, 32, 45, 67), U8, 2, lin="nhwc"), gpu).kernels[0] != "depth_to_space_rows_tiled"
-    assert plan_space_to_depth(s2d((64, 32, 90, 46), U8, 2), gpu).kernels == ["space_to_depth_row_words_shared"]
+    # rows under 32 bytes: whole blocks across rows into a packed output (over ROWS_PACKED_MIN_BYTES)
+    assert plan_space_to_depth(s2d((64, 32, 90, 46), U8, 2), gpu).kernels == ["space_to_depth_rows_packed"]
+    assert plan_space_to_depth(s2d((64, 32, 90, 46), U8, 2, lout="window"), gpu).kernels == [
+        "space_to_depth_row_words_shared"
+    ]
+    assert plan_space_to_depth(s2d((64, 32, 90, 32), U8, 4), gpu).kernels == ["space_to_depth_row_words_shared"]
     for desc, rule in (
         (d2s((4, 50, 45, 67), U8, 5), "block_size 5"),
         (d2s((4, 32, 45, 67), U8, 2, lin="nhwc"), "the input's w stride must be 1"),

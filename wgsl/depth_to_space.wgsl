@@ -40,6 +40,9 @@ fn row_at(r: u32) -> RowAt {
                  rw.dst_base + n * rw.out_stride_n + c * rw.out_stride_c + (h * BLOCK + i) * rw.out_stride_h);
 }
 
+// Output row r in memory order (packed_rows_body): rows (n, c, h, i) are the output's (n, c, h*b + i).
+fn row_at_out(r: u32) -> RowAt { return row_at(r); }
+
 fn tile_vec(t: TileAt, j: u32) -> vec4<u32> {
     let in_c = t.i * tl.chan_i + j * tl.chan_j + t.c * tl.chan_c;
     return load_in(tl.src_base + t.n * tl.in_stride_n + in_c * tl.in_stride_c + t.h * tl.in_stride_h + t.w0);

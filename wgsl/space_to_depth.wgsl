@@ -23,8 +23,15 @@
 #include "common/rows.wgsl"
 #include "common/transpose.wgsl"
 
-// Output row r, rows ordered (n, c, h, i, j) (the b*b rows one input block feeds are neighbours):
-// its first input element (w = 0) and output element.
+// Output row (n, c, h, i, j): its first input element (w = 0) and output element.
+fn row_of(n: u32, c: u32, h: u32, i: u32, j: u32) -> RowAt {
+    let out_c = i * rw.chan_i + j * rw.chan_j + c * rw.chan_c;
+    return RowAt(rw.src_base + n * rw.in_stride_n + c * rw.in_stride_c + (h * BLOCK + i) * rw.in_stride_h
+                     + j * rw.in_stride_w,
+                 rw.dst_base + n * rw.out_stride_n + out_c * rw.out_stride_c + h * rw.out_stride_h);
+}
+
+// Output row r, rows ordered (n, c, h, i, j) (the b*b rows one input block feeds are neighbours).
 fn row_at(r: u32) -> RowAt {
     let j = r % BLOCK;
     let i = (r / BLOCK) % BLOCK;
@@ -32,11 +39,23 @@ fn row_at(r: u32) -> RowAt {
     let q = div_magic(t, rw.height_m, rw.height_s);
     let h = t - q * rw.height;
     let n = div_magic(q, rw.channels_m, rw.channels_s);
-    let c = q - n * rw.channels;
-    let out_c = i * rw.chan_i + j * rw.chan_j + c * rw.chan_c;
-    return RowAt(rw.src_base + n * rw.in_stride_n + c * rw.in_stride_c + (h * BLOCK + i) * rw.in_stride_h
-                     + j * rw.in_stride_w,
-                 rw.dst_base + n * rw.out_stride_n + out_c * rw.out_stride_c + h * rw.out_stride_h);
+    return row_of(n, q - n * rw.channels, h, i, j);
+}
+
+// Output row r in memory order (packed_rows_body): (n, output channel, h), the output channel
+// split by the order (DCR: (i*b + j)*C + c, chan_c = 1; CRD: c*b*b + i*b + j).
+fn row_at_out(r: u32) -> RowAt {
+    let q = div_magic(r, rw.height_m, rw.height_s);
+    let h = r - q * rw.height;
+    let n = div_magic(q, rw.out_channels_m, rw.out_channels_s);
+    let oc = q - n * rw.out_channels;
+    var c = oc / (BLOCK * BLOCK);
+    var ij = oc % (BLOCK * BLOCK);
+    if (rw.chan_c == 1u) {
+        ij = div_magic(oc, rw.channels_m, rw.channels_s);
+        c = oc - ij * rw.channels;
+    }
+    return row_of(n, c, h, ij / BLOCK, ij % BLOCK);
 }
 
 @compute @workgroup_size(WG)

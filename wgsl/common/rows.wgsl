@@ -85,6 +85,11 @@ struct Rows {
     regions: u32,           // the tiled row kernels (depth_to_space_ / space_to_depth_rows_tiled):
     regions_m: u32,         //   threads a row (regions of its interior) and their magic pair
     regions_s: u32,
+    row_len_m: u32,         // packed_rows_body: magic pair of row_len; output channels (the row
+    row_len_s: u32,         //   order in memory: SpaceToDepth's row_at_out) and their magic pair
+    out_channels: u32,
+    out_channels_m: u32,
+    out_channels_s: u32,
 }
 
 @group(0) @binding(8) var<uniform> rw: Rows;
@@ -342,6 +347,49 @@ fn staged_body(lid: u32, wg: u32) {
             }
         }
     }
+}
+
+// A packed output's rows in memory order (row_at_out(r), defined by the operator's file, starts at
+// output element dst_base + r * row_len): one thread per 16-byte output block, across rows, each
+// element gathered from its row (the row and its start stepped from the block's first element, not
+// divided per element). Every block is stored whole by one thread (the tensor's first and last
+// blocks keep the bytes outside it), so rows of a few bytes need no atomic merges.
+fn packed_rows_body(tid: u32) {
+    let b = output_block(tid, rw.dst_base * ELEM_BYTES, rw.rows * rw.row_len, ELEM_BYTES);
+    if (b.n == 0u) { return; }
+    var r = div_magic(b.e_lo, rw.row_len_m, rw.row_len_s);
+    var q = b.e_lo - r * rw.row_len;
+    var row = row_at_out(r);
+    let epv = 16u / ELEM_BYTES;
+    var block = vec4<u32>(0u);
+    if (b.n == epv) {
+        for (var k = 0u; k < epv; k++) {   // lane positions constant after unrolling
+            if (q == rw.row_len) {
+                r += 1u;
+                q = 0u;
+                row = row_at_out(r);
+            }
+            block = put(block, k * ELEM_BYTES, fetch(row_src(row, q)));
+            q += 1u;
+        }
+    } else {
+        block = output4[b.t];
+        for (var k = 0u; k < b.n; k++) {
+            if (q == rw.row_len) {
+                r += 1u;
+                q = 0u;
+                row = row_at_out(r);
+            }
+            block = put(block, b.q0 + k * ELEM_BYTES, fetch(row_src(row, q)));
+            q += 1u;
+        }
+    }
+    output4[b.t] = block;
+}
+
+@compute @workgroup_size(WG)
+fn packed_rows_entry(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    packed_rows_body(thread_id(gid, nwg));
 }
 
 // The entry points of the row kernels (the including operator's file defines row_at). The plan

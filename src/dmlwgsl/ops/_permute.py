@@ -72,6 +72,15 @@ ROWS_TILED_MIN_BYTES = 2 << 20
 #: tensor of 76-byte rows 40.2 / 22.3, and from 39 MiB up fused 0.42-1.02x (its atomic merges
 #: run beside the other workgroups' stores).
 ROWS_TILED_FUSE_BYTES = 8 << 20
+#: A GPU plan of rows under GPU_SHORT_ROW_BYTES (off 16-byte boundaries, STAGED_MAX_BYTES moved
+#: and more) into a packed output takes packed_rows_body (whole 16-byte blocks across rows, no
+#: atomics) before the word-store kernel on rows longer than this (bytes), elements of 1-4 bytes.
+#: H200, the 24 such rows of random seeds 1-12 (session 33; word-store / packed rows, us): rows of
+#: 11-31 bytes 1.07-1.95x faster (SpaceToDepth b2 uint8 11-byte rows 288.5 / 158.5, DepthToSpace
+#: b2 uint8 28-byte 508.4 / 260.6, b2 float32 28-byte 56.2 / 41.1); rows of 4-8 bytes went either
+#: way (b4 uint8 4-byte 185.5 / 386.0, float16 8-byte 63.5 / 117.2, b2 uint8 5-byte 649.0 / 428.3),
+#: where a 16-byte block spans 2-4 rows and the word-store kernel stores whole words plainly.
+ROWS_PACKED_MIN_BYTES = 8
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
 PATHS = (
     "zip",
@@ -81,6 +90,7 @@ PATHS = (
     "staged",
     "rows_tiled",
     "rows",
+    "rows_packed",
     "row_words",
     "packed",
     "strided",
@@ -361,6 +371,13 @@ def plan_depth_space(
     else:
         reasons["rows_tiled"] = reasons["rows"]
     reasons["row_words"] = r_rule
+    reasons["rows_packed"] = (
+        "the output must be packed in a buffer padded to 16 bytes"
+        if not (lay.output.is_packed and pout.padded)
+        else "the tensors must fit one binding"
+        if split
+        else None
+    )
     runs, _, sw = _stage_shape(lay.rows)
     if lay.rows.stride_w != sw:
         reasons["staged"] = r_rule or "the input's w stride must be 1"
@@ -433,6 +450,8 @@ _WHY = {
     "runs a 16-byte block); unaligned row ends by an atomic edge pass",
     "rows": "contiguous output rows: whole 16-byte output blocks built per thread (any block size, element size, "
     "row length and input strides); unaligned row ends in a small atomic pass",
+    "rows_packed": "a packed output: one thread per 16-byte output block across the rows it spans (rows in "
+    "memory order, each element gathered from its row), stored whole (no atomic merges)",
     "row_words": "contiguous output rows: 16 bytes of a row per thread from the row's first element, stored word "
     "by word (no alignment needed, no edge pass; 1- and 2-byte elements merge a row's shared end words with "
     "atomics)",
@@ -480,6 +499,9 @@ def _choose(
       where block x element size <= 8 (the 23 of 26 fresh rows the rule gives it 0.92-1.92x,
       geometric mean 1.38x; it keeps the row kernel for 2-byte b8 and the word-store kernel for rows
       under 32 bytes, where the 3 others ran 0.70-0.80x); see _tiled_rows_first.
+    * rows under GPU_SHORT_ROW_BYTES into a packed output: whole blocks across rows
+      (packed_rows_body) before the word-store kernel on rows over ROWS_PACKED_MIN_BYTES (H200,
+      session 33: 19 rows of 11-31 bytes 1.07-1.95x; measured on the rows the rule was drawn from).
     * output rows on 4-byte but not 16-byte boundaries (windows of a larger buffer): the tiled
       paths store each vector in aligned pieces (OUT_RAGGED), DepthToSpace with staged stores
       first at every block it has (b2 f32 / f16 74.1 / 70.2% against zip's 66.7 / 59.7%; the row
@@ -529,7 +551,8 @@ def _choose(
         # (after the tiled paths where they run: their rows are whole vectors; smaller tensors keep
         # the staged kernel, measured faster there on rows of 37-123 elements, or the row kernel)
         at = order.index("rows") if "rows" in order else len(order)
-        order = order[:at] + ("row_words",) + order[at:]
+        first = ("rows_packed",) if lay.rows.row_len * esize > ROWS_PACKED_MIN_BYTES and esize <= 4 else ()
+        order = order[:at] + first + ("row_words",) + order[at:]
     if not cpu and _channels_fastest(lay):
         order = ("transpose",) + order
     for path in order:
@@ -598,7 +621,7 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int, ti
         ]
     if path == "transpose":
         return [_transpose_step(lay, box, esize, src_base, dst_base, windows, suffix, aligned)]
-    if path in ("rows", "rows_tiled", "row_words", "staged"):
+    if path in ("rows", "rows_tiled", "rows_packed", "row_words", "staged"):
         # the slot-saving split (_row_threads): GPUs, elements of at most 4 bytes, input rows contiguous
         fit = path == "rows" and not caps.is_cpu and esize <= 4 and lay.rows.in_strides[3] == 1
         return _row_steps(lay, box, esize, src_base, dst_base, windows, suffix, pout, kind=path, fit=fit)
@@ -966,7 +989,9 @@ def _row_steps(
         **staging,
         **magic_uniforms(height=hb, channels=cb),
         "regions": regions,
-        **magic_uniforms(regions=regions),
+        **magic_uniforms(regions=regions, row_len=r.row_len),
+        "out_channels": cb * (1 if d2s else r.block * r.block),
+        **magic_uniforms(out_channels=cb * (1 if d2s else r.block * r.block)),
     }
     consts = {"ELEM_BYTES": esize, "BLOCK": r.block, "ILV": r.interleave}
     if kind == "staged":
@@ -988,50 +1013,52 @@ def _row_steps(
                 windows=windows,
             )
         ]
-    if kind == "rows_tiled":
+    # the main step: (entry point, what a thread does, invocations, workgroup size, constants, output variable(s))
+    wg = WORKGROUP
+    if kind == "rows_packed":
+        first = dst_base * esize // 16
+        blocks = -(-(dst_base + rows * r.row_len) * esize // 16) - first
+        entry, how, count = (
+            "packed_rows_entry",
+            f"in memory order: {blocks} 16-byte output blocks, one a thread",
+            blocks,
+        )
+        kconsts, out_var = consts, "output4"
+    elif kind == "rows_tiled":
         # small tensors: the edge pass folded into the same dispatch (ROW_EDGES)
         fuse = not aligned and _moved_bytes(lay, esize) < ROWS_TILED_FUSE_BYTES
-        name = _name(lay.op, kind)
-        steps = [
-            step(
-                name + suffix,
-                lay.shader,
-                f"{rows} rows of {r.row_len} elements: {regions} thread(s) a row, {per} 16-byte block(s) a thread"
-                + (f", then {EDGE_WORDS} a row for the words off the blocks (atomic merges)" if fuse else ""),
-                rows * regions + (rows * EDGE_WORDS if fuse else 0),
-                entry_point=name,
-                workgroup_size=_staged_tile_workgroup(r.block) if d2s else WORKGROUP,
-                constants=dict(consts, ROW_EDGES=int(fuse), **({} if d2s else {"BPT": per})),
-                uniforms=u,
-                bindings={"input": "input", "output": ("output4", "output_atomic")},
-                uniform_var="rw",
-                windows=windows,
-            )
-        ]
-        if fuse:
-            aligned = True
-    elif not words:  # (kernel, the output's variable(s), what a thread's unit is)
-        kind, out_var, unit = "rows", "output4", "16-byte block(s)"
-    elif shared:  # whole words stored plainly, shared end words merged with atomics
-        kind, out_var, unit = "row_words_shared", ("output", "output_atomic"), "16-byte chunk(s) stored as words"
+        entry, count = _name(lay.op, kind), rows * regions + (rows * EDGE_WORDS if fuse else 0)
+        how = f": {regions} thread(s) a row, {per} 16-byte block(s) a thread" + (
+            f", then {EDGE_WORDS} a row for the words off the blocks (atomic merges)" if fuse else ""
+        )
+        wg = _staged_tile_workgroup(r.block) if d2s else WORKGROUP
+        kconsts = dict(consts, ROW_EDGES=int(fuse), **({} if d2s else {"BPT": per}))
+        out_var = ("output4", "output_atomic")
+        aligned = aligned or fuse
     else:
-        kind, out_var, unit = "row_words", "output", "16-byte chunk(s) stored as words"
-    if kind != "rows_tiled":
-        name = _name(lay.op, kind)
-        steps = [
-            step(
-                name + suffix,
-                lay.shader,
-                f"{rows} rows of {r.row_len} elements: {tpr} threads a row, {bpt} {unit} a thread",
-                rows * tpr,
-                entry_point=f"{kind}_entry",
-                constants=dict(consts, BPT=bpt),
-                uniforms=u,
-                bindings={"input": "input", "output": out_var},
-                uniform_var="rw",
-                windows=windows,
-            )
-        ]
+        if not words:  # (kernel, the output's variable(s), what a thread's unit is)
+            kind, out_var, unit = "rows", "output4", "16-byte block(s)"
+        elif shared:  # whole words stored plainly, shared end words merged with atomics
+            kind, out_var, unit = "row_words_shared", ("output", "output_atomic"), "16-byte chunk(s) stored as words"
+        else:
+            kind, out_var, unit = "row_words", "output", "16-byte chunk(s) stored as words"
+        entry, how, count = f"{kind}_entry", f": {tpr} threads a row, {bpt} {unit} a thread", rows * tpr
+        kconsts = dict(consts, BPT=bpt)
+    steps = [
+        step(
+            _name(lay.op, kind) + suffix,
+            lay.shader,
+            f"{rows} rows of {r.row_len} elements" + (" " if kind == "rows_packed" else "") + how,
+            count,
+            entry_point=entry,
+            workgroup_size=wg,
+            constants=kconsts,
+            uniforms=u,
+            bindings={"input": "input", "output": out_var},
+            uniform_var="rw",
+            windows=windows,
+        )
+    ]
     if not aligned:
         edge = _name(lay.op, "row_edges")
         steps.append(
