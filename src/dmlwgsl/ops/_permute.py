@@ -68,8 +68,8 @@ ROWS_TILED_MIN_BYTES = 2 << 20
 #: depth_to_space_rows_tiled runs the edge pass of rows off 16-byte boundaries in its own dispatch
 #: (threads past the regions) below this many bytes moved, as a second pass from it up. H200, the
 #: 29 rows of random seeds 1-4 the plan gives the kernel (session 33; fused / second pass, us):
-#: 2.8 and 3.1 MiB 7.9 / 10.4 and 7.4 / 10.5, 14-25 MiB 1.06-1.17x faster fused but an 18 MiB
-#: tensor of 76-byte rows 40.2 / 22.3, and from 39 MiB up fused 0.42-1.02x (its atomic merges
+#: 2.8 and 3.1 MiB 7.9 / 10.4 and 7.4 / 10.5, 14-25 MiB 1.00-1.17x faster fused but an 18 MiB
+#: tensor of 76-byte rows 40.2 / 22.3, and from 30 MiB up fused 0.42-1.02x (its atomic merges
 #: run beside the other workgroups' stores).
 ROWS_TILED_FUSE_BYTES = 8 << 20
 #: A GPU plan of rows under GPU_SHORT_ROW_BYTES (off 16-byte boundaries, STAGED_MAX_BYTES moved
