@@ -184,7 +184,8 @@ def test_rows_packed_kernel(device, rng, op_name, dtype):
     the rows it spans, stored whole): rows of 1-13 elements at blocks 2, 3, 5 and 8, packed,
     broadcast, NHWC and padded inputs, outputs at offsets that leave the tensor's first and last
     blocks partial (their other bytes kept), both orders; exact under poison and guards. GPU plans
-    take it for rows of 9-31 bytes into packed outputs; a window output or a split is refused."""
+    take it for rows of 9-31 bytes into packed outputs; a window output is refused by name (a split
+    in tests/test_plan_depth_space.py)."""
     eb = dtype.size_in_bytes
     cases = [((2, 12, 3, 1), 2, "packed"), ((1, 18, 5, 3), 3, "broadcast"), ((2, 50, 2, 2), 5, "nhwc")]
     cases += [((1, 64, 3, 5), 8, "padded"), ((3, 8, 2, 13), 2, "packed"), ((1, 27, 4, 7), 3, "nhwc")]

@@ -438,6 +438,8 @@ def test_gpu_takes_the_tiled_row_kernels_for_8_and_16_bit_rows():
         "space_to_depth_row_words_shared"
     ]
     assert plan_space_to_depth(s2d((64, 32, 90, 32), U8, 4), gpu).kernels == ["space_to_depth_row_words_shared"]
+    with pytest.raises(PlanError, match="the tensors must fit one binding"):  # (its rows must be one run)
+        plan_space_to_depth(s2d((64, 32, 90, 46), U8, 2), tight("h100", 1 << 20), kernel="rows_packed")
     for desc, rule in (
         (d2s((4, 50, 45, 67), U8, 5), "block_size 5"),
         (d2s((4, 32, 45, 67), U8, 2, lin="nhwc"), "the input's w stride must be 1"),

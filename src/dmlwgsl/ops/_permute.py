@@ -546,12 +546,17 @@ def _choose(
         order = tuple(p for q in order for p in (("rows_tiled", q) if q == "rows" else (q,)))
     if not cpu and out_ragged and lay.op == "depth_to_space" and lay.block in TILED_BLOCKS:
         order = ("tiled_staged",) + order
-    short = lay.rows.row_len * esize < GPU_SHORT_ROW_BYTES
-    if not cpu and not rows_aligned and short and _moved_bytes(lay, esize) >= STAGED_MAX_BYTES:
+    row_bytes = lay.rows.row_len * esize
+    if (
+        not cpu
+        and not rows_aligned
+        and row_bytes < GPU_SHORT_ROW_BYTES
+        and _moved_bytes(lay, esize) >= STAGED_MAX_BYTES
+    ):
         # (after the tiled paths where they run: their rows are whole vectors; smaller tensors keep
         # the staged kernel, measured faster there on rows of 37-123 elements, or the row kernel)
         at = order.index("rows") if "rows" in order else len(order)
-        first = ("rows_packed",) if lay.rows.row_len * esize > ROWS_PACKED_MIN_BYTES and esize <= 4 else ()
+        first = ("rows_packed",) if row_bytes > ROWS_PACKED_MIN_BYTES and esize <= 4 else ()
         order = order[:at] + first + ("row_words",) + order[at:]
     if not cpu and _channels_fastest(lay):
         order = ("transpose",) + order
@@ -972,6 +977,7 @@ def _row_steps(
     d2s = lay.op == "depth_to_space"
     per = r.block if d2s else _s2d_tiled_blocks(r.block, row_bytes)
     regions = max(1, -(-(row_bytes // 16) // per)) if kind == "rows_tiled" else 1
+    out_channels = cb * (1 if d2s else r.block * r.block)  # (packed_rows_body's row_at_out)
     u = {
         "rows": rows,
         "row_len": r.row_len,
@@ -990,8 +996,8 @@ def _row_steps(
         **magic_uniforms(height=hb, channels=cb),
         "regions": regions,
         **magic_uniforms(regions=regions, row_len=r.row_len),
-        "out_channels": cb * (1 if d2s else r.block * r.block),
-        **magic_uniforms(out_channels=cb * (1 if d2s else r.block * r.block)),
+        "out_channels": out_channels,
+        **magic_uniforms(out_channels=out_channels),
     }
     consts = {"ELEM_BYTES": esize, "BLOCK": r.block, "ILV": r.interleave}
     if kind == "staged":
@@ -1020,7 +1026,7 @@ def _row_steps(
         blocks = -(-(dst_base + rows * r.row_len) * esize // 16) - first
         entry, how, count = (
             "packed_rows_entry",
-            f"in memory order: {blocks} 16-byte output blocks, one a thread",
+            f" in memory order: {blocks} 16-byte output blocks, one a thread",
             blocks,
         )
         kconsts, out_var = consts, "output4"
@@ -1048,7 +1054,7 @@ def _row_steps(
         step(
             _name(lay.op, kind) + suffix,
             lay.shader,
-            f"{rows} rows of {r.row_len} elements" + (" " if kind == "rows_packed" else "") + how,
+            f"{rows} rows of {r.row_len} elements{how}",
             count,
             entry_point=entry,
             workgroup_size=wg,

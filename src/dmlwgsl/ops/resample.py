@@ -590,11 +590,12 @@ def _tap_pattern(desc, axes, outputs, bytes_ok: bool = False) -> tuple[int, int,
     axis in parts). ``bytes_ok``: 8/16-bit rows may start anywhere and end inside a word (the
     shader's PAT_BYTES words, "word" k being elements k * epw .. k * epw + epw - 1 of the row)."""
     pd = _padded(desc)
-    epw = 4 // desc.input.data_type.size_in_bytes  # elements a word
+    esize = desc.input.data_type.size_in_bytes
+    epw = 4 // esize  # elements a word
     w_in, w_out, strides = pd["in_sizes"][3], pd["out_sizes"][3], pd["in_strides"]
     if (strides[3] != 1 and epw > 1) or w_in < 2 * epw:  # (float32: any W stride)
         return None
-    if not bytes_ok and _rows_off_words(pd, 0, desc.input.data_type.size_in_bytes):
+    if not bytes_ok and _rows_off_words(pd, 0, esize):
         return None
     a = axes[3]
 
@@ -606,7 +607,6 @@ def _tap_pattern(desc, axes, outputs, bytes_ok: bool = False) -> tuple[int, int,
         i0, i1, _, _ = ref.linear_taps(x, w_in)
         return i0, (i0 if a.taps == 1 else i1)  # not interpolated along W: tap 0 only
 
-    esize = desc.input.data_type.size_in_bytes
     for v in outputs:
         groups = -(-w_out // v)  # a row's last group may be partial: its thread stores the words inside
         if v % epw or groups < 3 or (w_out % v and (w_out * esize) % 4 and not bytes_ok):
