@@ -9,7 +9,11 @@ Each shape x type x scale row times, with GPU timestamps (median), each ``--form
     pat:PV:RB:v|w:EDIT  ... with the shader's text edited (results wrong on purpose; time only):
                         nostore (stores skipped behind an impossible test), noload (window words
                         from their index instead of loads), noconv (elements' bits as f32, no
-                        conversion), or wgN (workgroups of N threads, a real form)
+                        conversion), magicin (uint8 in through the float whose bits are
+                        0x4B000000 | b: exact, a real form), constw / consth (the W / H slot
+                        weights as constants instead of table loads), or wgN (workgroups of N
+                        threads, a real form); edits combine with '+' (noload+constw)
+    pat@EDIT            the plan's aa_pat form with EDIT
 
 Results are compared with the first form's (aa_taps': the reference's sums in its order): a form
 that differs by more than 1 (8-bit) or 1e-3 is marked BAD. The copy time is the in-run copy of the
@@ -50,6 +54,24 @@ EDITS = {
             "    return input4[0u] + input[0u] + vec4<u32>(rw + q, u32(kw) * 3u, rw ^ q, rw * 7u);",
         )
     ],
+    "constw": [
+        (
+            "    return bitcast<f32>(table[p.pat_w.x + (j * KW + t) * p.column_groups + g]);",
+            "    return f32(j * KW + t + 1u) * 0.01;",
+        )
+    ],
+    "consth": [
+        (
+            "    let wh = bitcast<f32>(table[p.pat_h.x + i * p.pat_h.w + bd.oh0 + k]);",
+            "    let wh = f32(i + 1u) * 0.125;",
+        )
+    ],
+    "magicin": [
+        (
+            "    return f32((x >> (8u * k)) & 0xFFu);",
+            "    return bitcast<f32>(0x4B000000u | ((x >> (8u * k)) & 0xFFu)) - 8388608.0;",
+        )
+    ],
     "noconv": [
         (
             "    if (DTYPE == 0u) { return bitcast<f32>(x); }",
@@ -76,7 +98,7 @@ def main(argv=None) -> int:
     def load(name: str) -> str:
         text = load0(name)
         if name == aa.PAT_SHADER and edit["e"]:
-            for old, new in EDITS[edit["e"]]:
+            for old, new in (pair for e in edit["e"] for pair in EDITS[e]):
                 if old not in text:
                     raise RuntimeError(f"probe edit does not apply: {old!r}")
                 text = text.replace(old, new)
@@ -127,17 +149,21 @@ def main(argv=None) -> int:
 def time_form(dev, bench, desc, xt, od, form: str, edit: dict):
     """(us, result or None for an edited form, operator, structure tag) of one form; (None, ...) where
     the form cannot run this description."""
+    form, _, at = form.partition("@")
     parts = form.split(":")
+    if at:
+        parts = [parts[0], "", "", "", at]
     kernel = "aa_taps" if parts[0] == "taps" else "aa_pat"
     saved = aa._PAT_ANY, aa._PAT_BANDS, aa._vector_rows, aa.plan_resample_antialias
     extra = parts[4] if len(parts) >= 5 else ""
     try:
-        if len(parts) >= 3:
+        if len(parts) >= 3 and parts[1]:
             aa._PAT_ANY = (int(parts[1]),)
             aa._PAT_BANDS = (int(parts[2]),)
         if len(parts) >= 4 and parts[3] == "w":
             aa._vector_rows = lambda *args: False
-        edit["e"] = extra if extra in EDITS else None
+        edits = extra.split("+") if extra else []
+        edit["e"] = edits if edits and all(e in EDITS for e in edits) else None
         dev.pipelines = type(dev.pipelines)()  # an edited text shares its cache key: build afresh
         if extra.startswith("wg"):
             wg, plan0 = int(extra[2:]), saved[3]
@@ -156,8 +182,8 @@ def time_form(dev, bench, desc, xt, od, form: str, edit: dict):
         except Exception:
             return None, None, None, ""
         yt = dev.tensor(od)
-        t = bench.pass_times_ns(lambda: op(xt, yt), len(op.plan.steps))[0] / 1e3
-        got = None if extra in EDITS else yt.numpy().astype(np.float64)
+        t = bench.time_ns(lambda: op(xt, yt)) / 1e3
+        got = None if edit["e"] else yt.numpy().astype(np.float64)
         yt.buffer.destroy()
     finally:  # (the plan is made again at the first call: the patches hold until then)
         aa._PAT_ANY, aa._PAT_BANDS, aa._vector_rows, aa.plan_resample_antialias = saved

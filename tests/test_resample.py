@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from dmlwgsl.ops.resample import (
     C_LANES_MIN,
+    KERNELS,
     LINEAR_TOLERANCE,
     AxisDirection,
     InterpolationMode,
@@ -122,6 +123,37 @@ def test_webnn_nearest_downsample_ties_up(device):
         desc.output,
         expected,
     )
+
+
+# -- 8-bit linear results: rounding ties go to even ------------------------------------------------
+@pytest.mark.parametrize("dt", [DataType.UINT8, DataType.INT8])
+@pytest.mark.parametrize("layout", ["packed", "nhwc"])
+def test_linear_8bit_ties_round_to_even(device, rng, dt, layout):
+    """Bilinear x2 (half-pixel) weighs its four taps 1/16, 3/16, 3/16, 9/16: every float32 sum is
+    exact, and about one output in 16 is an exact tie (k + 0.5). Every kernel that can run the
+    description (they round through wgsl/common/bytes.wgsl's round_byte, an add of 1.5 * 2^23)
+    must give the reference's round-half-to-even result bit for bit, ties and negative ties
+    included; the kernels that must be among them are named."""
+    sizes, out_sizes, r = (1, 3, 16, 32), (1, 3, 32, 64), 4
+    in_desc = TensorDesc(dt, sizes) if layout == "packed" else strided_desc(dt, sizes, "nhwc")
+    out_desc = TensorDesc(dt, out_sizes)
+    args = (out_sizes, "linear", (1.0, 1.0, 2.0, 2.0), (0.5,) * r, (-0.5,) * r)
+    x = values(dt, sizes, rng)
+    exact = ref.resample(x.astype(np.float32), *args)
+    assert np.count_nonzero(exact - np.floor(exact) == 0.5) > 200, "the case has too few exact ties"
+    assert np.count_nonzero((exact - np.floor(exact) == 0.5) & (np.floor(exact) % 2 == 0)) > 50
+    expected = ref.resample(x, *args)
+    desc = Resample1Desc(in_desc, out_desc, "linear", args[2], args[3], args[4])
+    ran = []
+    for kernel in (None, *KERNELS):
+        try:
+            op = compile_resample(desc, device=device, kernel=kernel)
+        except PlanError:
+            continue
+        inputs = {"input": (in_desc, tensor_bytes(in_desc, x))}
+        run_checked(device, lambda ins, out: op(ins["input"], out), inputs, out_desc, expected)
+        ran.append(op.plan.kernels[-1])
+    assert {"resample_packed", "resample_atomic", "resample_rows_byte", "resample_rows_pat"} <= set(ran), ran
 
 
 # -- ties (DML-unconfirmed for Resample/Resample1, spec 4.3) -------------------------------------

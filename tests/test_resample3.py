@@ -199,6 +199,25 @@ def element_kernel(dt: DataType) -> str:
     return "aa_element" if dt == F32 else "aa_element_atomic"
 
 
+@pytest.mark.parametrize("dt", (I8, U8), ids=lambda d: d.name.lower())
+def test_8bit_ties_round_to_even(device, dt, rng):
+    """Antialiased 1/2 weighs its 4 x 4 taps by products of 1/8 and 3/8: every float32 sum is exact
+    and about one output in 64 is an exact tie (k + 0.5). Every antialias kernel (rounding through
+    wgsl/common/bytes.wgsl's round_byte) gives the reference's round-half-to-even bit for bit."""
+    in_desc, out_desc = TensorDesc(dt, (2, 3, 64, 64)), TensorDesc(dt, (2, 3, 32, 32))
+    x = values(dt, in_desc.sizes, rng)
+    desc = desc3(in_desc, out_desc)
+    args = (out_desc.sizes, desc.scales, desc.input_pixel_offsets, desc.output_pixel_offsets)
+    exact = ref.resample_antialias(x.astype(np.float32), *args)
+    assert np.count_nonzero(exact - np.floor(exact) == 0.5) > 40, "the case has too few exact ties"
+    want = ref.resample_antialias(x, *args)
+    for kernel in ("aa_pat", "aa_taps", "aa_rows", "aa_tile", "aa_element_atomic"):
+        op = compile_resample3(desc, device=device, kernel=kernel)
+        inputs = {"input": (in_desc, tensor_bytes(in_desc, x))}
+        run_checked(device, lambda ins, o: op(ins["input"], o), inputs, out_desc, want)
+        assert op.plan.kernels == [kernel]
+
+
 @pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
 @pytest.mark.parametrize(
     "sizes, out",

@@ -25,6 +25,7 @@
 // fma_planes; grouped_fma: channel_blocks), and 9 the output as 16-byte vectors.
 
 #include "convolution_integer.wgsl"
+#include "common/bytes.wgsl"
 
 override KH: u32 = 3u;
 override KW: u32 = 3u;
@@ -267,11 +268,8 @@ fn stage_word(i: u32, q: u32, wy: u32, x: u32, plane_in: bool, ih0: i32, iw0: i3
     xv[i] = as_f32(word_bytes((word & keep) | (zrep & ~keep))) - vec4<f32>(bias);
 }
 
-// Bytes as f32 without a conversion: the float whose bits are 0x4B000000 | b is 2^23 + b (INT8
-// flipped to b ^ 0x80); the caller subtracts the bias.
-fn as_f32(b: vec4<u32>) -> vec4<f32> {
-    return bitcast<vec4<f32>>(vec4<u32>(0x4B000000u) | (b ^ vec4<u32>(select(0u, 0x80u, X_SIGNED))));
-}
+// Bytes as f32 without a conversion (common/bytes.wgsl); the caller subtracts the bias.
+fn as_f32(b: vec4<u32>) -> vec4<f32> { return biased_bytes(b, X_SIGNED); }
 
 // Window slot c (a float) of the staged window.
 fn put(c: u32, v: f32) {

@@ -60,6 +60,7 @@ struct Params {
 }
 
 #include "common/grid.wgsl"
+#include "common/bytes.wgsl"
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
@@ -97,8 +98,8 @@ fn unpack_elem(word: u32, k: u32) -> f32 {
 fn store_bits(v: f32) -> u32 {
     if (DTYPE == 0u) { return bitcast<u32>(v); }
     if (DTYPE == 1u) { return pack2x16float(vec2<f32>(v, 0.0)) & 0xFFFFu; }
-    if (DTYPE == 2u) { return u32(i32(clamp(round(v), -128.0, 127.0))) & 0xFFu; }
-    return u32(clamp(round(v), 0.0, 255.0));
+    if (DTYPE == 2u) { return round_byte(v, -128.0, 127.0); }
+    return round_byte(v, 0.0, 255.0);
 }
 
 // (first pixel, tap count) of output o along axis d.
