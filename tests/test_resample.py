@@ -284,6 +284,43 @@ def test_wide_rows_every_block_alignment(device, rng, dt):
         check_gpu(device, x, TensorDesc(dt, (3, 37)), mode, (1.0, 37 / 20), (0.5, 0.5), (-0.5, -0.5))
 
 
+@pytest.mark.parametrize("dt", [F32, F16, I8, U8], ids=lambda d: d.name.lower())
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_packed_blocks_across_rows(device, rng, dt, mode):
+    """resample_packed's 16-byte blocks that hold the end of one row and the start of the next
+    (rows of a block or more, not whole blocks): built from the row's last block and the next
+    row's first; the next row may start a new plane, channel or batch. Rows shorter than a block
+    (three rows or more in a block) and the tensor's partial first and last blocks go element by
+    element. Output placed at every element offset of a word, under poison and guards."""
+    epb = 16 // dt.size_in_bytes
+    cases = [  # (in sizes, out sizes): rows of epb + 1 .. 4 epb + 3 elements, and shorter than a block
+        ((2, 3, 3, 7), (2, 3, 2, epb + 1)),
+        ((1, 2, 5, 9), (2, 2, 7, 2 * epb + 3)),
+        ((3, 7), (5, 4 * epb + 3)),
+        ((2, 2, 3, 5), (2, 2, 4, epb - 1)),
+    ]
+    for in_sizes, out_sizes in cases:
+        in_desc, out_desc = TensorDesc(dt, in_sizes), TensorDesc(dt, out_sizes)
+        r = len(in_sizes)
+        scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
+        desc = Resample1Desc(in_desc, out_desc, mode, scales, (0.5,) * r, (-0.5,) * r)
+        op = compile_resample(desc, device=device, kernel="resample_packed")
+        x = values(dt, in_sizes, rng)
+        expected = ref.resample(x, out_sizes, mode, scales, (0.5,) * r, (-0.5,) * r)
+        tol = {"atol": LINEAR_TOLERANCE[dt][0], "why": LINEAR_TOLERANCE[dt][1]} if mode == "linear" else {}
+        inputs = {"input": (in_desc, tensor_bytes(in_desc, x))}
+        for k in range(4 // dt.size_in_bytes):
+            run_checked(
+                device,
+                lambda ins, out: op(ins["input"], out),
+                inputs,
+                out_desc,
+                expected.astype(dt.numpy_dtype),
+                output_offset=GUARD + k * dt.size_in_bytes,
+                **tol,
+            )
+
+
 def test_integer_linear_rounds_half_to_even(device):
     # x = o + 0.5: every output is the mean of two neighbours, a .5 tie for odd sums.
     u = np.array([0, 1, 2, 3, 4, 6], np.uint8)

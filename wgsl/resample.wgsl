@@ -359,6 +359,27 @@ fn row_block(o: vec4<u32>) -> vec4<u32> {
                      bytes4(linear4(o, o.w + 12u)));
 }
 
+// Word i (0-7) of the 32 bytes a then b.
+fn word8(a: vec4<u32>, b: vec4<u32>, i: u32) -> u32 {
+    let v = select(a, b, i >= 4u);
+    let j = i & 3u;
+    return select(select(v.x, v.y, j == 1u), select(v.z, v.w, j == 3u), j >= 2u);
+}
+
+// The 16 bytes from byte d (0 < d < 16) of the 32 bytes a then b.
+fn window16(a: vec4<u32>, b: vec4<u32>, d: u32) -> vec4<u32> {
+    let q = d >> 2u;
+    let s = (d & 3u) * 8u;
+    let x0 = word8(a, b, q);
+    let x1 = word8(a, b, q + 1u);
+    let x2 = word8(a, b, q + 2u);
+    let x3 = word8(a, b, q + 3u);
+    if (s == 0u) { return vec4<u32>(x0, x1, x2, x3); }
+    let x4 = word8(a, b, q + 4u);
+    let r = 32u - s;
+    return vec4<u32>((x0 >> s) | (x1 << r), (x1 >> s) | (x2 << r), (x2 >> s) | (x3 << r), (x3 >> s) | (x4 << r));
+}
+
 @compute @workgroup_size(WG)
 fn resample_packed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let eb = elem_bytes();
@@ -369,10 +390,23 @@ fn resample_packed(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
         output4[b.t] = row_block(o + p.origin);
         return;
     }
-    // A block that crosses a row, or the first or last block of the tensor (whose bytes outside
-    // the tensor belong to someone else and are kept): element by element, the coordinates
-    // stepped from the first (no division per element: with rows that are not whole blocks about
-    // half the warps hold such a block, and every thread of the warp waits for it).
+    if (b.n == 16u / eb && p.out_sizes.w >= b.n) {
+        // A whole block across the end of a row (rows of a block or more: it holds two rows'
+        // elements): the row's last block and the next row's first, each built as above, and the
+        // block's bytes taken from the two (the element path below, the only one before, ran
+        // 16 elements one by one in such a thread while its warp waited).
+        let m = p.out_sizes.w - o.w;   // the first row's elements in the block (1 .. 16 / eb - 1)
+        var last = o;
+        last.w = p.out_sizes.w - b.n;
+        var next = o;
+        next.w = p.out_sizes.w - 1u;
+        next = next_coords(next);
+        output4[b.t] = window16(row_block(last + p.origin), row_block(next + p.origin), 16u - m * eb);
+        return;
+    }
+    // The first or last block of the tensor (whose bytes outside the tensor belong to someone
+    // else and are kept), or a block over three rows or more: element by element, the
+    // coordinates stepped from the first (no division per element).
     var block = vec4<u32>(0u);
     if (b.n != 16u / eb) { block = output4[b.t]; }
     var oc = o;
