@@ -144,13 +144,13 @@ def test_linear_8bit_ties_round_to_even(device, rng, dt, layout):
     assert np.count_nonzero((exact - np.floor(exact) == 0.5) & (np.floor(exact) % 2 == 0)) > 50
     expected = ref.resample(x, *args)
     desc = Resample1Desc(in_desc, out_desc, "linear", args[2], args[3], args[4])
+    inputs = {"input": (in_desc, tensor_bytes(in_desc, x))}
     ran = []
     for kernel in (None, *KERNELS):
         try:
             op = compile_resample(desc, device=device, kernel=kernel)
         except PlanError:
             continue
-        inputs = {"input": (in_desc, tensor_bytes(in_desc, x))}
         run_checked(device, lambda ins, out: op(ins["input"], out), inputs, out_desc, expected)
         ran.append(op.plan.kernels[-1])
     assert {"resample_packed", "resample_atomic", "resample_rows_byte", "resample_rows_pat"} <= set(ran), ran

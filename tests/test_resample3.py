@@ -211,9 +211,9 @@ def test_8bit_ties_round_to_even(device, dt, rng):
     exact = ref.resample_antialias(x.astype(np.float32), *args)
     assert np.count_nonzero(exact - np.floor(exact) == 0.5) > 40, "the case has too few exact ties"
     want = ref.resample_antialias(x, *args)
+    inputs = {"input": (in_desc, tensor_bytes(in_desc, x))}
     for kernel in ("aa_pat", "aa_taps", "aa_rows", "aa_tile", "aa_element_atomic"):
         op = compile_resample3(desc, device=device, kernel=kernel)
-        inputs = {"input": (in_desc, tensor_bytes(in_desc, x))}
         run_checked(device, lambda ins, o: op(ins["input"], o), inputs, out_desc, want)
         assert op.plan.kernels == [kernel]
 

@@ -9,10 +9,10 @@
 //   1.5 * 2^23: the sum lies in [2^23, 2^24), where every float is an integer, so the add rounds v
 //   to an integer, and the low byte of the sum's bits is that integer in two's complement. The add
 //   rounds to the nearest integer, ties to even, where the adapter's float add rounds to nearest
-//   (IEEE 754's default; lavapipe, llvmpipe GL and NVIDIA's Vulkan driver, tested with exact ties
-//   in tests/test_resample.py): the same as round() then a conversion, which DML's INT8 / UINT8
-//   rounding asks for. WGSL lets a correctly rounded add take either neighbour, which is within
-//   Resample's documented 8-bit tolerance (1).
+//   (IEEE 754's default; tested with exact ties on lavapipe and llvmpipe GL by tests/test_resample.py
+//   and test_resample3.py, which run on whatever adapters the tests find): the same as round() then
+//   a conversion, which DML's INT8 / UINT8 rounding asks for. WGSL lets a correctly rounded add
+//   take either neighbour, which is within Resample's documented 8-bit tolerance (1).
 // H200: Resample linear uint8 x2 up (resample_rows_pat, 2x32x256x256) 23.2 -> 19.5 us with the
 // rounding replaced (bench/EXPERIMENTS.md, session 34). Replacing the byte-to-f32 conversions of
 // Resample's windows measured no faster there (23.4 us), so Resample keeps those.
