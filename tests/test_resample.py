@@ -483,6 +483,41 @@ def test_row_walk_ragged_rows(device, rng, mode, dt, kernel, in_sizes, out_sizes
             compile_resample(desc, device=device, kernel=kernel)
 
 
+@pytest.mark.parametrize("dt", [I8, U8], ids=lambda d: d.name.lower())
+def test_row_walk_byte_ends(device, rng, dt):
+    """resample_rows_byte on output rows that are not whole words (BYTE_ENDS): rows of 1-203 bytes
+    starting anywhere in a word, each thread's four bytes stored where they lie, the words shared
+    with a neighbour or the next row merged with atomics. Packed, padded and broadcast inputs,
+    bands of 3 rows, within the 8-bit linear tolerance under poison and guards. CPU adapters' plans
+    take it (lavapipe: 1.37-3.47x resample_packed); GPUs' plans only where it is requested."""
+    for in_sizes, out_sizes in (
+        ((2, 3, 7, 22), (2, 3, 13, 66)),
+        ((1, 2, 9, 35), (1, 2, 17, 29)),
+        ((2, 1, 4, 5), (2, 1, 9, 7)),
+        ((1, 2, 3, 3), (1, 2, 5, 1)),
+        ((1, 1, 6, 101), (1, 1, 5, 203)),
+    ):
+        for pattern in ("packed", "padded", "broadcast"):
+            in_desc = strided_desc(dt, in_sizes, pattern)
+            op = check_layout(device, rng, "linear", dt, "resample_rows_byte", in_desc, out_sizes, band_rows=3)
+            assert op.plan.steps[0].constants_dict.get("BYTE_ENDS") == 1
+    r = 4
+    desc = Resample1Desc(
+        TensorDesc(dt, (2, 3, 7, 22)),
+        TensorDesc(dt, (2, 3, 13, 66)),
+        "linear",
+        (1, 1, 13 / 7, 3),
+        (0.5,) * r,
+        (-0.5,) * r,
+    )
+    assert plan_resample(desc, Capabilities.profile("lavapipe")).kernels == ["resample_rows_byte"]
+    gpu = plan_resample(desc, Capabilities.profile("h100"))
+    assert gpu.kernels == ["resample_packed"] and "not measured on a GPU" in gpu.why
+    assert plan_resample(desc, Capabilities.profile("h100"), kernel="resample_rows_byte").kernels == [
+        "resample_rows_byte"
+    ]
+
+
 @pytest.mark.parametrize(
     "mode, dt, kernel, in_sizes, out_sizes",
     [

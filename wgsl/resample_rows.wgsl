@@ -15,6 +15,11 @@ override HALF: u32 = 0u;    // resample_rows with float16: 1 = 4 outputs (8 byte
 // Rows of a whole number of words but not of a thread's outputs: a row's last thread stores only
 // its words inside the row (as u32 words through `output`; row starts counted in elements).
 override RAGGED: bool = false;
+// BYTE_ENDS (resample_rows_byte): output rows of any length (not whole words; rows start
+// anywhere in a word): a thread's four bytes from element e (column ow) go where they lie, the
+// word wholly its own stored, the (one or two) words it shares with the thread before or after it
+// (or with the next row) merged with atomics on its own bytes only.
+override BYTE_ENDS: bool = false;
 // Input planes an output's rows read (linear): 1, or 2 / 4 where the channel and/or the batch are
 // interpolated (each walked with its own row cache). A constant, so that one plane keeps one walk's
 // registers (four walks held for one plane ran the row walks 15-25% slower on the H100).
@@ -47,8 +52,8 @@ struct Quad4 {
 }
 
 fn w_quad(e: u32) -> Quad4 {
-    // RAGGED: entries past the row's last column repeat it (their outputs are not stored)
-    let last = select(0xFFFFFFFFu, p.table_start.w + p.out_sizes.w - 1u, RAGGED);
+    // RAGGED, BYTE_ENDS: entries past the row's last column repeat it (their outputs are not stored)
+    let last = select(0xFFFFFFFFu, p.table_start.w + p.out_sizes.w - 1u, RAGGED || BYTE_ENDS);
     let t0 = table4[min(e, last)];
     let t1 = table4[min(e + 1u, last)];
     let t2 = table4[min(e + 2u, last)];
@@ -170,7 +175,7 @@ fn rows_place(tid: u32, v: u32) -> Place {
     // n and c as the tables index them: a plan split past the binding limit runs whole (n, c)
     // planes a part, from p.origin (0 otherwise)
     let oh1 = min(oh0 + p.band_rows, p.out_sizes.z);
-    if (RAGGED) { return Place(oh0, oh1, e, p.out_sizes.w, n + p.origin.x, c + p.origin.y, ow); }
+    if (RAGGED || BYTE_ENDS) { return Place(oh0, oh1, e, p.out_sizes.w, n + p.origin.x, c + p.origin.y, ow); }
     return Place(oh0, oh1, e / v, p.out_sizes.w / v, n + p.origin.x, c + p.origin.y, ow);
 }
 
@@ -319,6 +324,25 @@ fn resample_rows_half(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     }
 }
 
+// Bits m of word w set to v's, the word's other bits kept: a plain store where m is the whole word.
+fn put_bits(w: u32, v: u32, m: u32) {
+    if (m == 0xFFFFFFFFu) {
+        output[w] = v;
+    } else if (m != 0u) {
+        atomicAnd(&output_atomic[w], ~m);
+        atomicOr(&output_atomic[w], v & m);
+    }
+}
+
+// BYTE_ENDS: a thread's word x of four outputs, the first at element e (column ow of its row).
+fn store_byte_ends(e: u32, ow: u32, x: u32) {
+    let n = min(4u, p.out_sizes.w - ow);                          // its outputs inside the row
+    let m = select(0xFFFFFFFFu, (1u << (8u * n)) - 1u, n < 4u);   // their bytes in x
+    let s = (e & 3u) * 8u;
+    put_bits(e >> 2u, x << s, m << s);
+    if (s != 0u) { put_bits((e >> 2u) + 1u, x >> (32u - s), m >> (32u - s)); }
+}
+
 // Linear int8 / uint8: 4 outputs (one word of output) per thread, rounded and saturated as
 // store_bits does.
 @compute @workgroup_size(WG)
@@ -335,7 +359,7 @@ fn resample_rows_byte(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     var w3 = empty_walk();
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
         let v = linear_rows(&w, &w1, &w2, &w3, oh, ps, qa, qa);
-        output[dst] = bytes4(v.lo);
+        if (BYTE_ENDS) { store_byte_ends(dst, pl.ow, bytes4(v.lo)); } else { output[dst] = bytes4(v.lo); }
         dst += pl.step;
     }
 }
