@@ -515,15 +515,7 @@ fn pat_store_bytes(e: u32, ow: u32, x: PatWords) {
         let w = w0 + k;
         let lo = max(b0, 4u * w);
         let hi = min(b1, 4u * w + 4u);
-        if (lo < hi) {
-            let mask = byte_mask(lo - 4u * w, hi - 4u * w);
-            if (mask == 0xFFFFFFFFu) {
-                output[w] = v;
-            } else {
-                atomicAnd(&output_atomic[w], ~mask);
-                atomicOr(&output_atomic[w], v & mask);
-            }
-        }
+        if (lo < hi) { put_bits(w, v, byte_mask(lo - 4u * w, hi - 4u * w)); }
     }
 }
 

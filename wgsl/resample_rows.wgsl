@@ -324,16 +324,6 @@ fn resample_rows_half(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     }
 }
 
-// Bits m of word w set to v's, the word's other bits kept: a plain store where m is the whole word.
-fn put_bits(w: u32, v: u32, m: u32) {
-    if (m == 0xFFFFFFFFu) {
-        output[w] = v;
-    } else if (m != 0u) {
-        atomicAnd(&output_atomic[w], ~m);
-        atomicOr(&output_atomic[w], v & m);
-    }
-}
-
 // BYTE_ENDS: a thread's word x of four outputs, the first at element e (column ow of its row).
 fn store_byte_ends(e: u32, ow: u32, x: u32) {
     let n = min(4u, p.out_sizes.w - ow);                          // its outputs inside the row

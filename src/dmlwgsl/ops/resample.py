@@ -488,11 +488,6 @@ C_LANES_MIN = 8
 #: (no row to share otherwise). int8 / uint8 linear (resample_rows_byte, 4 outputs per thread): 8.
 #: (CPU adapters walk rows for nearest of every type at every scale: see plan_resample.)
 ROW_BANDS: dict = {(1, 4): 8, (1, 2): 32, (0, 2): 2, (1, 1): 8}
-#: resample_rows_byte with BYTE_ENDS (output rows that are not whole words) in CPU adapters' plans:
-#: lavapipe (Mesa 25.0.7), 8 int8/uint8 linear descriptions of 9-203-element rows, one process, best
-#: of 3: 1.37-3.47x faster than resample_packed (geometric mean 2.71x), the same bits. Not measured
-#: on a GPU: there it runs where requested.
-_BYTE_ENDS_CPU = True
 #: Rows per band of a row walk requested where ROW_BANDS has no entry.
 DEFAULT_BAND = 8
 #: Rows per band of every row walk on a CPU adapter (a few threads run at a time, so longer bands
@@ -777,7 +772,10 @@ def plan_resample(
     ragged_ok = (pd["out_sizes"][3] * esize) % 4 == 0
     ragged = {}
     # resample_rows_byte on output rows that are not whole words stores its bytes where they lie,
-    # merging the words it shares with atomics (BYTE_ENDS)
+    # merging the words it shares with atomics (BYTE_ENDS). CPU adapters' plans take it: lavapipe
+    # (Mesa 25.0.7), 8 int8/uint8 linear descriptions of 9-203-element rows, one process, best of 3,
+    # 1.37-3.47x faster than resample_packed (geometric mean 2.71x), the same bits. Not measured on
+    # a GPU: there it runs where requested.
     byte_ends = pd["out_sizes"][3] % 4 != 0
     for name, v in (("resample_rows", 16 // esize), ("resample_rows_half", 4), ("resample_rows_byte", 4)):
         if why_not[name] is None:
@@ -787,11 +785,10 @@ def plan_resample(
             shapes[name] = _rows_shape(pd, v, band, fill=fill, ragged=ragged[name] or ends)
             if shapes[name] is None:
                 why_not[name] = f"the output rows are not whole groups of {v} elements (nor of words)"
-            elif ends and kernel is None and not (caps.is_cpu and _BYTE_ENDS_CPU):
+            elif ends and kernel is None and not caps.is_cpu:
                 why_not[name] = (
-                    "the output rows are not whole words (byte stores with atomic ends: "
-                    + ("not measured on a GPU, requested there" if not caps.is_cpu else "slower on CPU adapters")
-                    + ")"
+                    "the output rows are not whole words (byte stores with atomic ends: not measured on a GPU, "
+                    "requested there)"
                 )
     pat_ragged_bytes = pat is not None and pd["out_sizes"][3] % pat[0] != 0 and (pd["out_sizes"][3] * esize) % 4 != 0
     if pat is not None:
