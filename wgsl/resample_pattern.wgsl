@@ -1,8 +1,8 @@
 // Resample fast path: the row walk with one W tap pattern (resample_rows_pat), linear (every type)
 // and nearest. Built on resample_rows.wgsl (included) and tested against resample.wgsl's
 // resample_packed. Bindings: as resample_rows.wgsl (it writes output, output2 and output4). Overrides: resample_rows.wgsl's (ROW_PLANES: the
-// batch and/or channel interpolated, their windows blended; COMPUTED bit 3: a long W axis whose
-// weights the shader computes), and PV, NW, TAP0_A-D, TAP1_A-D, PAT_CL.
+// batch and/or channel interpolated, their windows blended; COMPUTED: long axes whose coordinates
+// the shader computes, bit 3 the W axis's weights), and PV, NW, TAP0_A-D, TAP1_A-D, PAT_CL.
 
 #include "resample_rows.wgsl"
 
@@ -272,7 +272,7 @@ struct PatWalk {
 
 // Output row oh of a thread's PV columns.
 fn pat_row(c: ptr<function, PatWalk>, oh: u32, ps: Planes, t: PatThread) -> Row16 {
-    let eh = table4[p.table_start.z + oh];
+    let eh = linear_entry(2u, oh);
     let r0 = eh.x;   // row offsets in the planes (the same in each)
     if (p.taps.z == 1u) {
         if (r0 != (*c).ra) {
@@ -350,7 +350,7 @@ fn pat_place(tid: u32) -> PatPlace {
     let z = vec4<f32>(0.0);
     let k = p.pat_k0 + i32(g) * i32(p.pat_step);
     if (MODE == 0u) {   // nearest: the (n, c) plane's first element, no weights
-        let base = p.input_base + table[p.table_start.x + n] + table[p.table_start.y + c];
+        let base = p.input_base + nearest_entry(0u, n) + nearest_entry(1u, c);
         let ps = Planes(vec4<u32>(base), vec4<f32>(1.0));
         return PatPlace(rp.oh0, rp.oh1, e, ow, ps, PatThread(k, Row16(z, z, z, z), Row16(z, z, z, z)));
     }
@@ -436,7 +436,7 @@ fn pat_raw_word(i: u32, a: vec4<u32>, b: vec2<u32>) -> u32 {
 
 // Output row oh of a nearest thread (its (n, c) plane at ps.b.x).
 fn pat_near_row(c: ptr<function, PatWalk>, oh: u32, ps: Planes, t: PatThread) -> PatWords {
-    let r = table[p.table_start.z + oh];
+    let r = nearest_entry(2u, oh);
     if (r != (*c).ra) {
         (*c).raw = pat_raw_window(ps.b.x + r, t);
         (*c).ra = r;

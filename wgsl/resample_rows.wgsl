@@ -2,7 +2,7 @@
 // Params as resample.wgsl (included; its header has the index math); tested against its
 // resample_packed.
 // resample_rows: packed float32/float16 output (and int8/uint8 nearest) whose rows are whole
-// 16-byte blocks (or, with RAGGED, whole words), whole tables (axis_mode 0); linear with the batch or
+// 16-byte blocks (or, with RAGGED, whole words), any axis forms (tables or COMPUTED); linear with the batch or
 // channel interpolated walks each of an output's input planes beside the others: one thread owns
 // one block column and walks a band of rows (see below). resample_rows_half: its float16 linear form, 4 outputs per thread;
 // resample_rows_byte: its int8 / uint8 linear form, 4 outputs (a word) per thread.
@@ -43,7 +43,7 @@ override C_LANES: bool = false;
 // planes in the reference's order). Branches on
 // the row cache are uniform across a warp except where it straddles two bands.
 
-// W taps of 4 consecutive output columns starting at linear table entry e.
+// W taps of 4 consecutive output columns from column ow (table entries, or computed: COMPUTED).
 struct Quad4 {
     i0: vec4<u32>,
     i1: vec4<u32>,
@@ -51,13 +51,13 @@ struct Quad4 {
     w1: vec4<f32>,
 }
 
-fn w_quad(e: u32) -> Quad4 {
-    // RAGGED, BYTE_ENDS: entries past the row's last column repeat it (their outputs are not stored)
-    let last = select(0xFFFFFFFFu, p.table_start.w + p.out_sizes.w - 1u, RAGGED || BYTE_ENDS);
-    let t0 = table4[min(e, last)];
-    let t1 = table4[min(e + 1u, last)];
-    let t2 = table4[min(e + 2u, last)];
-    let t3 = table4[min(e + 3u, last)];
+fn w_quad(ow: u32) -> Quad4 {
+    // RAGGED, BYTE_ENDS: columns past the row's last repeat it (their outputs are not stored)
+    let last = select(0xFFFFFFFFu, p.out_sizes.w - 1u, RAGGED || BYTE_ENDS);
+    let t0 = linear_entry(3u, min(ow, last));
+    let t1 = linear_entry(3u, min(ow + 1u, last));
+    let t2 = linear_entry(3u, min(ow + 2u, last));
+    let t3 = linear_entry(3u, min(ow + 3u, last));
     return Quad4(vec4<u32>(t0.x, t1.x, t2.x, t3.x), vec4<u32>(t0.y, t1.y, t2.y, t3.y),
                  bitcast<vec4<f32>>(vec4<u32>(t0.z, t1.z, t2.z, t3.z)),
                  bitcast<vec4<f32>>(vec4<u32>(t0.w, t1.w, t2.w, t3.w)));
@@ -99,6 +99,14 @@ fn n_block(row: u32, ia: vec4<u32>, ib: vec4<u32>, ic: vec4<u32>, id: vec4<u32>)
                      raw(row + id.z), raw(row + id.w))));
 }
 
+// Nearest: the input offsets along W of the 4 output columns from ow (a multiple of 4): one vec4 of
+// the table (its W entries start on a vec4), or computed (COMPUTED).
+fn w_idx4(ow: u32) -> vec4<u32> {
+    if ((COMPUTED & 8u) == 0u) { return table4[(p.table_start.w + ow) >> 2u]; }
+    return vec4<u32>(computed_nearest(3u, ow), computed_nearest(3u, ow + 1u), computed_nearest(3u, ow + 2u),
+                     computed_nearest(3u, ow + 3u));
+}
+
 // Cache of two W-interpolated input rows: ra older, rb newer.
 struct Walk {
     ra: u32,
@@ -111,7 +119,7 @@ struct Walk {
 // the plane's weight wc = wn * wc (1 where neither the batch nor the channel is interpolated): lo
 // (and hi for 8 outputs), each term ((wc * wh) * v) in the reference's order.
 fn linear_row(w: ptr<function, Walk>, oh: u32, base: u32, qa: Quad4, qb: Quad4, wc: f32, acc: Row8) -> Row8 {
-    let eh = table4[p.table_start.z + oh];
+    let eh = linear_entry(2u, oh);
     let r0 = base + eh.x;
     if (r0 != (*w).ra && r0 != (*w).rb) {
         (*w).ra = (*w).rb;
@@ -221,8 +229,9 @@ struct Planes {
 fn planes(pl: Place, base: u32) -> Planes {
     // (the batch entry's words through `table`: every entry point binds it, as the others do)
     let k = 4u * (p.table_start.x + pl.n);
-    let en = vec4<u32>(table[k], table[k + 1u], table[k + 2u], table[k + 3u]);
-    let ec = table4[p.table_start.y + pl.c];
+    var en = vec4<u32>(table[k], table[k + 1u], table[k + 2u], table[k + 3u]);
+    if ((COMPUTED & 1u) != 0u) { en = computed_linear(0u, pl.n); }
+    let ec = linear_entry(1u, pl.c);
     let wn = bitcast<vec2<f32>>(en.zw);
     let wc = bitcast<vec2<f32>>(ec.zw);
     return Planes(vec4<u32>(base) + vec4<u32>(en.x + ec.x, en.x + ec.y, en.y + ec.x, en.y + ec.y),
@@ -257,21 +266,20 @@ fn resample_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     let pl = rows_place(tid, 16u / elem_bytes());
     var dst = pl.dst;
     if (MODE == 0u) {
-        let base = p.input_base + table[p.table_start.x + pl.n] + table[p.table_start.y + pl.c];
-        let tw = (p.table_start.w + pl.ow) >> 2u;   // p.table_start.w and ow are multiples of 4
-        let ia = table4[tw];
+        let base = p.input_base + nearest_entry(0u, pl.n) + nearest_entry(1u, pl.c);
+        let ia = w_idx4(pl.ow);
         var ib = vec4<u32>(0u);
         var ic = vec4<u32>(0u);
         var id = vec4<u32>(0u);
-        if (DTYPE >= 1u) { ib = table4[tw + 1u]; }
+        if (DTYPE >= 1u) { ib = w_idx4(pl.ow + 4u); }
         if (DTYPE >= 2u) {
-            ic = table4[tw + 2u];
-            id = table4[tw + 3u];
+            ic = w_idx4(pl.ow + 8u);
+            id = w_idx4(pl.ow + 12u);
         }
         var last = 0xFFFFFFFFu;
         var blk = vec4<u32>(0u);
         for (var oh = pl.oh0; oh < pl.oh1; oh++) {
-            let row = base + table[p.table_start.z + oh];
+            let row = base + nearest_entry(2u, oh);
             if (row != last) {
                 blk = n_block(row, ia, ib, ic, id);
                 last = row;
@@ -282,10 +290,9 @@ fn resample_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         return;
     }
     let ps = planes(pl, p.input_base);
-    let e = p.table_start.w + pl.ow;
-    let qa = w_quad(e);
+    let qa = w_quad(pl.ow);
     var qb = qa;
-    if (wide()) { qb = w_quad(e + 4u); }
+    if (wide()) { qb = w_quad(pl.ow + 4u); }
     var w = empty_walk();
     var w1 = empty_walk();
     var w2 = empty_walk();
@@ -311,7 +318,7 @@ fn resample_rows_half(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     var dst = pl.dst;
     // (word 4 * i of the table is entry i's .x: this entry point binds `table` like the others)
     let ps = planes(pl, p.input_base);
-    let qa = w_quad(p.table_start.w + pl.ow);
+    let qa = w_quad(pl.ow);
     var w = empty_walk();
     var w1 = empty_walk();
     var w2 = empty_walk();
@@ -342,7 +349,7 @@ fn resample_rows_byte(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     let pl = rows_place(tid, 4u);
     var dst = pl.dst;
     let ps = planes(pl, p.input_base);
-    let qa = w_quad(p.table_start.w + pl.ow);
+    let qa = w_quad(pl.ow);
     var w = empty_walk();
     var w1 = empty_walk();
     var w2 = empty_walk();

@@ -716,12 +716,8 @@ def plan_resample(
         if plane_parts is None:
             verb = "are" if " and " in split else "is"
             row_rule = f"the {split} {verb} beyond the binding limit and one (n, c) plane does not fit one binding"
-    # resample_rows_pat computes a long W axis's weights in the shader (its taps are the pattern)
-    pat_rule = row_rule
-    if pat_rule is None and any(a.form != "whole" for a in axes[:3]):
-        pat_rule = "an axis other than W is not bound as a whole table"
-    if row_rule is None and any(a.form != "whole" for a in axes):
-        row_rule = "an axis is not bound as a whole table"
+    # the row walks take every axis form: a computed axis's entries come from coordinate() in the
+    # shader (resample_rows_pat: a computed W axis's weights; its taps are the pattern)
     why_not = {
         "resample_packed": vec4_out,
         "resample_strided": None if esize == 4 else f"{dt.name}: resample_strided writes whole 32-bit elements",
@@ -734,7 +730,7 @@ def plan_resample(
         ),
         "resample_rows_half": row_rule or (None if linear and esize == 2 else "float16 linear only"),
         "resample_rows_byte": row_rule or (None if linear and esize == 1 else "int8 / uint8 linear only"),
-        "resample_rows_pat": pat_rule,
+        "resample_rows_pat": row_rule,
     }
     # 8/16-bit rows that are not whole words from a word boundary: the pattern's words put together
     # from the words they straddle (PAT_BYTES)
@@ -772,10 +768,11 @@ def plan_resample(
     ragged_ok = (pd["out_sizes"][3] * esize) % 4 == 0
     ragged = {}
     # resample_rows_byte on output rows that are not whole words stores its bytes where they lie,
-    # merging the words it shares with atomics (BYTE_ENDS). CPU adapters' plans take it: lavapipe
-    # (Mesa 25.0.7), 8 int8/uint8 linear descriptions of 9-203-element rows, one process, best of 3,
-    # 1.37-3.47x faster than resample_packed (geometric mean 2.71x), the same bits. Not measured on
-    # a GPU: there it runs where requested.
+    # merging the words it shares with atomics (BYTE_ENDS), on every adapter. Against
+    # resample_packed, the same bits: lavapipe (Mesa 25.0.7), 8 int8/uint8 linear descriptions of
+    # 9-203-element rows, one process, best of 3, 1.37-3.47x (geometric mean 2.71x); H200, the 19
+    # such random rows of seeds 7, 11, 13, 17, 19 with whole tables, one process, best of 2,
+    # 0.86-4.88x (2.24x; the two slower ones channels-fastest inputs, as are four faster ones).
     byte_ends = pd["out_sizes"][3] % 4 != 0
     for name, v in (("resample_rows", 16 // esize), ("resample_rows_half", 4), ("resample_rows_byte", 4)):
         if why_not[name] is None:
@@ -785,11 +782,6 @@ def plan_resample(
             shapes[name] = _rows_shape(pd, v, band, fill=fill, ragged=ragged[name] or ends)
             if shapes[name] is None:
                 why_not[name] = f"the output rows are not whole groups of {v} elements (nor of words)"
-            elif ends and kernel is None and not caps.is_cpu:
-                why_not[name] = (
-                    "the output rows are not whole words (byte stores with atomic ends: not measured on a GPU, "
-                    "requested there)"
-                )
     pat_ragged_bytes = pat is not None and pd["out_sizes"][3] % pat[0] != 0 and (pd["out_sizes"][3] * esize) % 4 != 0
     if pat is not None:
         tuned = PATTERN_BAND if esize < 4 and pat[0] >= 8 else ROW_BANDS[(1, esize)]
@@ -803,9 +795,11 @@ def plan_resample(
         if shapes["resample_rows_pat"] is None:
             why_not["resample_rows_pat"] = f"the output rows are not whole groups of {pat[0]} elements"
         elif pat_ragged_bytes and not caps.is_cpu and kernel is None:
+            # H200, int8 linear rows not whole words, us, this / resample_rows_byte: 260.2 / 161.3,
+            # 125.2 / 98.4, 12.0 / 10.0, 11.6 / 12.4 (one process, best of 2)
             why_not["resample_rows_pat"] = (
-                "the output rows are not whole words (byte stores with atomic ends: measured on CPU adapters "
-                "only, requested on a GPU)"
+                "the output rows are not whole words (its stores with atomic ends: on a GPU measured only on "
+                "8-bit rows, slower there than resample_rows_byte's; requested there)"
             )
         elif chan_fast and not _lanes_fit(pd, pat[0]):
             why_not["resample_rows_pat"] = (
