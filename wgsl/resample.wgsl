@@ -51,6 +51,7 @@ struct Params {
     in_strides: vec4<u32>,    // computed axes: input strides in elements
     scales: vec4<f32>,        // computed axes: Scales
     inv_scales: vec4<f32>,    // computed axes: 1 / Scale where exact (a power of two), else 0 (divide)
+    sig_rcps: vec4<f32>,      // computed axes: 2^23 / (Scale's 24-bit significand), rounded (div_rn)
     in_offsets: vec4<f32>,    // computed axes: InputPixelOffsets
     out_offsets: vec4<f32>,   // computed axes: OutputPixelOffsets
     count: u32,               // output elements
@@ -82,7 +83,8 @@ struct Params {
 // float32(o) rounded to nearest even, as the reference's arange(float32) gives it (WGSL's f32(u32)
 // may round either way past 2^24).
 fn f32_of(o: u32) -> f32 {
-    if (o < 0x1000000u) { return f32(o); }
+    // below 2^24 exact, without a conversion: 2^23 + (o mod 2^23) from the bits, less 2^23 below it
+    if (o < 0x1000000u) { return bitcast<f32>(0x4B000000u | (o & 0x7FFFFFu)) - select(8388608.0, 0.0, o >= 0x800000u); }
     let sh = 8u - countLeadingZeros(o);  // bits below the 24-bit significand
     let low = o & ((1u << sh) - 1u);
     let half = 1u << (sh - 1u);
@@ -93,18 +95,22 @@ fn f32_of(o: u32) -> f32 {
 
 // a / s correctly rounded (s > 0, both normal, a zero or a normal quotient: the plan checks the
 // ranges), from the 24-bit significands ma and ms (ma / ms in (1/2, 2)): q = floor(ma * 2^25 / ms)
-// (26 quotient bits) and the sticky bit (remainder != 0), rounded to nearest even. q comes from
-// WGSL's division (within 2.5 ulp: q within 20 of the truth) and is corrected with the exact
-// remainder r = ma * 2^25 - q * ms: |r| < 2^31, so it is the wrapping difference of the low 32 bits.
-fn div_rn(a: f32, s: f32) -> f32 {
+// (26 quotient bits) and the sticky bit (remainder != 0), rounded to nearest even. q is first
+// estimated as 4 * (ma * y), y = 2^23 / ms rounded (the host's, `sig_rcps`; correctly rounded
+// products: within 9 of the truth), then corrected with the exact remainder
+// r = ma * 2^25 - q * ms (|r| < 2^31, so the wrapping difference of the low 32 bits). No division
+// and two conversions (the conversion unit is the narrow one on GPUs).
+fn div_rn(a: f32, s: f32, y: f32) -> f32 {
     if (a == 0.0) { return a; }
     let ua = bitcast<u32>(abs(a));
     let us = bitcast<u32>(s);
     let ma = (ua & 0x7FFFFFu) | 0x800000u;
     let ms = (us & 0x7FFFFFu) | 0x800000u;
-    var q = u32(floor(ldexp(f32(ma) / f32(ms), 25)));
+    // the estimate in [2^24, 2^26], an integer: its significand shifted by its exponent's excess
+    let uf = bitcast<u32>(4.0 * (bitcast<f32>(0x4B000000u | (ma & 0x7FFFFFu)) * y));
+    var q = ((uf & 0x7FFFFFu) | 0x800000u) << ((uf >> 23u) - 150u);
     var r = bitcast<i32>((ma << 25u) - q * ms);
-    let step = i32(floor(f32(r) / f32(ms)));   // within 1 of the correction
+    let step = i32(floor(f32(r) * (y * 1.1920928955078125e-7)));   // r / ms, within 1 of the correction
     q = u32(i32(q) + step);
     r -= step * i32(ms);
     for (var i = 0u; i < 2u; i++) {
@@ -121,8 +127,9 @@ fn div_rn(a: f32, s: f32) -> f32 {
     let half = 1u << (drop - 1u);
     var m = q >> drop;
     if (rem > half || (rem == half && (r != 0 || (m & 1u) == 1u))) { m += 1u; }
-    let e = i32((ua >> 23u) & 0xFFu) - i32((us >> 23u) & 0xFFu) - 25 + i32(drop);
-    return sign(a) * ldexp(f32(m), e);
+    // m * 2^e, e = Ea - Es - 25 + drop: biased exponent e + 150 (m = 2^24 carries into it)
+    let e = ((ua >> 23u) & 0xFFu) + 125u + drop - ((us >> 23u) & 0xFFu);
+    return bitcast<f32>((bitcast<u32>(a) & 0x80000000u) | ((e << 23u) + m - 0x800000u));
 }
 
 // x of output index o along a computed axis d, clipped as the reference clips it to
@@ -131,7 +138,7 @@ fn div_rn(a: f32, s: f32) -> f32 {
 fn coordinate(d: u32, o: u32) -> f32 {
     let a = f32_of(o) - p.out_offsets[d];
     var q = a * p.inv_scales[d];
-    if (p.inv_scales[d] == 0.0) { q = div_rn(a, p.scales[d]); }
+    if (p.inv_scales[d] == 0.0) { q = div_rn(a, p.scales[d], p.sig_rcps[d]); }
     let x = q - p.in_offsets[d];
     return clamp(x, -2.0, f32_of(p.in_sizes[d] + 1u));
 }

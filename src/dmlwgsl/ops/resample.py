@@ -352,6 +352,13 @@ def _exact_inverse(scale: float) -> float:
     return 2.0 ** (1 - e) if m == 0.5 else 0.0
 
 
+def _significand_reciprocal(scale: float) -> float:
+    """2^23 / ms rounded to float32, ms = float32(scale)'s 24-bit significand (an integer in
+    [2^23, 2^24)): wgsl/resample.wgsl's div_rn estimates its quotients with it."""
+    ms = (int(np.float32(scale).view(np.uint32)) & 0x7FFFFF) | 0x800000
+    return float(np.float32(2.0**23) / np.float32(ms))
+
+
 def _computable(scale: float, in_off: float, out_off: float, in_size: int, out_size: int) -> bool:
     """Whether the shader's coordinate() gives the reference's x on this axis: Scale and the
     offsets in ranges where every step stays a normal float32 (div_rn needs a normal quotient)."""
@@ -900,6 +907,7 @@ def plan_resample(
         "in_strides": pd["in_strides"],
         "scales": [float(np.float32(a.scale)) for a in axes],
         "inv_scales": [_exact_inverse(a.scale) if a.form == "computed" else 0.0 for a in axes],
+        "sig_rcps": [_significand_reciprocal(a.scale) for a in axes],
         "in_offsets": [float(np.float32(a.in_off)) for a in axes],
         "out_offsets": [float(np.float32(a.out_off)) for a in axes],
         "count": count,
