@@ -350,20 +350,21 @@ BYTE_ROW_CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    "mode,dt,kernel",
-    [
-        ("nearest", F32, "resample_rows"),
-        ("nearest", F16, "resample_rows"),
-        ("linear", F32, "resample_rows"),
-        ("linear", F16, "resample_rows"),
-        ("linear", F16, "resample_rows_half"),
-        ("linear", U8, "resample_rows_byte"),
-        ("linear", I8, "resample_rows_byte"),
-        ("nearest", U8, "resample_rows"),
-        ("nearest", I8, "resample_rows"),
-    ],
-)
+#: (mode, type, kernel) of the row walks' forms
+ROW_WALK_FORMS = [
+    ("nearest", F32, "resample_rows"),
+    ("nearest", F16, "resample_rows"),
+    ("linear", F32, "resample_rows"),
+    ("linear", F16, "resample_rows"),
+    ("linear", F16, "resample_rows_half"),
+    ("linear", U8, "resample_rows_byte"),
+    ("linear", I8, "resample_rows_byte"),
+    ("nearest", U8, "resample_rows"),
+    ("nearest", I8, "resample_rows"),
+]
+
+
+@pytest.mark.parametrize("mode,dt,kernel", ROW_WALK_FORMS)
 def test_row_walk(device, rng, dt, mode, kernel):
     """resample_rows / resample_rows_half (one thread per block column walking a band of rows,
     W-interpolated input rows cached) against the reference kernel resample_packed: bands of 3
@@ -940,18 +941,7 @@ def test_pattern_on_a_computed_w_axis(device, rng, monkeypatch, dt):
 
 
 @pytest.mark.parametrize(
-    "kernel,dt,mode",
-    [
-        ("resample_rows", F32, "linear"),
-        ("resample_rows", F16, "linear"),
-        ("resample_rows", F32, "nearest"),
-        ("resample_rows", U8, "nearest"),
-        ("resample_rows_half", F16, "linear"),
-        ("resample_rows_byte", U8, "linear"),
-        ("resample_rows_byte", I8, "linear"),
-        ("resample_rows_pat", F16, "linear"),
-        ("resample_rows_pat", I8, "nearest"),
-    ],
+    "mode,dt,kernel", ROW_WALK_FORMS + [("linear", F16, "resample_rows_pat"), ("nearest", I8, "resample_rows_pat")]
 )
 def test_row_walks_on_computed_axes(device, rng, kernel, dt, mode):
     """The row walks where every axis computes its coordinates in the shader (long axes; the
