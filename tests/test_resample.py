@@ -466,7 +466,7 @@ def test_row_walk_ragged_rows(device, rng, mode, dt, kernel, in_sizes, out_sizes
     row's last thread stores only its words inside the row; the plan takes the row walk unasked
     where it would for whole groups (on CPU adapters always). Strided inputs, bands of 3 rows;
     exact (nearest) or within the linear tolerance, under poison and guards. Rows that are not
-    whole words stay on resample_packed."""
+    whole words are refused by these kernels."""
     r = len(in_sizes)
     scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
     out_desc = TensorDesc(dt, out_sizes)

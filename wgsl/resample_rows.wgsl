@@ -34,8 +34,9 @@ override C_LANES: bool = false;
 // resample_rows: packed float32/float16 output, 16-byte aligned, rows of a whole number of 16-byte
 // blocks (V = 4 or 8 outputs) (the host checks all of that).
 // Thread = (n, c, band, block column g); lanes of a warp take consecutive g, so every load and
-// store of a warp is contiguous. A thread reads its V columns' W table once, then walks the band's
-// output rows (p.band_rows of them): each input row it needs is interpolated along W once (linear:
+// store of a warp is contiguous. A thread reads (or computes) its V columns' W taps once, then
+// walks the band's output rows (p.band_rows of them): each input row it needs is interpolated
+// along W once (linear:
 // v = w0 * a + w1 * b per column, the reference's order) and kept in one of two registers slots,
 // so with upsampling along H an input row serves several output rows; the vertical blend
 // acc = 0 + wh0 * v(h0) (+ wh1 * v(h1)) is the reference's sum (wn = wc = 1 exactly; with the

@@ -674,10 +674,12 @@ def plan_resample(
     linear of every type, nearest of 8/16-bit types where W does not shrink (every adapter), 8/16-bit
     rows off word boundaries with each window word put together from two (PAT_BYTES; on a GPU after
     the other row walks), the batch or channel
-    interpolated (planes blended), a long W axis with computed coordinates, channels-fastest
-    float32 with channels in the lanes, taken on a GPU instead of the transpose where it has 4
-    outputs a thread), resample_rows_half (float16 linear row walk, 4 outputs per thread),
-    resample_rows_byte (its int8 / uint8 form), resample_rows (row walk, float32 / float16), and
+    interpolated (planes blended), channels-fastest float32 with channels in the lanes, taken on
+    a GPU instead of the transpose where it has 4 outputs a thread), resample_rows_half (float16
+    linear row walk, 4 outputs per thread), resample_rows_byte (its int8 / uint8 form; output rows
+    that are not whole words with their shared end words merged by atomics), resample_rows (row
+    walk, float32 / float16), every row walk on any axis forms (long axes compute their
+    coordinates in the shader), and
     the reference kernels resample_packed (packed output), resample_strided (4-byte elements, any
     output strides) and resample_atomic (1- and 2-byte elements, any output strides), tried in
     that order unless ``kernel`` names one (an impossible request raises :class:`PlanError`
