@@ -36,9 +36,9 @@ override C_LANES: bool = false;
 // Thread = (n, c, band, block column g); lanes of a warp take consecutive g, so every load and
 // store of a warp is contiguous. A thread reads (or computes) its V columns' W taps once, then
 // walks the band's output rows (p.band_rows of them): each input row it needs is interpolated
-// along W once (linear:
-// v = w0 * a + w1 * b per column, the reference's order) and kept in one of two registers slots,
-// so with upsampling along H an input row serves several output rows; the vertical blend
+// along W once (linear: v = w0 * a + w1 * b per column, the reference's order) and kept in one of
+// two registers slots, so with upsampling along H an input row serves several output rows; the
+// vertical blend
 // acc = 0 + wh0 * v(h0) (+ wh1 * v(h1)) is the reference's sum (wn = wc = 1 exactly; with the
 // batch or channel interpolated, the terms (((wn * wc) * wh) * v) of each input plane's rows, the
 // planes in the reference's order). Branches on
