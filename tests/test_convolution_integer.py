@@ -1122,9 +1122,11 @@ def test_window_kernel(device, mix, rng):
     """The window kernel (one pixel's whole window a thread against a staged block of filter rows):
     the row walk (kernel rows of 1 and 2 words, rows cut by padding on either side, strides, H
     dilation, 1-D, batch items, 16- and 32-channel blocks with a partial last block, tiles walked
-    with a partial last one), and the four-words-a-time gathers where rows cannot be walked (an
-    NHWC input: byte gathers; KW = 9: dense rows; W dilation: bytes); a padded output; every
-    zero-point form; exact."""
+    with a partial last one), on CPU adapters also its tile form (4 pixels of an output row a
+    thread, W strides up to 3, output rows not whole quads, 8-channel blocks with a partial
+    last), and the four-words-a-time gathers where rows cannot be walked (an NHWC input: byte
+    gathers; KW = 9: dense rows; W dilation: bytes); a padded output; every zero-point form;
+    exact."""
     names = ("strides", "dilations", "start_padding", "end_padding", "group_count")
     zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
     cases = [
@@ -1156,6 +1158,23 @@ def test_window_kernel(device, mix, rng):
             dict(window_channels=16),
             "",
         ),
+    ]
+    # The row-form cases run twice: as the plan takes them (on CPU adapters the tile form, 4 pixels
+    # a thread against 8 channels) and with a channel block requested (the one-pixel row form).
+    cpu = Capabilities.from_device(device).is_cpu
+    cases += [
+        (
+            dict(n=2, c=5, m=12, hw=(7, 22), k=(2, 4), strides=(1, 3), start_padding=(1, 3), end_padding=(0, 2)),
+            "packed",
+            {},
+            "_rows",
+        ),
+        (dict(c=2, m=9, hw=(6, 19), k=(3, 8), start_padding=(1, 7), end_padding=(1, 0)), "padded", {}, "_rows"),
+    ]
+    cases = [
+        (case, pattern, t, ("_tile" if cpu and "window_channels" not in t else entry) if entry == "_rows" else entry)
+        for case, pattern, tuning, entry in cases
+        for t in ([tuning, {**tuning, "window_channels": 16}] if entry == "_rows" else [tuning])
     ]
     for i, (case, pattern, tuning, entry) in enumerate(cases):
         p = dict(case)

@@ -55,9 +55,13 @@ def no_dot4(caps: Capabilities) -> Capabilities:
 def test_dense_layer_runs_the_dot4_gemm(profile):
     caps = Capabilities.profile(profile)
     d = layer(8, 64, 64, (56, 56), 3)
-    plan = plan_convolution_integer(d, caps)
+    if caps.is_cpu:  # a CPU adapter: the window kernel's tile form (test_cpu_window_tile_form), the GEMM requested
+        plan = plan_convolution_integer(d, caps, kernel="dot4")
+    else:
+        plan = plan_convolution_integer(d, caps)
+        assert "dense layer" in plan.why
     assert plan.kernels == ["pack", "convolution_integer_dot4"]
-    assert "dense layer" in plan.why and plan.capabilities == caps.name
+    assert plan.capabilities == caps.name
     assert plan.ops == 2 * 8 * 64 * 56 * 56 * 64 * 9
     # input + filter + per-channel filter zero points + input zero point read once, int32 output written once
     assert plan.bytes_moved == 8 * 64 * 56 * 56 + 64 * 64 * 9 + 64 + 1 + 4 * 8 * 64 * 56 * 56
@@ -215,13 +219,24 @@ def test_small_channel_stem_takes_the_window_kernel(profile):
     kernel rows of 2 words, walked a row at a time: 42 words -> 44 staged) against blocks of 32
     channels' filter rows; no workspace."""
     d = layer(8, 3, 64, (224, 224), 7, stride=2)
-    plan = plan_convolution_integer(d, Capabilities.profile(profile))
+    caps = Capabilities.profile(profile)
+    plan = plan_convolution_integer(d, caps)
+    pixels = 8 * 112 * 112
+    if caps.is_cpu:  # the tile form: 4 pixels of an output row a thread, blocks of 8 channels, 64 threads
+        assert plan.kernels == ["convolution_integer_dot4_window_tile"] and "whole window is 147 taps" in plan.why
+        assert "tile form" in plan.why
+        (s,) = plan.steps
+        c, u = s.constants_dict, s.uniforms_dict
+        assert (c["CPT"], c["KWP"], c["RW"], c["WG"]) == (8, 44, 2, 64)
+        quads = 8 * 112 * 28
+        assert (u["pixels"], u["channel_blocks"], u["pixel_tiles"]) == (pixels, 8, quads // 64)
+        assert u["workgroups"] * u["win_tiles"] >= u["pixel_tiles"] * 8 > (u["workgroups"] - 8) * u["win_tiles"]
+        return
     assert plan.kernels == ["convolution_integer_dot4_window_rows"] and "whole window is 147 taps" in plan.why
     assert plan.workspace == ()
     (s,) = plan.steps
     c, u = s.constants_dict, s.uniforms_dict
     assert (c["CPT"], c["KWP"], c["RW"], c["IM2COL_ROWS"], c["WG"]) == (32, 44, 2, 1, 256)
-    pixels = 8 * 112 * 112
     assert (u["pixels"], u["k_words"], u["taps"], u["channel_blocks"]) == (pixels, 44, 147, 2)
     # 784 workgroups of one tile: about two waves of the ~400 the kernel aims for, so 2 tiles each
     assert u["pixel_tiles"] == pixels // 256 and u["win_tiles"] == 2 and u["workgroups"] == pixels // 256
@@ -256,20 +271,43 @@ def test_where_the_window_kernel_is_not_chosen():
     # a batch-1 stem: 98 workgroups of 256 pixels, under a GPU's 128 (the GEMM's smaller tiles fill it)
     stem1 = layer(1, 3, 64, (224, 224), 7, stride=2)
     assert plan_convolution_integer(stem1, caps).kernels[-1] == "convolution_integer_dot4"
-    assert plan_convolution_integer(stem1, cpu).kernels == ["convolution_integer_dot4_window_rows"]
-    tiny, big = layer(1, 64, 64, (8, 8), 3), layer(1, 64, 64, (28, 28), 3)  # 64 and 784 output positions
-    assert plan_convolution_integer(tiny, cpu).kernels == ["convolution_integer_dot4_window_rows"]
+    assert plan_convolution_integer(stem1, cpu).kernels == ["convolution_integer_dot4_window_tile"]
+    tiny, big = layer(1, 64, 64, (8, 8), 1), layer(1, 64, 64, (28, 28), 1)  # 64 and 784 output positions
+    assert plan_convolution_integer(tiny, cpu).kernels == ["convolution_integer_dot4_window_tile"]
     assert "64 output positions on a CPU adapter" in plan_convolution_integer(tiny, cpu).why
+    # (1x1: row words 1/4 full; past 256 positions the GEMM)
     assert plan_convolution_integer(big, cpu).kernels[-1] == "convolution_integer_dot4"
-    assert (
-        plan_convolution_integer(tiny, caps).kernels[-1].startswith("convolution_integer_dot4_splitk")
-    )  # a GPU: the GEMM
+    gpu_tiny = plan_convolution_integer(layer(1, 64, 64, (8, 8), 3), caps)
+    assert gpu_tiny.kernels[-1].startswith("convolution_integer_dot4_splitk")  # a GPU: the GEMM
     with pytest.raises(DmlValidationError, match="window_tiles: must be an integer >= 1"):
         plan_convolution_integer(layer(8, 3, 64, (64, 64), 7), caps, kernel="dot4_window", window_tiles=0)
     with pytest.raises(DmlValidationError, match="threads: the window kernel takes 64, 128, 256 or 512"):
         plan_convolution_integer(layer(8, 3, 64, (64, 64), 7), caps, kernel="dot4_window", threads=96)
     with pytest.raises(DmlValidationError, match="window_channels: must be 16 or 32"):
         plan_convolution_integer(layer(8, 3, 64, (64, 64), 7), caps, kernel="dot4_window", window_channels=64)
+
+
+def test_cpu_window_tile_form():
+    """CPU adapters: the window kernel's tile form (4 pixels of an output row a thread against 8
+    staged channels) for dense layers of any size whose kernel rows fill at least 3/4 of their row
+    words (KW 3, 4, 6, 7, 8) and W stride at most 3, for the others where they have at most 256
+    output positions and the one-pixel form's block fits; GPUs keep the one-pixel form and the GEMM.
+    A requested channel block (16 or 32) runs the one-pixel form."""
+    cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
+    for k in (3, 4, 6, 7):  # (KW = 8 at 64 channels: 1024 k words, the block's 32 KiB do not fit)
+        plan = plan_convolution_integer(layer(2, 64, 64, (56, 56), k), cpu)
+        assert plan.kernels == ["convolution_integer_dot4_window_tile"], k
+        assert f"kernel rows of {k} taps (row words at least 3/4 full)" in plan.why and "tile form" in plan.why
+    for k in (1, 2, 5):  # row words 1/4, 1/2, 5/8 full: the GEMM past 256 positions
+        assert plan_convolution_integer(layer(2, 64, 64, (56, 56), k), cpu).kernels[-1] == "convolution_integer_dot4"
+    five = layer(1, 64, 64, (11, 11), 5)  # 121 positions, but the one-pixel form's block does not fit: the GEMM
+    assert plan_convolution_integer(five, cpu).kernels[-1] == "convolution_integer_dot4"
+    s4 = layer(1, 64, 64, (28, 28), 3, stride=4)  # W stride 4: a quad's words leave one span, the one-pixel form
+    assert plan_convolution_integer(s4, cpu).kernels == ["convolution_integer_dot4_window_rows"]
+    on_gpu = plan_convolution_integer(layer(2, 64, 64, (56, 56), 3), gpu)
+    assert on_gpu.kernels[-1] != "convolution_integer_dot4_window_tile"
+    req = plan_convolution_integer(layer(1, 64, 64, (8, 8), 3), cpu, kernel="dot4_window", window_channels=32)
+    assert req.kernels == ["convolution_integer_dot4_window_rows"] and req.steps[0].constants_dict["CPT"] == 32
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -368,9 +406,12 @@ def test_explain_cli(capsys):
     assert d["bytes_moved"] == 8 * 256 * 56 * 56 + 256 * 9 + 256 + 1 + 4 * 8 * 256 * 56 * 56
     assert d["steps"][0]["uniforms"]["group_count"] == 256
     argv = ["explain", "convolution_integer", "--input", "8,64,56,56", "--filter", "64,64,3,3", "--pads", "1,1,1,1"]
-    assert cli_main(argv + ["--profile", "lavapipe"]) == 0
+    assert cli_main(argv + ["--profile", "h100"]) == 0
     text = capsys.readouterr().out
     assert "pack, convolution_integer_dot4" in text and "why: C/G = 64 and M/G = 64" in text
+    assert cli_main(argv + ["--profile", "lavapipe"]) == 0
+    text = capsys.readouterr().out
+    assert "convolution_integer_dot4_window_tile" in text and "why: a CPU adapter and kernel rows of 3 taps" in text
     assert cli_main(argv + ["--profile", "h100", "--kernel", "direct", "--strides", "2,2", "--dilations", "1,1"]) == 0
     assert "kernel 'direct' requested" in capsys.readouterr().out
     assert cli_main(["explain", "convolution_integer", "--input", "1,4,9", "--filter", "2,4,3", "--pads", "1,1"]) == 0

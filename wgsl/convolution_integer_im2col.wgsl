@@ -148,6 +148,13 @@ fn im2col_filter_word(m: u32, f: u32) -> u32 {
         var word = 0u;
         if (t.c < cv.group_in_channels) {
             let a = m * cv.filter_stride_m + t.c * cv.filter_stride_c + t.kh * cv.filter_stride_h;
+            if (cv.filter_stride_w == 1u) {
+                // contiguous taps: the word's 4 bytes from two word loads (lanes past KW 0)
+                let f = cv.filter_base + a + 4u * t.kw;
+                let i = f >> 2u;
+                let word = funnel(filter_weights[i], filter_weights[i + 1u], (f & 3u) * 8u) ^ (w_flip() * ONES);
+                return word & low_lanes(min(4u, cv.kernel_w - 4u * t.kw));
+            }
             for (var j = 0u; j < 4u; j++) {
                 let kw = 4u * t.kw + j;
                 if (kw < cv.kernel_w) { word |= (filter_byte(a + kw * cv.filter_stride_w) ^ w_flip()) << (8u * j); }

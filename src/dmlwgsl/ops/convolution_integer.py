@@ -986,7 +986,29 @@ _WINDOW_WORKGROUPS = 400
 _WINDOW_MIN_WORKGROUPS = 128
 
 
-def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, wg_req=None):
+#: The window kernel's tile form (CPU adapters): threads a workgroup. lavapipe (Mesa 25.0.7), same
+#: process, the quick sweep's layers: 32 / 64 / 128 threads within 5 % of each other (layer1 201.5 /
+#: 205.2 / 210.6 us, the C=3 stem 238.9 / 199.1 / 210.8).
+_TILE_WG = 64
+
+
+def _tile_form(d: ConvolutionIntegerDesc) -> bool:
+    """Whether the window kernel's tile form (4 pixels of an output row a thread) takes ``d``: the
+    row form, W stride at most 3 (a quad's 4 row words lie in one span of 4 input words)."""
+    return _window_rows(d) and d.strides[1] <= 3
+
+
+def _tile_full_rows(d: ConvolutionIntegerDesc) -> bool:
+    """Whether the tile form takes ``d`` with its row words at least 3/4 full (KW = 3, 4, 6, 7 or 8):
+    on CPU adapters it then runs dense layers of any size. lavapipe (Mesa 25.0.7), same process,
+    tile form against the plan's kernel before it (us): 3x3 2x64x56x56 13491 / 16429 (GEMM),
+    1x128x14x14 2755 / 2783, 1x256x7x7 2639-2931 / 2789-2956, 1x64x28x28 1757 / 2025; but 5x5
+    (5/8 full) 1x64x11x11 1423 / 1245 and 1x64x28x28 7163 / 6973, 1x1 1x64x56x56 2693 / 1723."""
+    kw = d.filter.sizes[3]
+    return _tile_form(d) and 4 * kw >= 3 * 4 * -(-kw // 4)
+
+
+def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, wg_req=None, tile=False):
     """(constants, (channel blocks, pixel tiles, tiles a workgroup walks), why) of the window kernel,
     or (None, None, why not); ``cpt_req`` / ``wg_req`` request channels a thread (16 or 32) and
     threads a workgroup (64 to 512). Blocks of 32 channels (16 where M/G <= 16) and 256 threads:
@@ -1000,7 +1022,8 @@ def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, w
     if wg_req is not None and (isinstance(wg_req, bool) or wg_req not in (64, 128, 256, 512)):
         raise DmlValidationError(f"threads: the window kernel takes 64, 128, 256 or 512; got {wg_req!r}")
     form, words = _window_form(d)
-    cpt = cpt_req or (32 if mg > 16 else 16)
+    tile = tile and cpt_req is None and _tile_form(d)
+    cpt = 8 if tile else cpt_req or (32 if mg > 16 else 16)
     need = 4 * (words * cpt + 2 * cpt)
     have = caps.limit("max-compute-workgroup-storage-size")
     if need > have:
@@ -1012,23 +1035,33 @@ def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, w
                 f"filter rows needs {need} bytes of workgroup memory; {caps.name} has {have}"
             ),
         )
-    wg = wg_req or _WG
+    wg = wg_req or (_TILE_WG if tile else _WG)
     if wg > caps.limit("max-compute-invocations-per-workgroup"):
         return None, None, f"{wg} threads a workgroup exceed {caps.name}'s max-compute-invocations-per-workgroup"
     n, _c, oh, ow = d.output.sizes
-    tiles = -(-n * oh * ow // wg)
+    tiles = -(-n * oh * (-(-ow // 4) if tile else ow) // wg)  # (the tile form: quads of an output row)
     blocks = -(-mg // cpt)
     walk = max(1, (tiles * blocks * g + _WINDOW_WORKGROUPS // 2) // _WINDOW_WORKGROUPS)
     consts = {"CPT": cpt, "KWP": words, "WG": wg}
     if form == "rows":
         consts.update(IM2COL_ROWS=1, RW=-(-kw // 4))
+    if tile:
+        consts["TILE_FORM"] = 1
     elif form == "dense":
         consts["IM2COL_DENSE_ROWS"] = 1
     how = "kernel row by kernel row" if form == "rows" else f"{form} gathers, four words at a time"
-    why = (
-        f"each thread one output pixel's window of {words} k words ({how}) against a staged block of {cpt} "
-        f"channels' filter rows, {walk} tile(s) of {wg} pixels a workgroup"
-    )
+    if tile:
+        why = (
+            f"tile form: each thread 4 neighbouring pixels of an output row (their row words from one span of 4 "
+            f"input words), {words} k words kernel row by kernel row, against a staged block of {cpt} channels' "
+            f"filter rows, each staged vec4 feeding 16 dot products ({caps.name} is a CPU adapter, whose every "
+            f"lane's load is a gather), {walk} tile(s) of {wg} quads a workgroup"
+        )
+    else:
+        why = (
+            f"each thread one output pixel's window of {words} k words ({how}) against a staged block of {cpt} "
+            f"channels' filter rows, {walk} tile(s) of {wg} pixels a workgroup"
+        )
     return consts, (blocks, tiles, walk), why
 
 
@@ -1064,12 +1097,12 @@ def _plan_window(d, caps, placements, why_choice, shape, tuning):
     structure = _structure(d)
     need_sx, _ = _needs_sums(structure)  # (sum w' is summed once a block, whatever zx')
     s = step(
-        "convolution_integer_dot4_window" + ("_rows" if "RW" in consts else ""),
+        "convolution_integer_dot4_window" + ("_tile" if "TILE_FORM" in consts else "_rows" if "RW" in consts else ""),
         "convolution_integer_dot4_window.wgsl",
         why_tile,
         wgs * consts["WG"],
         workgroup_size=consts["WG"],
-        constants={**structure, **consts, "NEED_SX": int(need_sx)},
+        constants={**structure, **{k: v for k, v in consts.items() if k != "TILE_FORM"}, "NEED_SX": int(need_sx)},
         uniforms=u,
         bindings=dict(_TENSOR_VARS),
         uniform_var="cv",
@@ -1410,6 +1443,12 @@ def plan_convolution_integer(
     fma = _fma_shape(d, caps, x_res) if cg == 1 else (None, None, f"C/G = {cg}, not 1")
     gfma = _grouped_fma_shape(d, caps, x_res) if cg > 1 else (None, None, "C/G = 1: depthwise_fma")
     window = _window_shape(d, caps, window_channels, threads if kernel == "dot4_window" else None)
+    tile_full = caps.is_cpu and _tile_full_rows(d)
+    if caps.is_cpu and (window[0] is not None or tile_full):
+        # CPU adapters: the tile form where the pixel form fits, or where its row words are at
+        # least 3/4 full (elsewhere, e.g. 64 channels 5x5, the GEMM ran faster: 1245 against 1423 us)
+        tile_shape = _window_shape(d, caps, window_channels, threads if kernel == "dot4_window" else None, tile=True)
+        window = tile_shape if tile_shape[0] is not None else window
     # im2col packs a pixel's whole window as the GEMM's K: worth its larger packed input where
     # padding each tap's channels to whole vec4s wastes over 40 % of the steps (Cg = 3: 13 steps -> 3;
     # measured on the H100 when each tap took whole steps: 96 channels 3x3, 18 -> 14 steps, and 5x5,
@@ -1455,7 +1494,7 @@ def plan_convolution_integer(
         gemm_ok = has_dot4 and not gemm_off
         positions = d.output.sizes[0] * int(np.prod(d.output.sizes[2:]))
         window_scope = (im2col and (caps.is_cpu or _window_workgroups(window) >= _WINDOW_MIN_WORKGROUPS)) or (
-            caps.is_cpu and dense and positions <= _CPU_WINDOW_POSITIONS
+            caps.is_cpu and dense and (positions <= _CPU_WINDOW_POSITIONS or tile_full)
         )
         if (
             gemm_ok
@@ -1475,13 +1514,23 @@ def plan_convolution_integer(
             # k7 0.36 / 0.66 / 0.68. Grouped layers keep their rules: not measured here.)
             kernel = "dot4_window"
             small = (
-                "" if im2col else f"{positions} output positions on a CPU adapter (at most {_CPU_WINDOW_POSITIONS}): "
+                ""
+                if im2col
+                else f"{positions} output positions on a CPU adapter (at most {_CPU_WINDOW_POSITIONS}): "
+                if positions <= _CPU_WINDOW_POSITIONS
+                else f"a CPU adapter and kernel rows of {d.filter.sizes[3]} taps (row words at least 3/4 full): "
+            )
+            who = (
+                "the tile form: each thread multiplies 4 neighbouring pixels' windows of an output row (a lane's "
+                "every load is a gather on a CPU adapter: each staged filter vec4 feeds 16 dot products)"
+                if "TILE_FORM" in window[0]
+                else "each thread multiplies its own pixel's window"
             )
             why = small + (
-                f"M/G = {mg} >= 16 with C/G = {cg}: a pixel's whole window is {cg * kh * kw} taps, so each thread "
-                "multiplies its own pixel's window, gathered from the input a kernel row at a time, against a "
-                f"staged block of filter rows, in one pass (no packed im2col copy, no 16-word k steps), on the "
-                f"packed 4x8 dot product ({caps.name} has {DOT4_FEATURE})"
+                f"M/G = {mg} >= 16 with C/G = {cg}: a pixel's whole window is {cg * kh * kw} taps, so {who}, "
+                "gathered from the input a kernel row at a time, against a staged block of filter rows, in one "
+                f"pass (no packed im2col copy, no 16-word k steps), on the packed 4x8 dot product ({caps.name} has "
+                f"{DOT4_FEATURE})"
             )
         elif (
             gemm_ok
