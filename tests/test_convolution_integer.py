@@ -1170,6 +1170,31 @@ def test_window_kernel(device, mix, rng):
             "_rows",
         ),
         (dict(c=2, m=9, hw=(6, 19), k=(3, 8), start_padding=(1, 7), end_padding=(1, 0)), "padded", {}, "_rows"),
+        # W-dilated rows: the tile form on CPU adapters (its taps gathered from the span a byte at a
+        # time), the one-pixel form's byte gathers elsewhere
+        (
+            dict(c=3, m=10, hw=(7, 13), k=(3, 3), dilations=(1, 2), start_padding=(2, 2), end_padding=(2, 2)),
+            "packed",
+            {},
+            "dil",
+        ),
+        (
+            dict(n=2, c=2, m=17, hw=(5, 23), k=(2, 3), strides=(1, 2), dilations=(2, 2), start_padding=(1, 2)),
+            "padded",
+            {},
+            "dil",
+        ),
+        (
+            dict(c=4, m=8, hw=(4, 19), k=(1, 5), dilations=(1, 3), start_padding=(0, 6), end_padding=(0, 5)),
+            "packed",
+            {},
+            "dil",
+        ),
+        (dict(c=2, m=8, hw=(3, 30), k=(2, 6), dilations=(1, 2), start_padding=(1, 4)), "packed", {}, "dil"),
+    ]
+    cases = [
+        (case, pattern, tuning, ("_tile" if cpu else "") if entry == "dil" else entry)
+        for case, pattern, tuning, entry in cases
     ]
     cases = [
         (case, pattern, t, ("_tile" if cpu and "window_channels" not in t else entry) if entry == "_rows" else entry)

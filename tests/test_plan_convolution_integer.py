@@ -290,7 +290,7 @@ def test_where_the_window_kernel_is_not_chosen():
 def test_cpu_window_tile_form():
     """CPU adapters: the window kernel's tile form (4 pixels of an output row a thread against 8
     staged channels) for dense layers of any size whose kernel rows fill at least 3/4 of their row
-    words (KW 3, 4, 6, 7, 8) and W stride at most 3, for the others where they have at most 256
+    words (KW 3, 4, 6, 7, 8) and W stride + W dilation at most 4, for the others where they have at most 256
     output positions and the one-pixel form's block fits; GPUs keep the one-pixel form and the GEMM.
     A requested channel block (16 or 32) runs the one-pixel form."""
     cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
@@ -302,6 +302,12 @@ def test_cpu_window_tile_form():
         assert plan_convolution_integer(layer(2, 64, 64, (56, 56), k), cpu).kernels[-1] == "convolution_integer_dot4"
     five = layer(1, 64, 64, (11, 11), 5)  # 121 positions, but the one-pixel form's block does not fit: the GEMM
     assert plan_convolution_integer(five, cpu).kernels[-1] == "convolution_integer_dot4"
+    dil = plan_convolution_integer(
+        layer(2, 64, 64, (28, 28), 3, dilation=2, pad=2), cpu
+    )  # W dilation: taps a byte at a time
+    assert dil.kernels == ["convolution_integer_dot4_window_tile"] and dil.steps[0].constants_dict["IM2COL_ROWS"] == 1
+    wide = layer(1, 64, 64, (28, 28), 3, stride=2, dilation=3, pad=3)  # stride + dilation 5: past one span
+    assert plan_convolution_integer(wide, cpu).kernels[-1] != "convolution_integer_dot4_window_tile"
     s4 = layer(1, 64, 64, (28, 28), 3, stride=4)  # W stride 4: a quad's words leave one span, the one-pixel form
     assert plan_convolution_integer(s4, cpu).kernels == ["convolution_integer_dot4_window_rows"]
     on_gpu = plan_convolution_integer(layer(2, 64, 64, (56, 56), 3), gpu)

@@ -267,12 +267,37 @@ fn quad_of(b: WinBlock, t: u32, l: u32) -> Quad {
     let k1 = select(0u, low_lanes(max(cv.kernel_w, 5u) - 4u), RW > 1u);
     let W = i32(cv.in_width);
     let c4 = vec4<i32>(iw0) + vec4<i32>(0, 1, 2, 3) * i32(cv.stride_w);
-    let keep0 = vec4<u32>(in_row(k0, c4.x, W, 0u), in_row(k0, c4.y, W, 0u), in_row(k0, c4.z, W, 0u), in_row(k0, c4.w, W, 0u));
-    let keep1 = vec4<u32>(in_row(k1, c4.x + 4, W, 0u), in_row(k1, c4.y + 4, W, 0u), in_row(k1, c4.z + 4, W, 0u),
-                          in_row(k1, c4.w + 4, W, 0u));
+    let d4 = 4 * i32(cv.dilation_w);
+    let keep0 = vec4<u32>(in_row_d(k0, c4.x), in_row_d(k0, c4.y), in_row_d(k0, c4.z), in_row_d(k0, c4.w));
+    let keep1 = vec4<u32>(in_row_d(k1, c4.x + d4), in_row_d(k1, c4.y + d4), in_row_d(k1, c4.z + d4),
+                          in_row_d(k1, c4.w + d4));
     let xn = n * cv.in_stride_n + b.g * cv.group_in_channels * cv.in_stride_c;
     return Quad(n, oh, ow0, r < rows, i32(cv.input_base + xn) + iw0, ih0, keep0, vec4<u32>(k0) & ~keep0, keep1,
                 vec4<u32>(k1) & ~keep1);
+}
+
+// The lanes of k whose taps (columns c, c + dw, c + 2 dw, c + 3 dw) lie inside the input row.
+fn in_row_d(k: u32, c: i32) -> u32 {
+    if (cv.dilation_w == 1u) { return in_row(k, c, i32(cv.in_width), 0u); }
+    var m = 0u;
+    for (var j = 0u; j < 4u; j++) {
+        let cj = c + i32(j * cv.dilation_w);
+        if (cj >= 0 && cj < i32(cv.in_width)) { m |= 0xFFu << (8u * j); }
+    }
+    return k & m;
+}
+
+// Byte o (0 .. 15) of the 16-byte span s.
+fn span_byte(s: vec4<u32>, o: u32) -> u32 {
+    let k = o >> 2u;
+    return (select(select(select(s.x, s.y, k == 1u), s.z, k == 2u), s.w, k == 3u) >> ((o & 3u) * 8u)) & 0xFFu;
+}
+
+// The 4 taps from byte o of the span s, dilation_w apart (a W-dilated kernel row): one word.
+fn span_word_d(s: vec4<u32>, o: u32) -> u32 {
+    let d = cv.dilation_w;
+    return span_byte(s, o) | (span_byte(s, o + d) << 8u) | (span_byte(s, o + 2u * d) << 16u)
+         | (span_byte(s, min(o + 3u * d, 15u)) << 24u);   // (past the span: a lane past KW, masked)
 }
 
 // The 4 bytes from byte o (0 .. 12) of the 16-byte span s: one word.
@@ -284,21 +309,26 @@ fn span_word(s: vec4<u32>, o: u32) -> u32 {
 }
 
 // Word w (0 or 1) of the quad's 4 pixels' kernel row kh of channel c, flipped, its lanes outside
-// the input row zx', those past KW 0: one span of 4 input words (the 4 pixels' words start within
-// 3 + 3 stride_w bytes of the span's first word: stride_w <= 3).
+// the input row zx', those past KW 0: one span of 4 input words (the 4 pixels' taps lie within
+// 3 + 3 stride_w + 3 dilation_w + 1 <= 16 bytes of the span's first word: stride_w + dilation_w <= 4).
 fn quad_words(x: Quad, c: u32, kh: u32, w: u32, zrep: u32, flip: u32) -> vec4<u32> {
     let keep = select(x.keep0, x.keep1, w == 1u);
     let pad = select(x.pad0, x.pad1, w == 1u);
     let ih = x.ih0 + i32(kh * cv.dilation_h);
     if (ih < 0 || ih >= i32(cv.in_height)) { return vec4<u32>(zrep) & (pad | keep); }
-    let a = x.xc + i32(c * cv.in_stride_c) + ih * i32(cv.in_stride_h) + 4 * i32(w);
+    let a = x.xc + i32(c * cv.in_stride_c) + ih * i32(cv.in_stride_h) + 4 * i32(w * cv.dilation_w);
     let i = a >> 2u;
     // (words before the binding: lanes outside the row)
     let s = vec4<u32>(input[u32(max(i, 0))], input[u32(max(i + 1, 0))], input[u32(max(i + 2, 0))],
                       input[u32(max(i + 3, 0))]);
     let o = u32(a & 3);
     let st = cv.stride_w;
-    let v = vec4<u32>(span_word(s, o), span_word(s, o + st), span_word(s, o + 2u * st), span_word(s, o + 3u * st));
+    var v: vec4<u32>;
+    if (cv.dilation_w == 1u) {
+        v = vec4<u32>(span_word(s, o), span_word(s, o + st), span_word(s, o + 2u * st), span_word(s, o + 3u * st));
+    } else {
+        v = vec4<u32>(span_word_d(s, o), span_word_d(s, o + st), span_word_d(s, o + 2u * st), span_word_d(s, o + 3u * st));
+    }
     return (vec4<u32>(zrep) & pad) | ((v ^ vec4<u32>(flip)) & keep);
 }
 

@@ -993,9 +993,10 @@ _TILE_WG = 64
 
 
 def _tile_form(d: ConvolutionIntegerDesc) -> bool:
-    """Whether the window kernel's tile form (4 pixels of an output row a thread) takes ``d``: the
-    row form, W stride at most 3 (a quad's 4 row words lie in one span of 4 input words)."""
-    return _window_rows(d) and d.strides[1] <= 3
+    """Whether the window kernel's tile form (4 pixels of an output row a thread) takes ``d``:
+    contiguous input rows, KW <= 8, W stride + W dilation at most 4 (a quad's 4 row words lie in
+    one span of 4 input words; W-dilated rows are gathered from it a byte at a time)."""
+    return d.input.element_strides[3] == 1 and d.filter.sizes[3] <= 8 and d.strides[1] + d.dilations[1] <= 4
 
 
 def _tile_full_rows(d: ConvolutionIntegerDesc) -> bool:
@@ -1021,8 +1022,8 @@ def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, w
         raise DmlValidationError(f"window_channels: must be 16 or 32; got {cpt_req!r}")
     if wg_req is not None and (isinstance(wg_req, bool) or wg_req not in (64, 128, 256, 512)):
         raise DmlValidationError(f"threads: the window kernel takes 64, 128, 256 or 512; got {wg_req!r}")
-    form, words = _window_form(d)
     tile = tile and cpt_req is None and _tile_form(d)
+    form, words = ("rows", _pad4(cg * kh * -(-kw // 4))) if tile else _window_form(d)
     cpt = 8 if tile else cpt_req or (32 if mg > 16 else 16)
     need = 4 * (words * cpt + 2 * cpt)
     have = caps.limit("max-compute-workgroup-storage-size")
@@ -1502,7 +1503,7 @@ def plan_convolution_integer(
             and d.group_count == 1
             and not past_limit
             and window[0] is not None
-            and _window_rows(d)
+            and (_window_rows(d) or "TILE_FORM" in window[0])
         ):
             # (H100, same run, every result exact, against the im2col GEMM: C=3 7x7 stride-2 stem
             # 79.9 -> 54.5 us, the same to 128 channels 122 -> 100, C=3 3x3 stride 2 38.7 -> 17.7,
