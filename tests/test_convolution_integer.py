@@ -1170,6 +1170,13 @@ def test_window_kernel(device, mix, rng):
             "_rows",
         ),
         (dict(c=2, m=9, hw=(6, 19), k=(3, 8), start_padding=(1, 7), end_padding=(1, 0)), "padded", {}, "_rows"),
+        # grouped (dense groups: the tile form's blocks stay within a group)
+        (
+            dict(c=32, m=12, hw=(6, 9), k=(3, 3), group_count=2, start_padding=(1, 1), end_padding=(1, 1)),
+            "packed",
+            {},
+            "_rows",
+        ),
         # W-dilated rows: the tile form on CPU adapters (its taps gathered from the span a byte at a
         # time), the one-pixel form's byte gathers elsewhere
         (
@@ -1225,7 +1232,7 @@ def test_window_kernel(device, mix, rng):
         assert step.name == "convolution_integer_dot4_window" + entry, case
         u = step.uniforms_dict
         assert u["win_tiles"] == tuning.get("window_tiles", 1) and u["channel_blocks"] == -(
-            -case["m"] // step.constants_dict["CPT"]
+            -(case["m"] // params.get("group_count", 1)) // step.constants_dict["CPT"]
         )
 
 

@@ -302,6 +302,9 @@ def test_cpu_window_tile_form():
         assert plan_convolution_integer(layer(2, 64, 64, (56, 56), k), cpu).kernels[-1] == "convolution_integer_dot4"
     five = layer(1, 64, 64, (11, 11), 5)  # 121 positions, but the one-pixel form's block does not fit: the GEMM
     assert plan_convolution_integer(five, cpu).kernels[-1] == "convolution_integer_dot4"
+    grouped = plan_convolution_integer(layer(1, 128, 128, (28, 28), 3, groups=2), cpu)  # (was the GEMM)
+    assert grouped.kernels == ["convolution_integer_dot4_window_tile"]
+    assert grouped.steps[0].uniforms_dict["channel_blocks"] == 8  # 64 channels a group, 8 a block
     dil = plan_convolution_integer(
         layer(2, 64, 64, (28, 28), 3, dilation=2, pad=2), cpu
     )  # W dilation: taps a byte at a time

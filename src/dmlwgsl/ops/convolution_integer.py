@@ -1417,7 +1417,9 @@ def plan_convolution_integer(
     and M/G >= 16) on adapters with the WGSL feature packed_4x8_integer_dot_product (where a
     pixel's whole window saves k steps, G = 1 and the input rows can be walked: the window kernel,
     else the im2col GEMM; on CPU adapters the window kernel also for dense layers of at most 256
-    output positions), the depthwise kernel for C/G = 1 there where its fast rows apply and win
+    output positions, and in its tile form (4 pixels of an output row a thread, see
+    ``_tile_form``) for dense layers of any size and group count whose kernel rows fill at least
+    3/4 of their row words), the depthwise kernel for C/G = 1 there where its fast rows apply and win
     (and on CPU adapters), the depthwise FMA kernel for the other C/G = 1 layers on GPUs (see
     ``_fma_over_fast_rows``), the grouped FMA
     kernel for grouped stride-1 layers of at most 258 taps a group on GPUs, else direct where its tile fits
@@ -1500,7 +1502,7 @@ def plan_convolution_integer(
         if (
             gemm_ok
             and window_scope
-            and d.group_count == 1
+            and (d.group_count == 1 or "TILE_FORM" in (window[0] or {}))
             and not past_limit
             and window[0] is not None
             and (_window_rows(d) or "TILE_FORM" in window[0])
