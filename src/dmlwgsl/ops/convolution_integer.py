@@ -1046,10 +1046,10 @@ def _window_shape(d: ConvolutionIntegerDesc, caps: Capabilities, cpt_req=None, w
     consts = {"CPT": cpt, "KWP": words, "WG": wg}
     if form == "rows":
         consts.update(IM2COL_ROWS=1, RW=-(-kw // 4))
-    if tile:
-        consts["TILE_FORM"] = 1
     elif form == "dense":
         consts["IM2COL_DENSE_ROWS"] = 1
+    if tile:
+        consts["TILE_FORM"] = 1  # (selects the entry point; not a shader constant)
     how = "kernel row by kernel row" if form == "rows" else f"{form} gathers, four words at a time"
     if tile:
         why = (
@@ -1514,7 +1514,8 @@ def plan_convolution_integer(
             # lavapipe, same process, against the im2col GEMM / direct_dot4: stems 7x7 stride 2 at
             # 2x224x224 20.4 / 26.9 / 36.4 ms, 1x64x64 0.90 / 1.46 / 1.53, 1x32x32 0.28 / 0.52 / 0.45,
             # 3x3 stride 2 2x112x112 1.03 / 2.95 / 1.32, C=4 5x5 1x32x32 0.91 / 1.14 / 1.63, C=2 1-D
-            # k7 0.36 / 0.66 / 0.68. Grouped layers keep their rules: not measured here.)
+            # k7 0.36 / 0.66 / 0.68. Grouped layers take it on CPU adapters in the tile form only:
+            # lavapipe G=2 203 -> 150 us, 1x128x28x28 G2 4732 -> 3757 against direct_dot4 / the GEMM.)
             kernel = "dot4_window"
             small = (
                 ""
