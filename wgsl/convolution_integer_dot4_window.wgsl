@@ -13,8 +13,9 @@
 //   y = sum x'w' - zw' * sum x' - zx' * sum w' + K * zx' * zw'      (wrapping i32)
 // sum x' a pixel runs along with the products (one more dot product a word, only where zw' can be
 // nonzero); sum w' a channel is summed once from the staged block (zc_sh holds K zx' zw' - zx' sum w').
-// Two entry points: the row form walked kernel row by kernel row (convolution_integer_dot4_window_rows,
-// the plan's choice) and any im2col form four words at a time (convolution_integer_dot4_window). They
+// Three entry points: the row form walked kernel row by kernel row (convolution_integer_dot4_window_rows,
+// the plan's choice on GPUs), any im2col form four words at a time (convolution_integer_dot4_window),
+// and the row form 4 pixels a thread (convolution_integer_dot4_window_tile, CPU adapters: below). They
 // are separate pipelines on purpose: with both loops in one entry point (the other dead by its
 // override) the H100 ran 64-channel blocks 1.3-1.5x slower. CPT = 64 (64 accumulators) ran slower
 // than 32 on every layer measured (the H100: stem 7x7 76.0 against 62.0 us), so blocks hold 16 or
