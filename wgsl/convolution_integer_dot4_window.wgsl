@@ -19,7 +19,7 @@
 // are separate pipelines on purpose: with both loops in one entry point (the other dead by its
 // override) the H100 ran 64-channel blocks 1.3-1.5x slower. CPT = 64 (64 accumulators) ran slower
 // than 32 on every layer measured (the H100: stem 7x7 76.0 against 62.0 us), so blocks hold 16 or
-// 32 channels.
+// 32 channels (the tile form: 8).
 // Bindings and uniforms: those of convolution_integer.wgsl (this kernel reads k_words, taps,
 // channel_blocks, pixel_tiles, win_tiles and workgroups besides the geometry).
 
