@@ -333,6 +333,34 @@ fn quad_words(x: Quad, c: u32, kh: u32, w: u32, zrep: u32, flip: u32) -> vec4<u3
     return (vec4<u32>(zrep) & pad) | ((v ^ vec4<u32>(flip)) & keep);
 }
 
+// sum x' of 4 words, a lane each.
+fn sum4(v: vec4<u32>) -> vec4<i32> {
+    return vec4<i32>(dot4I8Packed(v.x, ONES), dot4I8Packed(v.y, ONES), dot4I8Packed(v.z, ONES), dot4I8Packed(v.w, ONES));
+}
+
+// Both words of the quad's kernel row kh of channel c where KW > 4, W stride 1, no W dilation: one
+// span serves them (the second word's taps start 4 bytes on: within byte 3 + 3 + 4 + 3 of it).
+// lavapipe, against a span a word: 7x7 1x32x28x28 5565-5578 -> 5314-5330 us, KW 6 2884 -> 2781,
+// 5x5 1x64x11x11 1594 -> 1497 (still slower than the GEMM there: 1275).
+struct WordPair { a: vec4<u32>, b: vec4<u32> }
+
+fn quad_word_pair(x: Quad, c: u32, kh: u32, zrep: u32, flip: u32) -> WordPair {
+    let ih = x.ih0 + i32(kh * cv.dilation_h);
+    if (ih < 0 || ih >= i32(cv.in_height)) {
+        return WordPair(vec4<u32>(zrep) & (x.pad0 | x.keep0), vec4<u32>(zrep) & (x.pad1 | x.keep1));
+    }
+    let a = x.xc + i32(c * cv.in_stride_c) + ih * i32(cv.in_stride_h);
+    let i = a >> 2u;
+    let s = vec4<u32>(input[u32(max(i, 0))], input[u32(max(i + 1, 0))], input[u32(max(i + 2, 0))],
+                      input[u32(max(i + 3, 0))]);
+    let o = u32(a & 3);
+    let v0 = vec4<u32>(span_word(s, o), span_word(s, o + 1u), span_word(s, o + 2u), span_word(s, o + 3u));
+    let v1 = vec4<u32>(span_word(s, o + 4u), span_word(s, o + 5u), span_word(s, o + 6u), span_word(s, o + 7u));
+    let f = vec4<u32>(flip);
+    let z = vec4<u32>(zrep);
+    return WordPair((z & x.pad0) | ((v0 ^ f) & x.keep0), (z & x.pad1) | ((v1 ^ f) & x.keep1));
+}
+
 // acc + the quad's 4 pixels' words v times the block's 8 channels' words (quads q0, q1):
 // Acc's c(2j), c(2j + 1) hold pixel j's two channel quads.
 fn tile8(acc: Acc, v: vec4<u32>, q0: vec4<u32>, q1: vec4<u32>) -> Acc {
@@ -373,12 +401,17 @@ fn convolution_integer_dot4_window_tile(@builtin(workgroup_id) wid: vec3<u32>, @
         var r = 0u;   // the k word
         for (var c = 0u; c < cv.group_in_channels; c++) {
             for (var kh = 0u; kh < cv.kernel_h; kh++) {
+                if (RW > 1u && cv.stride_w == 1u && cv.dilation_w == 1u) {   // (lavapipe: 1.04-1.07x)
+                    let v = quad_word_pair(x, c, kh, zrep, flip);
+                    if (NEED_SX) { sx += sum4(v.a) + sum4(v.b); }
+                    acc = tile8(acc, v.a, w_sh[2u * r], w_sh[2u * r + 1u]);
+                    acc = tile8(acc, v.b, w_sh[2u * r + 2u], w_sh[2u * r + 3u]);
+                    r += 2u;
+                    continue;
+                }
                 for (var w = 0u; w < RW; w++) {
                     let v = quad_words(x, c, kh, w, zrep, flip);
-                    if (NEED_SX) {
-                        sx += vec4<i32>(dot4I8Packed(v.x, ONES), dot4I8Packed(v.y, ONES), dot4I8Packed(v.z, ONES),
-                                        dot4I8Packed(v.w, ONES));
-                    }
+                    if (NEED_SX) { sx += sum4(v); }
                     acc = tile8(acc, v, w_sh[2u * r], w_sh[2u * r + 1u]);
                     r += 1u;
                 }
