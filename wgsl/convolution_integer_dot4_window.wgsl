@@ -288,10 +288,14 @@ fn in_row_d(k: u32, c: i32) -> u32 {
     return k & m;
 }
 
+// Word k (0 .. 3) of the span s.
+fn span_at(s: vec4<u32>, k: u32) -> u32 {
+    return select(select(select(s.x, s.y, k == 1u), s.z, k == 2u), s.w, k == 3u);
+}
+
 // Byte o (0 .. 15) of the 16-byte span s.
 fn span_byte(s: vec4<u32>, o: u32) -> u32 {
-    let k = o >> 2u;
-    return (select(select(select(s.x, s.y, k == 1u), s.z, k == 2u), s.w, k == 3u) >> ((o & 3u) * 8u)) & 0xFFu;
+    return (span_at(s, o >> 2u) >> ((o & 3u) * 8u)) & 0xFFu;
 }
 
 // The 4 taps from byte o of the span s, dilation_w apart (a W-dilated kernel row): one word.
@@ -304,25 +308,39 @@ fn span_word_d(s: vec4<u32>, o: u32) -> u32 {
 // The 4 bytes from byte o (0 .. 12) of the 16-byte span s: one word.
 fn span_word(s: vec4<u32>, o: u32) -> u32 {
     let k = o >> 2u;
-    let lo = select(select(select(s.x, s.y, k == 1u), s.z, k == 2u), s.w, k == 3u);
-    let hi = select(select(s.y, s.z, k == 1u), s.w, k >= 2u);   // (o = 12: not read)
-    return funnel(lo, hi, (o & 3u) * 8u);
+    return funnel(span_at(s, k), span_at(s, min(k + 1u, 3u)), (o & 3u) * 8u);   // (o = 12: hi not read)
 }
 
-// Word w (0 or 1) of the quad's 4 pixels' kernel row kh of channel c, flipped, its lanes outside
-// the input row zx', those past KW 0: one span of 4 input words (the 4 pixels' taps lie within
-// 3 + 3 stride_w + 3 dilation_w + 1 <= 16 bytes of the span's first word: stride_w + dilation_w <= 4).
-fn quad_words(x: Quad, c: u32, kh: u32, w: u32, zrep: u32, flip: u32) -> vec4<u32> {
-    let keep = select(x.keep0, x.keep1, w == 1u);
-    let pad = select(x.pad0, x.pad1, w == 1u);
+// The 4 input words from byte `off` of the quad's kernel row kh of channel c on (o: that byte's
+// place in the first word); inside: the row lies inside the input (else every tap is padding).
+struct RowSpan { inside: bool, s: vec4<u32>, o: u32 }
+
+fn quad_span(x: Quad, c: u32, kh: u32, off: u32) -> RowSpan {
     let ih = x.ih0 + i32(kh * cv.dilation_h);
-    if (ih < 0 || ih >= i32(cv.in_height)) { return vec4<u32>(zrep) & (pad | keep); }
-    let a = x.xc + i32(c * cv.in_stride_c) + ih * i32(cv.in_stride_h) + 4 * i32(w * cv.dilation_w);
+    if (ih < 0 || ih >= i32(cv.in_height)) { return RowSpan(false, vec4<u32>(0u), 0u); }
+    let a = x.xc + i32(c * cv.in_stride_c) + ih * i32(cv.in_stride_h) + i32(off);
     let i = a >> 2u;
     // (words before the binding: lanes outside the row)
     let s = vec4<u32>(input[u32(max(i, 0))], input[u32(max(i + 1, 0))], input[u32(max(i + 2, 0))],
                       input[u32(max(i + 3, 0))]);
-    let o = u32(a & 3);
+    return RowSpan(true, s, u32(a & 3));
+}
+
+// The quad's row words v flipped, their lanes outside the input row zx' (pad), those past KW 0.
+fn quad_lanes(v: vec4<u32>, keep: vec4<u32>, pad: vec4<u32>, zrep: u32, flip: u32) -> vec4<u32> {
+    return (vec4<u32>(zrep) & pad) | ((v ^ vec4<u32>(flip)) & keep);
+}
+
+// Word w (0 or 1) of the quad's 4 pixels' kernel row kh of channel c (quad_lanes): one span of 4
+// input words (the 4 pixels' taps lie within 3 + 3 stride_w + 3 dilation_w + 1 <= 16 bytes of the
+// span's first word: stride_w + dilation_w <= 4).
+fn quad_words(x: Quad, c: u32, kh: u32, w: u32, zrep: u32, flip: u32) -> vec4<u32> {
+    let keep = select(x.keep0, x.keep1, w == 1u);
+    let pad = select(x.pad0, x.pad1, w == 1u);
+    let sp = quad_span(x, c, kh, 4u * w * cv.dilation_w);
+    if (!sp.inside) { return vec4<u32>(zrep) & (pad | keep); }
+    let s = sp.s;
+    let o = sp.o;
     let st = cv.stride_w;
     var v: vec4<u32>;
     if (cv.dilation_w == 1u) {
@@ -330,7 +348,7 @@ fn quad_words(x: Quad, c: u32, kh: u32, w: u32, zrep: u32, flip: u32) -> vec4<u3
     } else {
         v = vec4<u32>(span_word_d(s, o), span_word_d(s, o + st), span_word_d(s, o + 2u * st), span_word_d(s, o + 3u * st));
     }
-    return (vec4<u32>(zrep) & pad) | ((v ^ vec4<u32>(flip)) & keep);
+    return quad_lanes(v, keep, pad, zrep, flip);
 }
 
 // sum x' of 4 words, a lane each.
@@ -345,20 +363,13 @@ fn sum4(v: vec4<u32>) -> vec4<i32> {
 struct WordPair { a: vec4<u32>, b: vec4<u32> }
 
 fn quad_word_pair(x: Quad, c: u32, kh: u32, zrep: u32, flip: u32) -> WordPair {
-    let ih = x.ih0 + i32(kh * cv.dilation_h);
-    if (ih < 0 || ih >= i32(cv.in_height)) {
-        return WordPair(vec4<u32>(zrep) & (x.pad0 | x.keep0), vec4<u32>(zrep) & (x.pad1 | x.keep1));
-    }
-    let a = x.xc + i32(c * cv.in_stride_c) + ih * i32(cv.in_stride_h);
-    let i = a >> 2u;
-    let s = vec4<u32>(input[u32(max(i, 0))], input[u32(max(i + 1, 0))], input[u32(max(i + 2, 0))],
-                      input[u32(max(i + 3, 0))]);
-    let o = u32(a & 3);
+    let sp = quad_span(x, c, kh, 0u);
+    if (!sp.inside) { return WordPair(vec4<u32>(zrep) & (x.pad0 | x.keep0), vec4<u32>(zrep) & (x.pad1 | x.keep1)); }
+    let s = sp.s;
+    let o = sp.o;
     let v0 = vec4<u32>(span_word(s, o), span_word(s, o + 1u), span_word(s, o + 2u), span_word(s, o + 3u));
     let v1 = vec4<u32>(span_word(s, o + 4u), span_word(s, o + 5u), span_word(s, o + 6u), span_word(s, o + 7u));
-    let f = vec4<u32>(flip);
-    let z = vec4<u32>(zrep);
-    return WordPair((z & x.pad0) | ((v0 ^ f) & x.keep0), (z & x.pad1) | ((v1 ^ f) & x.keep1));
+    return WordPair(quad_lanes(v0, x.keep0, x.pad0, zrep, flip), quad_lanes(v1, x.keep1, x.pad1, zrep, flip));
 }
 
 // acc + the quad's 4 pixels' words v times the block's 8 channels' words (quads q0, q1):
