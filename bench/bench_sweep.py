@@ -4,6 +4,8 @@ Each row is one description: timed with GPU timestamps (median of ``--reps`` run
 the numpy reference under the tests' tolerance (bit-exact except linear resampling), and set
 against its roofline measured in the same run: the vec4 copy moving the plan's ``bytes_moved``,
 and for ConvolutionInteger the larger of that and the plan's ``ops`` at the in-run dp4a ceiling.
+On a CPU adapter, whose speed moves 1-3.5x with the host's scheduling, the roofline is timed again
+beside each row in three back-to-back pairs and the median pair gives both (``Bench.paired_ns``).
 Where they run, torch's fastest equivalent on CUDA and ONNX Runtime's WebGPU EP are timed beside
 it, and the numpy one-liner (``dmlwgsl.depth_to_space(x, ...)`` etc., upload to readback) end to end.
 The sweep exits 1 when any row is inexact.
@@ -40,7 +42,6 @@ from dmlwgsl.benchmark import (
     ort_columns,
     plan_facts,
     plot_rows,
-    roofline_ns,
     torch_depth_space_fn,
     torch_time_ns,
     wall_ms,
@@ -514,9 +515,8 @@ def measure(case: Case, ctx: Ctx) -> dict:
 def _finish_row(case, ctx, op, run, got, want, *, linear=False, fallback_bytes, fallback_ops=None) -> dict:
     """Time ``run``, compare ``got()`` with ``want``, fill the roofline columns."""
     kernel, moved, ops = plan_facts(op, bytes_moved=fallback_bytes, ops=fallback_ops)
-    ns = ctx.bench.time_ns(run)
+    ns, roof = ctx.bench.paired_ns(run, moved, ops)
     ok, note = compare(got(), want, linear=linear)
-    roof = roofline_ns(ctx.bench, moved, ops)
     row = dict(
         op=case.op,
         config=case.config,

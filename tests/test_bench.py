@@ -73,6 +73,41 @@ def test_time_ns_counts_dispatches_from_timestamps(device):
     assert len(bench.pass_times_ns(two, dispatches=2)) == 2
 
 
+def test_paired_ns_takes_the_median_pair(device, monkeypatch):
+    """paired_ns: each round times the roofline, then the row; the round with the median ratio gives
+    both figures (CPU adapters), one round with the run's cached roofline on GPUs."""
+    bench = bm.Bench(device, reps=2, warmup=1)
+    roofs, rows = iter([100.0, 50.0, 100.0]), iter([400.0, 100.0, 200.0])  # ratios 0.25, 0.5, 0.5
+    monkeypatch.setattr(bench, "roofline_now_ns", lambda moved, ops=None: next(roofs))
+    monkeypatch.setattr(bench, "time_ns", lambda record: next(rows))
+    row, roof = bench.paired_ns(lambda: None, 1 << 20, rounds=3)
+    assert roof / row == pytest.approx(0.5) and roof in (50.0, 100.0)
+    monkeypatch.setattr(bm, "roofline_ns", lambda b, moved, ops=None: 7.0)
+    monkeypatch.setattr(bench, "time_ns", lambda record: 300.0)
+    assert bench.paired_ns(lambda: None, 1 << 20, rounds=1) == (300.0, 7.0)
+
+
+def test_paired_ns_of_the_copy_is_about_the_copy(device):
+    """The copy paired with its own roofline (the same copy re-timed) lands near 100 %."""
+    from dmlwgsl.runtime import GpuTensor
+    from dmlwgsl.tensor import TensorDesc
+
+    n = 1 << 18  # bytes copied
+    bench = bm.Bench(device, reps=4, warmup=1)
+    bench.copy_gbps(n)
+    vpt, wg = bench._copy_best[max(16, n)]
+    d = TensorDesc(DataType.UINT32, (n // 4,))
+    a = GpuTensor(device, d, device.create_buffer(n))
+    b = GpuTensor(device, d, device.create_buffer(n))
+    k = bm.copy_kernel(device, vpt=vpt, workgroup_size=wg)
+    threads = -(-(n // 16) // vpt)
+    info = bm.copy_uniforms(n // 16, threads)
+    copy = lambda: k.dispatch({"input": a, "output": b}, lambda _r: info, threads)  # noqa: E731
+    row, roof = bench.paired_ns(copy, 2 * n, rounds=3)
+    assert row > 0 and roof > 0
+    assert 0.25 < roof / row < 4, (row, roof)
+
+
 def test_run_timestamps_time_each_run_in_one_span(device):
     """A timestamps="run" batch gives one GPU time per run (end_run), its dispatches in one compute
     pass; copies inside a run, first or last, stay inside its span; the results are those of the

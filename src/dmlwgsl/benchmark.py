@@ -300,6 +300,8 @@ PROBE_RUNS = 20
 SETTLE_MARGIN = 0.03
 #: ... or at most this many seconds (a GPU that never gets back to its best clock).
 SETTLE_LIMIT_S = 3.0
+#: Rounds of :meth:`Bench.paired_ns` on a CPU adapter (roofline and row timed back to back).
+CPU_PAIRED_ROUNDS = 3
 
 
 class Bench:
@@ -312,6 +314,7 @@ class Bench:
         self.warmup = warmup
         self.clock = "gpu-timestamps" if device.has_timestamps else "wall-clock"
         self._copy_cache: dict[int, float] = {}
+        self._copy_best: dict[int, tuple[int, int]] = {}  # (vectors per thread, workgroup size)
         self._dp4a: float | None = None
         self._warm = False
         self._probe_kernel = None
@@ -442,7 +445,9 @@ class Bench:
         nbytes = max(16, (int(nbytes) + 15) & ~15)
         nbytes = min(nbytes, self.device.max_binding_size & ~15)
         if nbytes not in self._copy_cache:
-            self._copy_cache[nbytes] = max(self.copy_variants(nbytes).values())
+            variants = self.copy_variants(nbytes)
+            self._copy_best[nbytes] = max(variants, key=variants.get)
+            self._copy_cache[nbytes] = variants[self._copy_best[nbytes]]
         return self._copy_cache[nbytes]
 
     def copy_ns(self, bytes_moved: int) -> float:
@@ -471,16 +476,57 @@ class Bench:
         b.buffer.destroy()
         return out
 
+    def roofline_now_ns(self, bytes_moved: int, ops: int | None = None) -> float:
+        """The roofline of :func:`roofline_ns` measured again now (not the run's cached best): the
+        fastest copy setting of :meth:`copy_gbps` timed once more for ``bytes_moved``, and for
+        ``ops`` the dp4a ceiling timed once more (:meth:`paired_ns`' other half)."""
+        nbytes = max(16, ((int(bytes_moved) // 2) + 15) & ~15)
+        nbytes = min(nbytes, self.device.max_binding_size & ~15)
+        self.copy_gbps(nbytes)  # the fastest setting for this size
+        vpt, wg = self._copy_best[nbytes]
+        t = bytes_moved / self.copy_variants(nbytes, vpts=(vpt,), wgs=(wg,))[(vpt, wg)]
+        if ops and has_dot4(self.device):
+            t = max(t, ops / (self._dp4a_once() * 1e3))
+        return t
+
+    def paired_ns(
+        self, record: Callable[[], object], bytes_moved: int, ops: int | None = None, rounds: int | None = None
+    ) -> tuple[float, float]:
+        """(GPU nanoseconds of one run of ``record`` as :meth:`time_ns` gives it, its roofline's
+        nanoseconds). GPUs (``rounds`` 1): the run's cached roofline (:func:`roofline_ns`). CPU
+        adapters (``rounds`` CPU_PAIRED_ROUNDS): each round times the roofline again
+        (:meth:`roofline_now_ns`) and then the row, back to back, and the round with the median
+        ratio gives both figures. A CPU adapter's speed moves with the host's scheduling: in one
+        lavapipe quick sweep (2 vCPUs) whole submissions ran at 1x, 2x or 3.5x the fastest run's
+        time (a DepthToSpace row 177-187 / 315-330 / 580-600 us), 1.5x apart between sweeps at the
+        median row, up to 3.3x; a roofline measured once, in a fast phase, against a row timed in
+        a slow one halved that row's percentage. Back-to-back pairs share their phase."""
+        if rounds is None:
+            rounds = CPU_PAIRED_ROUNDS if is_cpu_adapter(self.device) else 1
+        if rounds <= 1:
+            return self.time_ns(record), roofline_ns(self, bytes_moved, ops)
+        pairs = []
+        for _ in range(rounds):
+            roof = self.roofline_now_ns(bytes_moved, ops)
+            pairs.append((roof / self.time_ns(record), roof))
+        ratio, roof = sorted(pairs)[len(pairs) // 2]
+        return roof / ratio, roof
+
     def dp4a_tops(self, *, refresh: bool = False) -> float | None:
         """TOPS of the dot4I8Packed-from-registers ceiling kernel (16 chains of dot products a thread,
         8 ops each), measured once per run (again with ``refresh``: the higher figure stays, so the
         percentages are conservative); None where the adapter has no packed dot product."""
-        from .ops.convolution_integer import ceiling_kernel, ceiling_uniforms
-
         if not has_dot4(self.device):
             return None
         if self._dp4a is not None and not refresh:
             return self._dp4a
+        self._dp4a = max(self._dp4a_once(), self._dp4a or 0.0)
+        return self._dp4a
+
+    def _dp4a_once(self) -> float:
+        """TOPS of one timing of the dp4a ceiling kernel (the adapter must have dot4I8Packed)."""
+        from .ops.convolution_integer import ceiling_kernel, ceiling_uniforms
+
         dev = self.device
         small = is_cpu_adapter(dev)
         threads = 256 * (64 if small else 132 * 16)
@@ -490,9 +536,7 @@ class Bench:
         data = ceiling_uniforms(steps, threads)  # every thread stores: the compiler must keep every chain
         ns = self.time_ns(lambda: k.dispatch({"output": out}, lambda _res: data, threads))
         out.buffer.destroy()
-        tops = threads * steps * 16 * 8 / ns / 1e3
-        self._dp4a = max(tops, self._dp4a or 0.0)
-        return self._dp4a
+        return threads * steps * 16 * 8 / ns / 1e3
 
     def host_overhead_us(self, record: Callable[[], object], n: int = 2000) -> float:
         """Host microseconds per dispatch when ``n`` calls of ``record`` are batched into one
