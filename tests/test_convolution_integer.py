@@ -1270,7 +1270,8 @@ def fma_nhwc_and_largest_sums(device, kernel, mix, rng, *, c, m, cg, k):
 def test_grouped_fma_kernel(device, mix, rng):
     """The grouped FMA kernel (f32 sums of at most 258 taps a group): every sign mix and zero-point
     form; groups of 2 to 24 channels, M/G of 2, 5, 6 and 17 (blocks of four channels partly past
-    the group's, two channel blocks), W stride 2, kernels 1x8 and 7x7, a dense layer (G = 1),
+    the group's, two channel blocks), W stride 2, H stride 2 with H dilation 2, a 1x1 kernel of
+    16 channels a group at stride 2, kernels 1x8 and 7x7, a dense layer (G = 1),
     rows staged a word at a time (W a multiple of 4) and byte by byte, 1-D, an NHWC input and a
     strided output; and the largest sums (|x - zx| = |w - zw| = 255 at all 252 taps) exact."""
     zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
@@ -1281,6 +1282,18 @@ def test_grouped_fma_kernel(device, mix, rng):
         dict(c=6, m=6, hw=(11, 16), k=(5, 3), group_count=3, strides=(1, 2), start_padding=(2, 0), end_padding=(1, 2)),
         dict(c=24, m=17, hw=(8, 12), k=(3, 3), group_count=1, start_padding=(1, 1), end_padding=(1, 1)),
         dict(c=4, m=10, hw=(40, 70), k=(1, 8), group_count=2, start_padding=(0, 3), end_padding=(0, 4)),
+        dict(
+            c=8,
+            m=8,
+            hw=(15, 17),
+            k=(3, 3),
+            group_count=4,
+            strides=(2, 1),
+            dilations=(2, 1),
+            start_padding=(2, 3),
+            end_padding=(1, 2),
+        ),
+        dict(c=32, m=12, hw=(9, 11), k=(1, 1), group_count=2, strides=(2, 2), start_padding=(0, 0), end_padding=(0, 0)),
         dict(
             c=8,
             m=8,

@@ -598,6 +598,29 @@ def test_one_item_past_the_real_binding_limit(profile):
         assert a1 < a0 + l0  # consecutive input windows overlap by the halo (KH - 1 rows)
 
 
+def test_cpu_adapters_take_grouped_fma_for_few_channels_a_group_and_1x1():
+    """CPU adapters: grouped layers of at most 4 channels a group, or with 1x1 kernels, run on f32
+    multiply-adds (grouped_fma) where its sums are exact (at most 258 taps a group); 8-16 channels a
+    group with larger kernels and depthwise layers keep their kernels; a GPU profile is unchanged."""
+    cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
+    for desc, cpu_kernel in [
+        (layer(1, 128, 128, (7, 7), 3, groups=64), "grouped_fma"),  # 2 channels a group
+        (layer(1, 40, 40, (13, 19), 7, groups=10, stride=2), "grouped_fma"),  # 4 a group, 7x7 stride 2
+        (layer(1, 64, 128, (13, 13), 1, groups=2), "grouped_fma"),  # 1x1, 32 a group
+        (layer(1, 128, 128, (7, 7), 9, groups=32), "portable"),  # 324 taps: f32 sums not exact
+        (layer(1, 128, 128, (7, 7), 3, groups=16), "portable"),  # 8 a group, 3x3
+        (layer(1, 128, 128, (8, 8), 3, groups=128), "depthwise"),
+    ]:
+        got = plan_convolution_integer(desc, cpu)
+        assert dict(got.details)["kernel"] == cpu_kernel, got.why
+        if cpu_kernel == "grouped_fma":
+            assert "CPU adapter" in got.why and "exact f32 sums" in got.why
+    # (a GPU takes grouped_fma at stride 1 only)
+    assert dict(plan_convolution_integer(layer(1, 40, 40, (13, 19), 7, groups=10, stride=2), gpu).details)[
+        "kernel"
+    ] != ("grouped_fma")
+
+
 def test_cpu_adapters_take_the_portable_kernel_where_direct_tiles_idle():
     """On a CPU adapter a direct kernel whose tile gives under half its threads work yields to the
     portable kernel (lavapipe runs idle invocations through the staging loops and barriers too);
@@ -608,7 +631,7 @@ def test_cpu_adapters_take_the_portable_kernel_where_direct_tiles_idle():
     cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     for desc, cpu_kernel, gpu_kernel in [
         (layer(1, 128, 128, (8, 8), 3, groups=128), "depthwise", "depthwise"),  # depthwise 8x8
-        (layer(1, 128, 128, (7, 7), 3, groups=64), "portable", "grouped_fma"),  # G=64, 7x7: 2 channels a group
+        (layer(1, 128, 128, (7, 7), 9, groups=32), "portable", "direct_dot4"),  # 4 channels a group, 9x9: 324 taps
         (layer(1, 128, 128, (56, 56), 3, groups=128), "depthwise", "depthwise_fma"),  # depthwise 56x56
         (layer(1, 256, 256, (14, 14), 3, groups=32), "direct_dot4", "grouped_fma"),  # 8 channels a group: busy
     ]:

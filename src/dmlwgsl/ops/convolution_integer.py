@@ -115,6 +115,9 @@ KERNELS = (
 #: 3x3 layers of 49 to 6,272 positions; 3x3 layers of 16-64 positions were 1.05-1.84x faster on
 #: direct_dot4, left for a later rule.)
 _CPU_DIRECT_POSITIONS = 2048
+#: CPU adapters: grouped layers of at most this many channels a group (or 1x1 kernels) take
+#: grouped_fma (see plan_convolution_integer).
+_CPU_GFMA_CHANNELS = 4
 DOT4_FEATURE = "packed_4x8_integer_dot_product"  # the WGSL language feature the dot4 path needs
 _WG = 256
 _KC = 16  # k words per step of the dot4 kernel (KC in the WGSL)
@@ -1500,6 +1503,27 @@ def plan_convolution_integer(
             caps.is_cpu and dense and (positions <= _CPU_WINDOW_POSITIONS or tile_full)
         )
         if (
+            caps.is_cpu
+            and d.group_count > 1
+            and not past_limit
+            and gfma[0] is not None
+            and (cg <= _CPU_GFMA_CHANNELS or kh * kw == 1)
+        ):
+            # A CPU adapter's packed dot product unpacks its bytes lane by lane; f32 multiply-adds
+            # need no unpacking. lavapipe, --random quick rows of seeds 3-7 (plan before -> grouped_fma,
+            # us): C/G <= 4 against portable 245 -> 130, 219 -> 107, 1022 -> 426, 264 -> 82, 760 -> 232,
+            # 204 -> 170, 71 -> 67, but 69 -> 96 and 64 -> 78 (stride 2, a few dozen outputs); against
+            # direct_dot4 1293 -> 491, 244 -> 167, 489 -> 204 (direct); 1x1 with C/G 8-32 against the GEMM,
+            # the tile form and direct_dot4 461 -> 132, 562 -> 347, 115 -> 67, 114 -> 88, 121 -> 109.
+            # Not taken: C/G 8-16 with 3x3 / 5x5 kernels (0.41-1.39x against the tile form and direct_dot4).
+            kernel = "grouped_fma"
+            why = (
+                f"C/G = {cg}, M/G = {mg}, G = {d.group_count}, a {kh}x{kw} kernel on a CPU adapter: the grouped FMA "
+                f"kernel (C/G x KH x KW = {cg * kh * kw} <= {_FMA_EXACT_TAPS} taps: exact f32 sums; f32 "
+                "multiply-adds need none of the packed dot product's byte unpacking, which a CPU adapter does "
+                "lane by lane)"
+            )
+        elif (
             gemm_ok
             and window_scope
             and (d.group_count == 1 or "TILE_FORM" in (window[0] or {}))
