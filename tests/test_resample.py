@@ -923,7 +923,8 @@ def test_pattern_on_a_computed_w_axis(device, rng, monkeypatch, dt):
     weights computed as computed_linear does, its taps the pattern) and the other axes are whole
     tables: x2 (an exact 1 / Scale), x1.5 and x3 (the shader's correctly rounded division), a 1-D
     signal and a 4-D tensor with H and the channel interpolated; the pattern checked in parts of
-    16 outputs (the long-axis path of the host's check); at most COMPUTED_PATTERN_OUTPUTS a thread."""
+    16 outputs (the long-axis path of the host's check); at most COMPUTED_PATTERN_OUTPUTS a thread;
+    each case with the weights computed and with them in runs of a table (W_RUNS) where they compress."""
     import dmlwgsl.ops.resample as rs
 
     monkeypatch.setattr(rs, "_PATTERN_CHECK_CHUNK", 16)
@@ -935,16 +936,22 @@ def test_pattern_on_a_computed_w_axis(device, rng, monkeypatch, dt):
         out_sizes = tuple(int(i * s) for i, s in zip(in_sizes, sc))
         r = len(in_sizes)
         desc = Resample1Desc(TensorDesc(dt, in_sizes), TensorDesc(dt, out_sizes), "linear", sc, (0.5,) * r, (-0.5,) * r)
-        # the W axis's table (16 bytes an output) past the limit, the others' within it
-        op = ResampleOperator(device, desc, kernel="resample_rows_pat", axis_table_bytes=160)
-        assert dict(op.plan.details)["axis_tables"][-1] == "computed"
-        assert op.plan.kernels == ["resample_rows_pat"] and "pattern_outputs" not in dict(op.plan.details)
-        assert op.plan.steps[0].constants_dict["PV"] <= rs.COMPUTED_PATTERN_OUTPUTS
         x = values(dt, in_sizes, rng)
         x[..., 0] = x[..., -1] = {F32: np.nan, F16: np.nan, I8: -128, U8: 255}[dt]  # the clamped edges
         expected = ref.resample(x, out_sizes, "linear", sc, (0.5,) * r, (-0.5,) * r)
         inputs = {"input": (desc.input, x.view(np.uint8).reshape(-1))}
-        run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected, **tol)
+        for runs in (0, rs.MAX_W_RUNS):  # the weights computed, then (where they compress) runs of a table
+            monkeypatch.setattr(rs, "MAX_W_RUNS", runs)
+            rs._AXES_CACHE.clear()
+            # the W axis's table (16 bytes an output) past the limit, the others' within it
+            op = ResampleOperator(device, desc, kernel="resample_rows_pat", axis_table_bytes=160)
+            assert dict(op.plan.details)["axis_tables"][-1] == "computed"
+            assert op.plan.kernels == ["resample_rows_pat"]
+            assert ("pattern_outputs" in dict(op.plan.details)) == ("w_runs" in dict(op.plan.details))
+            assert runs or "w_runs" not in dict(op.plan.details)
+            assert op.plan.steps[0].constants_dict["PV"] <= rs.COMPUTED_PATTERN_OUTPUTS
+            run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected, **tol)
+    rs._AXES_CACHE.clear()
 
 
 @pytest.mark.parametrize(
@@ -978,6 +985,71 @@ def test_row_walks_on_computed_axes(device, rng, kernel, dt, mode):
         tol = {"atol": LINEAR_TOL[dt][0], "why": LINEAR_TOL[dt][1]} if mode == "linear" else {}
         inputs = {"input": (desc.input, x.view(np.uint8).reshape(-1))}
         run_checked(device, lambda ins, out: op(ins["input"], out), inputs, desc.output, expected, **tol)
+
+
+def test_pattern_weight_runs_to_the_ulp(device, monkeypatch):
+    """resample_rows_pat on a computed W axis whose weights the host compressed to runs of repeating
+    threads (W_RUNS; the table holds each run's first period): a linear 1-D resample of 0, 1, 0, 1,
+    ... shows each weight's bits, compared bit for bit with the reference, for exact inverses (x2,
+    x4, x1/2) and correctly rounded quotients (x1.5, x3) at half-pixel, dyadic and random offsets;
+    runs of one period and of explicit end threads; where the weights do not compress (runs capped
+    at 1 here), the computed path gives the same bits."""
+    import dmlwgsl.ops.resample as rs
+    from dmlwgsl.plan import PlanError
+
+    rng = np.random.default_rng(11)
+    took = {True: 0, False: 0}
+    for cap in (rs.MAX_W_RUNS, 1):
+        monkeypatch.setattr(rs, "MAX_W_RUNS", cap)
+        rs._AXES_CACHE.clear()
+        for k, scale in enumerate((2.0, 4.0, 0.5, 1.5, 3.0) * 3):
+            in_off, out_off = [(0.5, -0.5), (0.25, 0.0), tuple(float(np.float32(v)) for v in rng.uniform(-1, 1, 2))][
+                k // 5
+            ]
+            n_in = int(rng.integers(200, 700))
+            n_out = int(n_in * scale)
+            desc = Resample1Desc(
+                TensorDesc(F32, (n_in,)), TensorDesc(F32, (n_out,)), "linear", (scale,), (in_off,), (out_off,)
+            )
+            try:
+                op = ResampleOperator(device, desc, kernel="resample_rows_pat", axis_table_bytes=0)
+            except PlanError:
+                continue  # these offsets give the W taps no pattern
+            runs = op.plan.steps[0].constants_dict.get("W_RUNS", 0)
+            took[runs > 0] += 1
+            x = (np.arange(n_in) % 2).astype(np.float32)
+            expected = ref.resample(x, (n_out,), "linear", (scale,), (in_off,), (out_off,))
+            xt, yt = device.upload(x), device.tensor(desc.output)
+            op(xt, yt)
+            bad = np.flatnonzero(yt.numpy().view(np.uint32) != expected.view(np.uint32))
+            assert bad.size == 0, f"x{scale} offsets ({in_off!r}, {out_off!r}), {runs} runs: outputs {bad[:5]} differ"
+            xt.buffer.destroy()
+            yt.buffer.destroy()
+    rs._AXES_CACHE.clear()
+    assert took[True] >= 4 and took[False] >= 4, took
+
+
+def test_weight_runs_of_a_long_x2_axis():
+    """The host's runs for 2^24 outputs of x2 (half-pixel): the end threads, a run of period 2
+    outputs below 2^23 and one of period 1 above it (o + 0.5 rounds there), each thread's table
+    weights the reference's."""
+    import dmlwgsl.ops.resample as rs
+
+    n = 1 << 23
+    x = ref.input_coordinates(2 * n, 2.0, 0.5, -0.5)
+    _, _, w0, w1 = ref.linear_taps(x, n)
+    runs, words = rs._weight_runs(w0, w1, 4)
+    assert len(runs) <= 5 and runs[0][0] == 0
+    starts = [r[0] for r in runs]
+    assert (1 << 23) // 4 in starts  # the period changes where o + 0.5 stops being exact
+    table = words.view(np.float32).reshape(-1, 4)
+    for g in (0, 1, 5, (1 << 21) - 1, 1 << 21, (1 << 21) + 7, (1 << 22) - 2, (1 << 22) - 1):
+        g0, t, off = [r for r in runs if r[0] <= g][-1]
+        for m in range(2):
+            got = table[off + m * t + (g - g0) % t]
+            o = 4 * g + 2 * m
+            want = np.array([w0[o], w1[o], w0[o + 1], w1[o + 1]])
+            assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
 
 
 def test_computed_coordinates_to_the_ulp(device):

@@ -43,7 +43,7 @@ filter has its own kernels (:mod:`dmlwgsl.ops._resample_antialias`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 import numpy as np
@@ -322,6 +322,9 @@ class _Axis:
     taps: int  # linear: 2 where interpolated
     used: int  # distinct input indices the result depends on
     linear: bool = False
+    #: A computed linear W axis: resample_rows_pat's W weights compressed to runs of repeating
+    #: threads, by outputs a thread (see _weight_runs); {} where none compresses.
+    w_runs: dict = field(default_factory=dict)
 
 
 def _entries(desc, d_in, out_size, scale, in_off, out_off, linear: bool):
@@ -384,9 +387,10 @@ def _axes(desc, binding_limit: int, axis_table_bytes: int) -> tuple[_Axis, ...]:
     scales = (1.0,) * pad + tuple(desc.scales)
     in_off = (0.5,) * pad + tuple(desc.input_pixel_offsets)
     out_off = (-0.5,) * pad + tuple(desc.output_pixel_offsets)
-    axes = []
+    axes, entries = [], []
     for d in range(4):
         i0, i1, w0, w1 = _entries(desc, in_sizes[d], out_sizes[d], scales[d], in_off[d], out_off[d], linear)
+        entries.append((w0, w1))
         taps = 2 if linear and np.any(w1 != 0) else 1
         used = np.union1d(i0, i1[w1 != 0]).size if taps == 2 else np.unique(i0).size
         words = _words(i0, i1, w0, w1, strides[d], linear)
@@ -413,12 +417,62 @@ def _axes(desc, binding_limit: int, axis_table_bytes: int) -> tuple[_Axis, ...]:
         if _computable(a.scale, a.in_off, a.out_off, a.in_size, a.out_size):
             total -= a.words.nbytes
             a.form, a.words = "computed", np.zeros(0, np.uint32)
+            if linear and d == 3:
+                a.w_runs = {v: r for v in W_RUN_OUTPUTS if (r := _weight_runs(*entries[d], v)) is not None}
     if total > binding_limit:
         raise PlanError(
             f"resample: the coordinate tables take {total} bytes, beyond the binding limit {binding_limit}, and "
             "the long axes have a Scale or offsets outside [2^-32, 2^32] (coordinates not computable in the shader)"
         )
     return tuple(axes)
+
+
+#: resample_rows_pat on a computed W axis: outputs a thread for which the host compresses the W
+#: weights (_weight_runs), at most this many runs, of threads repeating every 1 .. W_RUN_PERIOD.
+W_RUN_OUTPUTS = (4, 6, 8)
+MAX_W_RUNS = 8
+_RUN_SLOTS = 8  # the shader's p.pat_runs entries (MAX_W_RUNS at most)
+W_RUN_PERIOD = 8
+
+
+def _weight_runs(w0: np.ndarray, w1: np.ndarray, v: int) -> tuple[tuple[tuple[int, int, int], ...], np.ndarray] | None:
+    """A long W axis's weights for threads of ``v`` outputs (thread g: outputs gv .. gv + v - 1,
+    zeros past the row), as at most MAX_W_RUNS runs of threads whose weights repeat every T <=
+    W_RUN_PERIOD threads: ((g0, T, vec4 offset) per run, table words), or None. In run (g0, T, off)
+    thread g's outputs 2m, 2m + 1 have (w0, w1, w0, w1) at vec4 off + m * T + (g - g0) % T. The
+    reference's weights compared bit for bit, so a run's table gives exactly what the shader's
+    computed_linear would: a power-of-two Scale repeats every Scale outputs while its coordinates are
+    exact (x2 on 2^24 outputs: runs of period 2 below 2^23, of period 1 above, where o + 0.5 rounds;
+    the row's ends one thread each); a Scale of correctly rounded quotients rarely repeats (None)."""
+    g = -(-w0.size // v)
+    keys = np.zeros(g * v, np.uint64)
+    keys[: w0.size] = (w0.view(np.uint32).astype(np.uint64) << np.uint64(32)) | w1.view(np.uint32)
+    rows = keys.reshape(g, v)
+    # same[t - 1][i]: thread i + t has thread i's weights
+    same = [np.all(rows[t:] == rows[:-t], axis=1) for t in range(1, min(W_RUN_PERIOD, g - 1) + 1)]
+    runs, at = [], 0
+    while at < g:
+        best = (1, 1)  # (threads covered, T)
+        for t, eq in enumerate(same, start=1):
+            if at + t > g:
+                break
+            tail = eq[at:]
+            f = int(np.argmin(tail)) if tail.size and not tail.all() else tail.size
+            if t + f > best[0]:
+                best = (min(t + f, g - at), t)
+        runs.append((at, best[1]))
+        at += best[0]
+        if len(runs) > MAX_W_RUNS:
+            return None
+    words, placed, off = [], [], 0
+    for g0, t in runs:
+        w = rows[g0 : g0 + t]  # (t, v) keys of the run's first period
+        hi, lo = (w >> np.uint64(32)).astype(np.uint32), (w & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        pairs = np.stack([hi, lo], axis=2)
+        words.append(np.ascontiguousarray(pairs.reshape(t, v // 2, 4).transpose(1, 0, 2)).reshape(-1))
+        placed.append((g0, t, off))
+        off += t * (v // 2)
+    return tuple(placed), np.concatenate(words).astype(np.uint32)
 
 
 _AXES_CACHE: dict = {}
@@ -749,6 +803,10 @@ def plan_resample(
         tries = (pattern_outputs,) if pattern_outputs else PATTERN_OUTPUTS[esize]
         if axes[3].form != "whole" and not pattern_outputs:  # weights computed a thread: at most 8
             tries = tuple(v for v in tries if v <= COMPUTED_PATTERN_OUTPUTS)
+            if 8 in axes[3].w_runs and 8 in tries:
+                # weights from runs of a table (no per-output coordinates): 8 outputs a thread first
+                # (H200, 1-D float32 2^23 x2: 4 outputs 53.0 us, 8 42.5; computed: 61.2 / 62.7)
+                tries = (8,) + tuple(v for v in tries if v != 8)
         pat = _tap_pattern(desc, axes, tries, bytes_ok=esize < 4)
         if pat is None:
             why_not["resample_rows_pat"] = "the W taps of the output columns follow no common pattern"
@@ -765,7 +823,8 @@ def plan_resample(
         and pd["out_sizes"][1] >= C_LANES_MIN
         and (kernel in _ROW_WALKS or (shrinks and not caps.is_cpu))
     )
-    if c_lanes and why_not["resample_rows_pat"] is None:
+    if c_lanes and why_not["resample_rows_pat"] is None and kernel != "resample_rows_pat":
+        # (a request for the pattern walk is honoured: it puts PATTERN_C_LANES channels in the lanes)
         why_not["resample_rows_pat"] = "the input's channels are its fastest dimension (row walks take channel lanes)"
     # a channels-fastest float32 input: the pattern walk puts PATTERN_C_LANES channels in a warp's lanes
     chan_fast = _channels_fastest(pd) and pd["in_sizes"][1] > 1
@@ -924,6 +983,7 @@ def plan_resample(
         "pat_step": 0,
         "pat_k0": 0,
         "pat_w_start": 0,
+        "pat_runs": [0] * 4 * _RUN_SLOTS,
     }
     constants = {"MODE": int(mode), "DTYPE": _DTYPE_CLASS[dt]}
     details, table_bytes = (), 16 * -(-words.size // 4)
@@ -977,6 +1037,19 @@ def plan_resample(
                 uniforms["pat_w_start"] = -(-words.size // 4)
                 details += (("pattern_outputs", v),)
                 table_bytes += _pattern_weights(axes, v).nbytes
+            elif linear and v in axes[3].w_runs:
+                # a computed W axis whose weights come in a few runs of repeating threads: each run's
+                # first period in the table (every thread reads its weights, none computes them)
+                runs, wt = axes[3].w_runs[v]
+                constants["W_RUNS"] = len(runs)
+                uniforms["pat_w_start"] = -(-words.size // 4)
+                uniforms["pat_runs"] = [x for r in runs for x in (*r, 0)] + [0] * 4 * (_RUN_SLOTS - len(runs))
+                details += (("pattern_outputs", v), ("w_runs", len(runs)))
+                table_bytes += wt.nbytes
+                why += (
+                    f"; the W weights (a computed axis) in {len(runs)} run(s) of threads repeating every "
+                    f"{'/'.join(str(r[1]) for r in runs)} thread(s), read from the table"
+                )
     if ragged.get(name):  # (absent otherwise: the cache keys of whole-group rows stay as they were)
         constants["RAGGED"] = 1
     if name == "resample_rows_pat" and pat_ragged_bytes:
@@ -1332,7 +1405,8 @@ class ResampleOperator(Operator):
             axes = _axes_cached(desc, self.capabilities.max_binding_size, self.axis_table_bytes)
             words, _ = _table_words(axes)
             if v:  # resample_rows_pat's W weights, from the next whole vec4
-                words = np.concatenate([words, np.zeros(-words.size % 4, np.uint32), _pattern_weights(axes, v)])
+                w = axes[3].w_runs[v][1] if details.get("w_runs") else _pattern_weights(axes, v)
+                words = np.concatenate([words, np.zeros(-words.size % 4, np.uint32), w])
             tdesc = TensorDesc(DataType.UINT32, (words.size,))
             buf = self.device.create_buffer(tdesc.total_tensor_size_in_bytes, "resample.table")
             self.device.write(buf, 0, words.view(np.uint8))
