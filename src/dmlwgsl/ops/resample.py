@@ -429,7 +429,7 @@ def _axes(desc, binding_limit: int, axis_table_bytes: int) -> tuple[_Axis, ...]:
 
 #: resample_rows_pat on a computed W axis: outputs a thread for which the host compresses the W
 #: weights (_weight_runs), at most this many runs, of threads repeating every 1 .. W_RUN_PERIOD.
-W_RUN_OUTPUTS = (4, 6, 8)
+W_RUN_OUTPUTS = (8,)
 MAX_W_RUNS = 8
 _RUN_SLOTS = 8  # the shader's p.pat_runs entries (MAX_W_RUNS at most)
 W_RUN_PERIOD = 8
@@ -448,20 +448,21 @@ def _weight_runs(w0: np.ndarray, w1: np.ndarray, v: int) -> tuple[tuple[tuple[in
     keys = np.zeros(g * v, np.uint64)
     keys[: w0.size] = (w0.view(np.uint32).astype(np.uint64) << np.uint64(32)) | w1.view(np.uint32)
     rows = keys.reshape(g, v)
-    # same[t - 1][i]: thread i + t has thread i's weights
-    same = [np.all(rows[t:] == rows[:-t], axis=1) for t in range(1, min(W_RUN_PERIOD, g - 1) + 1)]
+
+    def reach(at: int, t: int, n: int) -> int:
+        """Threads from ``at`` (at most n past the first period) that repeat every t threads."""
+        a = rows[at + t : at + t + n]
+        b = rows[at : at + len(a)]
+        eq = np.all(a == b, axis=1) if a.size else np.zeros(0, bool)
+        return t + (int(np.argmin(eq)) if eq.size and not eq.all() else eq.size)
+
     runs, at = [], 0
     while at < g:
-        best = (1, 1)  # (threads covered, T)
-        for t, eq in enumerate(same, start=1):
-            if at + t > g:
-                break
-            tail = eq[at:]
-            f = int(np.argmin(tail)) if tail.size and not tail.all() else tail.size
-            if t + f > best[0]:
-                best = (min(t + f, g - at), t)
-        runs.append((at, best[1]))
-        at += best[0]
+        # the period that repeats furthest over a window of threads, then its run followed to its end
+        ts = range(1, min(W_RUN_PERIOD, g - at) + 1)
+        t = max(ts, key=lambda t: (reach(at, t, 4096 - t), -t))  # (the same window for every t)
+        runs.append((at, t))
+        at += reach(at, t, g)
         if len(runs) > MAX_W_RUNS:
             return None
     words, placed, off = [], [], 0
