@@ -1043,6 +1043,8 @@ def test_weight_runs_of_a_long_x2_axis():
     starts = [r[0] for r in runs]
     assert (1 << 23) // 4 in starts  # the period changes where o + 0.5 stops being exact
     table = words.view(np.float32).reshape(-1, 4)
+    assert table[: len(runs)].view(np.uint32).tolist() == [[*r, 0] for r in runs]  # the runs first
+    table = table[len(runs) :]
     for g in (0, 1, 5, (1 << 21) - 1, 1 << 21, (1 << 21) + 7, (1 << 22) - 2, (1 << 22) - 1):
         g0, t, off = [r for r in runs if r[0] <= g][-1]
         for m in range(2):

@@ -66,7 +66,6 @@ struct Params {
     pat_step: u32,            // resample_rows_pat: window step (words per thread)
     pat_k0: i32,              // resample_rows_pat: first thread's window word
     pat_w_start: u32,         // resample_rows_pat: first vec4 of its W weights (see pat_place)
-    pat_runs: array<vec4<u32>, 8>,  // resample_rows_pat, W_RUNS: (first thread, period T, vec4 offset, -) a run
 }
 
 #include "common/grid.wgsl"

@@ -31,7 +31,8 @@ override PAT_BYTES: bool = false;
 // bytes, its other words stored whole (pat_store_bytes).
 override PAT_RAGGED_BYTES: bool = false;
 // A computed W axis (a long one) whose weights the host compressed to W_RUNS runs of threads that
-// repeat every T threads (p.pat_runs): each run's first period in the table; 0: computed.
+// repeat every T threads: the table's W region starts with the runs, (first thread, T, vec4 offset,
+// -) each, then each run's first period of weights; 0: computed.
 override W_RUNS: u32 = 0u;
 
 // -- row walk with one W tap pattern (linear; nearest below) ----------------------------------------
@@ -320,12 +321,13 @@ struct PatPlace {
 // p.pat_w_start + m * row_blocks + g), so that a warp's loads of them are contiguous (its
 // outputs' own table entries lie PV entries apart from lane to lane: 32 cache lines a warp load);
 // a long W axis (COMPUTED bit 3) computes them as resample.wgsl's computed_linear does, unless
-// the host compressed them to runs (W_RUNS: the thread's run found once, pat_run_of).
+// the host compressed them to runs (W_RUNS: the thread's place in its run, pat_run_of).
 fn pat_pair(g: u32, ow: u32, m: u32) -> vec4<f32> {
-    if (W_RUNS > 0u) {
-        return bitcast<vec4<f32>>(table4[p.pat_w_start + pat_run.x + m * pat_run.y]);
-    }
     if ((COMPUTED & 8u) != 0u) {
+        if (W_RUNS > 0u) {
+            let wr = pat_run_of(g);
+            return bitcast<vec4<f32>>(table4[p.pat_w_start + wr.x + m * wr.y]);
+        }
         let a = computed_linear(3u, ow + 2u * m);
         let b = computed_linear(3u, ow + 2u * m + 1u);
         return bitcast<vec4<f32>>(vec4<u32>(a.z, a.w, b.z, b.w));
@@ -333,17 +335,20 @@ fn pat_pair(g: u32, ow: u32, m: u32) -> vec4<f32> {
     return bitcast<vec4<f32>>(table4[p.pat_w_start + m * p.row_blocks + g]);
 }
 
-// W_RUNS: the thread's (first vec4 of its weights past p.pat_w_start, the run's period T): the
-// last run that starts at or before block column g (runs in order, the first at 0).
-var<private> pat_run: vec2<u32>;
-
+// W_RUNS: the thread's (first vec4 of its weights past p.pat_w_start, the run's period T), from
+// the last run that starts at or before block column g (runs in order, the first at 0), written
+// out (no loop: the whole-table pipelines, W_RUNS 0, ran 6-15 % slower on the H200 with one).
 fn pat_run_of(g: u32) -> vec2<u32> {
-    var r = p.pat_runs[0];
-    for (var i = 1u; i < W_RUNS; i++) {
-        let c = p.pat_runs[i];
-        if (g >= c.x) { r = c; }
-    }
-    return vec2<u32>(r.z + (g - r.x) % r.y, r.y);
+    let s = p.pat_w_start;
+    var r = table4[s];
+    if (W_RUNS > 1u) { let c = table4[s + 1u]; if (g >= c.x) { r = c; } }
+    if (W_RUNS > 2u) { let c = table4[s + 2u]; if (g >= c.x) { r = c; } }
+    if (W_RUNS > 3u) { let c = table4[s + 3u]; if (g >= c.x) { r = c; } }
+    if (W_RUNS > 4u) { let c = table4[s + 4u]; if (g >= c.x) { r = c; } }
+    if (W_RUNS > 5u) { let c = table4[s + 5u]; if (g >= c.x) { r = c; } }
+    if (W_RUNS > 6u) { let c = table4[s + 6u]; if (g >= c.x) { r = c; } }
+    if (W_RUNS > 7u) { let c = table4[s + 7u]; if (g >= c.x) { r = c; } }
+    return vec2<u32>(W_RUNS + r.z + (g - r.x) % r.y, r.y);
 }
 
 fn pat_place(tid: u32) -> PatPlace {
@@ -374,7 +379,6 @@ fn pat_place(tid: u32) -> PatPlace {
         let ps = Planes(vec4<u32>(base), vec4<f32>(1.0));
         return PatPlace(rp.oh0, rp.oh1, e, ow, ps, PatThread(k, Row16(z, z, z, z), Row16(z, z, z, z)));
     }
-    if (W_RUNS > 0u) { pat_run = pat_run_of(g); }
     let x0 = pat_pair(g, ow, 0u);
     let x1 = pat_pair(g, ow, 1u);
     var w0 = Row16(vec4<f32>(x0.x, x0.z, x1.x, x1.z), z, z, z);

@@ -431,15 +431,15 @@ def _axes(desc, binding_limit: int, axis_table_bytes: int) -> tuple[_Axis, ...]:
 #: weights (_weight_runs), at most this many runs, of threads repeating every 1 .. W_RUN_PERIOD.
 W_RUN_OUTPUTS = (8,)
 MAX_W_RUNS = 8
-_RUN_SLOTS = 8  # the shader's p.pat_runs entries (MAX_W_RUNS at most)
 W_RUN_PERIOD = 8
 
 
 def _weight_runs(w0: np.ndarray, w1: np.ndarray, v: int) -> tuple[tuple[tuple[int, int, int], ...], np.ndarray] | None:
     """A long W axis's weights for threads of ``v`` outputs (thread g: outputs gv .. gv + v - 1,
     zeros past the row), as at most MAX_W_RUNS runs of threads whose weights repeat every T <=
-    W_RUN_PERIOD threads: ((g0, T, vec4 offset) per run, table words), or None. In run (g0, T, off)
-    thread g's outputs 2m, 2m + 1 have (w0, w1, w0, w1) at vec4 off + m * T + (g - g0) % T. The
+    W_RUN_PERIOD threads: ((g0, T, vec4 offset) per run, table words), or None. The table: a vec4
+    (g0, T, off, 0) a run, then in run (g0, T, off) thread g's outputs 2m, 2m + 1 have (w0, w1, w0,
+    w1) at vec4 (runs) + off + m * T + (g - g0) % T. The
     reference's weights compared bit for bit, so a run's table gives exactly what the shader's
     computed_linear would: a power-of-two Scale repeats every Scale outputs while its coordinates are
     exact (x2 on 2^24 outputs: runs of period 2 below 2^23, of period 1 above, where o + 0.5 rounds;
@@ -465,7 +465,7 @@ def _weight_runs(w0: np.ndarray, w1: np.ndarray, v: int) -> tuple[tuple[tuple[in
         at += reach(at, t, g)
         if len(runs) > MAX_W_RUNS:
             return None
-    words, placed, off = [], [], 0
+    words, placed, off = [], [], 0  # (the table: the runs' (g0, T, off, 0), then their weights)
     for g0, t in runs:
         w = rows[g0 : g0 + t]  # (t, v) keys of the run's first period
         hi, lo = (w >> np.uint64(32)).astype(np.uint32), (w & np.uint64(0xFFFFFFFF)).astype(np.uint32)
@@ -473,7 +473,8 @@ def _weight_runs(w0: np.ndarray, w1: np.ndarray, v: int) -> tuple[tuple[tuple[in
         words.append(np.ascontiguousarray(pairs.reshape(t, v // 2, 4).transpose(1, 0, 2)).reshape(-1))
         placed.append((g0, t, off))
         off += t * (v // 2)
-    return tuple(placed), np.concatenate(words).astype(np.uint32)
+    head = np.array([x for r in placed for x in (*r, 0)], np.uint32)
+    return tuple(placed), np.concatenate([head] + words).astype(np.uint32)
 
 
 _AXES_CACHE: dict = {}
@@ -984,7 +985,6 @@ def plan_resample(
         "pat_step": 0,
         "pat_k0": 0,
         "pat_w_start": 0,
-        "pat_runs": [0] * 4 * _RUN_SLOTS,
     }
     constants = {"MODE": int(mode), "DTYPE": _DTYPE_CLASS[dt]}
     details, table_bytes = (), 16 * -(-words.size // 4)
@@ -1044,7 +1044,6 @@ def plan_resample(
                 runs, wt = axes[3].w_runs[v]
                 constants["W_RUNS"] = len(runs)
                 uniforms["pat_w_start"] = -(-words.size // 4)
-                uniforms["pat_runs"] = [x for r in runs for x in (*r, 0)] + [0] * 4 * (_RUN_SLOTS - len(runs))
                 details += (("pattern_outputs", v), ("w_runs", len(runs)))
                 table_bytes += wt.nbytes
                 why += (
