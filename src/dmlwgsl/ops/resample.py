@@ -735,7 +735,8 @@ def plan_resample(
     linear row walk, 4 outputs per thread), resample_rows_byte (its int8 / uint8 form; output rows
     that are not whole words with their shared end words merged by atomics), resample_rows (row
     walk, float32 / float16), every row walk on any axis forms (long axes compute their
-    coordinates in the shader), and
+    coordinates in the shader; resample_rows_pat reads a long W axis's weights from a few runs of
+    a table where they repeat bit for bit, _weight_runs), and
     the reference kernels resample_packed (packed output), resample_strided (4-byte elements, any
     output strides) and resample_atomic (1- and 2-byte elements, any output strides), tried in
     that order unless ``kernel`` names one (an impossible request raises :class:`PlanError`
