@@ -96,7 +96,7 @@ def run(device: Device, args, bench: Bench | None = None, notes: list | None = N
                 op, bytes_moved=xt.desc.implied_size_in_bytes + out_desc.implied_size_in_bytes
             )
             yt = device.tensor(out_desc, label="output")
-            ns = bench.time_ns(lambda: op(xt, yt))
+            ns, roof = bench.paired_ns(lambda: op(xt, yt), moved)  # (CPU adapters: the copy timed beside it)
             got = yt.numpy()
             # N and C map exactly: the first batch item's reference checks the kernel's whole logic.
             want = ref.resample(x[:1], (1,) + out_sizes[1:], mode, (1.0, 1.0, f, f), (0.5,) * 4, (-0.5,) * 4)
@@ -112,7 +112,7 @@ def run(device: Device, args, bench: Bench | None = None, notes: list | None = N
             if ort is not None:
                 extra.update(ort_resize(ort, x, got, mode, (1.0, 1.0, f, f), args.reps, ns))
             rows.append(
-                movement_row("resample", f"{mode} {variant}", shape, dt.name.lower(), ns, moved, bench, ok, extra)
+                movement_row("resample", f"{mode} {variant}", shape, dt.name.lower(), ns, moved, bench, ok, extra, roof)
             )
             prog.step(f"{mode} {variant} {dt.name.lower()}: {fmt_time(ns / 1e6)}, {note}")
             yt.buffer.destroy()

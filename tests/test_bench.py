@@ -79,11 +79,11 @@ def test_paired_ns_takes_the_median_pair(device, monkeypatch):
     bench = bm.Bench(device, reps=2, warmup=1)
     roofs, rows = iter([100.0, 50.0, 100.0]), iter([400.0, 100.0, 200.0])  # ratios 0.25, 0.5, 0.5
     monkeypatch.setattr(bench, "roofline_now_ns", lambda moved, ops=None: next(roofs))
-    monkeypatch.setattr(bench, "time_ns", lambda record: next(rows))
+    monkeypatch.setattr(bench, "time_ns", lambda record, dispatches=None: next(rows))
     row, roof = bench.paired_ns(lambda: None, 1 << 20, rounds=3)
     assert roof / row == pytest.approx(0.5) and roof in (50.0, 100.0)
     monkeypatch.setattr(bm, "roofline_ns", lambda b, moved, ops=None: 7.0)
-    monkeypatch.setattr(bench, "time_ns", lambda record: 300.0)
+    monkeypatch.setattr(bench, "time_ns", lambda record, dispatches=None: 300.0)
     assert bench.paired_ns(lambda: None, 1 << 20, rounds=1) == (300.0, 7.0)
 
 

@@ -86,9 +86,11 @@ class Row:
         return d
 
 
-def movement_row(op: str, variant: str, shape, dtype: str, ns: float, moved: int, bench: "Bench", exact, extra) -> Row:
+def movement_row(
+    op: str, variant: str, shape, dtype: str, ns: float, moved: int, bench: "Bench", exact, extra, roof_ns=None
+) -> Row:
     """A data-movement row: ``moved`` bytes in ``ns`` GPU nanoseconds, against the in-run copy of
-    the same bytes."""
+    the same bytes (``roof_ns``: its time as :meth:`Bench.paired_ns` gave it beside the row)."""
     return Row(
         op,
         variant,
@@ -97,7 +99,7 @@ def movement_row(op: str, variant: str, shape, dtype: str, ns: float, moved: int
         ns / 1e6,
         moved / ns * 1e9,
         "B/s",
-        bench.copy_ns(moved) / ns,
+        (bench.copy_ns(moved) if roof_ns is None else roof_ns) / ns,
         exact,
         extra,
     )
@@ -490,7 +492,12 @@ class Bench:
         return t
 
     def paired_ns(
-        self, record: Callable[[], object], bytes_moved: int, ops: int | None = None, rounds: int | None = None
+        self,
+        record: Callable[[], object],
+        bytes_moved: int,
+        ops: int | None = None,
+        rounds: int | None = None,
+        dispatches: int | None = None,
     ) -> tuple[float, float]:
         """(GPU nanoseconds of one run of ``record`` as :meth:`time_ns` gives it, its roofline's
         nanoseconds). GPUs (``rounds`` 1): the run's cached roofline (:func:`roofline_ns`). CPU
@@ -500,15 +507,16 @@ class Bench:
         lavapipe quick sweep (2 vCPUs) whole submissions ran at 1x, 2x or 3.5x the fastest run's
         time (a DepthToSpace row 177-187 / 315-330 / 580-600 us), 1.5x apart between sweeps at the
         median row, up to 3.3x; a roofline measured once, in a fast phase, against a row timed in
-        a slow one halved that row's percentage. Back-to-back pairs share their phase."""
+        a slow one halved that row's percentage. Back-to-back pairs share their phase.
+        ``dispatches``: as :meth:`time_ns` checks it."""
         if rounds is None:
             rounds = CPU_PAIRED_ROUNDS if is_cpu_adapter(self.device) else 1
         if rounds <= 1:
-            return self.time_ns(record), roofline_ns(self, bytes_moved, ops)
+            return self.time_ns(record, dispatches), roofline_ns(self, bytes_moved, ops)
         pairs = []
         for _ in range(rounds):
             roof = self.roofline_now_ns(bytes_moved, ops)
-            pairs.append((roof / self.time_ns(record), roof))
+            pairs.append((roof / self.time_ns(record, dispatches), roof))
         ratio, roof = sorted(pairs)[len(pairs) // 2]
         return roof / ratio, roof
 
@@ -1010,7 +1018,8 @@ def bench_depth_space(op: str, device: Device, args, bench: Bench | None = None)
             else:
                 k = compile_space_to_depth(SpaceToDepthDesc(in_desc, out_desc, b, order), device=device)
             kernel, moved, _ = plan_facts(k, bytes_moved=2 * nbytes)
-            ns = bench.time_ns(lambda: k(x, y), dispatches=k.plan.dispatches)
+            # (CPU adapters: the copy timed beside it)
+            ns, roof = bench.paired_ns(lambda: k(x, y), moved, dispatches=k.plan.dispatches)
             # Check the last timed run against the numpy reference (first batch item: N maps exactly).
             got = y.numpy()
             want = ref_d2s(xs[:1], b, order) if op == "depth_to_space" else ref_s2d(xs[:1], b, order)
@@ -1020,7 +1029,7 @@ def bench_depth_space(op: str, device: Device, args, bench: Bench | None = None)
                 extra.update(_torch_depth_space(torch, op, dt, shape, b, order, ns, args.reps))
             if ort is not None:
                 extra.update(_ort_depth_space(ort, op, xs, b, order, got, args.reps, ns))
-            rows.append(movement_row(op, order, shape, dt.name.lower(), ns, moved, bench, ok, extra))
+            rows.append(movement_row(op, order, shape, dt.name.lower(), ns, moved, bench, ok, extra, roof))
             prog.step(
                 f"{order} {dt.name.lower()}: {fmt_time(ns / 1e6)}, {100 * rows[-1].roofline:.1f}% of copy, {note}"
             )
