@@ -392,7 +392,13 @@ def _axes(desc, binding_limit: int, axis_table_bytes: int) -> tuple[_Axis, ...]:
         i0, i1, w0, w1 = _entries(desc, in_sizes[d], out_sizes[d], scales[d], in_off[d], out_off[d], linear)
         entries.append((w0, w1))
         taps = 2 if linear and np.any(w1 != 0) else 1
-        used = np.union1d(i0, i1[w1 != 0]).size if taps == 2 else np.unique(i0).size
+        # distinct input indices read, marked in a mask of the input axis (np.union1d sorted or hashed
+        # them: 12 of the 16.8 s a 2^23 -> 2^24 plan took on this machine's CPU)
+        seen = np.zeros(in_sizes[d], bool)
+        seen[i0] = True
+        if taps == 2:
+            seen[i1[w1 != 0]] = True
+        used = int(np.count_nonzero(seen))
         words = _words(i0, i1, w0, w1, strides[d], linear)
         axes.append(
             _Axis(
