@@ -336,8 +336,10 @@ fn pat_pair(g: u32, ow: u32, m: u32) -> vec4<f32> {
 }
 
 // W_RUNS: the thread's (first vec4 of its weights past p.pat_w_start, the run's period T), from
-// the last run that starts at or before block column g (runs in order, the first at 0), written
-// out (no loop: the whole-table pipelines, W_RUNS 0, ran 6-15 % slower on the H200 with one).
+// the last run that starts at or before block column g (runs in order, the first at 0). (A first
+// form, a loop called once a thread outside the COMPUTED branch, made the whole-table pipelines,
+// W_RUNS 0, 6-15 % slower on the H200; this one, inside the branch and written out, does not.
+// Which of the two mattered was not isolated.)
 fn pat_run_of(g: u32) -> vec2<u32> {
     let s = p.pat_w_start;
     var r = table4[s];

@@ -444,13 +444,17 @@ class Bench:
         best of a few vectors-per-thread settings, so the ceiling is the best copy we can write.
         Past the adapter's binding limit (a split plan's tensors) the copy moves the most one binding
         holds: that far past every cache, copy bandwidth no longer depends on the size."""
-        nbytes = max(16, (int(nbytes) + 15) & ~15)
-        nbytes = min(nbytes, self.device.max_binding_size & ~15)
+        nbytes = self._copy_bytes(nbytes)
         if nbytes not in self._copy_cache:
             variants = self.copy_variants(nbytes)
             self._copy_best[nbytes] = max(variants, key=variants.get)
             self._copy_cache[nbytes] = variants[self._copy_best[nbytes]]
         return self._copy_cache[nbytes]
+
+    def _copy_bytes(self, nbytes: int) -> int:
+        """The bytes the copy kernel really copies for ``nbytes``: whole 16-byte vectors, at least
+        one, at most one binding."""
+        return min(max(16, (int(nbytes) + 15) & ~15), self.device.max_binding_size & ~15)
 
     def copy_ns(self, bytes_moved: int) -> float:
         """Nanoseconds the in-run copy takes to move ``bytes_moved`` bytes (read + written), the
@@ -482,8 +486,7 @@ class Bench:
         """The roofline of :func:`roofline_ns` measured again now (not the run's cached best): the
         fastest copy setting of :meth:`copy_gbps` timed once more for ``bytes_moved``, and for
         ``ops`` the dp4a ceiling timed once more (:meth:`paired_ns`' other half)."""
-        nbytes = max(16, ((int(bytes_moved) // 2) + 15) & ~15)
-        nbytes = min(nbytes, self.device.max_binding_size & ~15)
+        nbytes = self._copy_bytes(int(bytes_moved) // 2)
         self.copy_gbps(nbytes)  # the fastest setting for this size
         vpt, wg = self._copy_best[nbytes]
         t = bytes_moved / self.copy_variants(nbytes, vpts=(vpt,), wgs=(wg,))[(vpt, wg)]

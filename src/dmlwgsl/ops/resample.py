@@ -445,11 +445,11 @@ def _weight_runs(w0: np.ndarray, w1: np.ndarray, v: int) -> tuple[tuple[tuple[in
     zeros past the row), as at most MAX_W_RUNS runs of threads whose weights repeat every T <=
     W_RUN_PERIOD threads: ((g0, T, vec4 offset) per run, table words), or None. The table: a vec4
     (g0, T, off, 0) a run, then in run (g0, T, off) thread g's outputs 2m, 2m + 1 have (w0, w1, w0,
-    w1) at vec4 (runs) + off + m * T + (g - g0) % T. The
-    reference's weights compared bit for bit, so a run's table gives exactly what the shader's
-    computed_linear would: a power-of-two Scale repeats every Scale outputs while its coordinates are
-    exact (x2 on 2^24 outputs: runs of period 2 below 2^23, of period 1 above, where o + 0.5 rounds;
-    the row's ends one thread each); a Scale of correctly rounded quotients rarely repeats (None)."""
+    w1) at vec4 (runs) + off + m * T + (g - g0) % T. The reference's weights are compared bit for
+    bit, so a run's table gives exactly what the shader's computed_linear would: a power-of-two
+    Scale repeats every Scale outputs while its coordinates are exact (x2 on 2^24 outputs: runs of
+    period 2 below 2^23, of period 1 above, where o + 0.5 rounds; the row's ends one thread each);
+    a Scale of correctly rounded quotients rarely repeats (None)."""
     g = -(-w0.size // v)
     keys = np.zeros(g * v, np.uint64)
     keys[: w0.size] = (w0.view(np.uint32).astype(np.uint64) << np.uint64(32)) | w1.view(np.uint32)
@@ -812,10 +812,9 @@ def plan_resample(
         tries = (pattern_outputs,) if pattern_outputs else PATTERN_OUTPUTS[esize]
         if axes[3].form != "whole" and not pattern_outputs:  # weights computed a thread: at most 8
             tries = tuple(v for v in tries if v <= COMPUTED_PATTERN_OUTPUTS)
-            if 8 in axes[3].w_runs and 8 in tries:
-                # weights from runs of a table (no per-output coordinates): 8 outputs a thread first
-                # (H200, 1-D float32 2^23 x2: 4 outputs 53.0 us, 8 42.5; computed: 61.2 / 62.7)
-                tries = (8,) + tuple(v for v in tries if v != 8)
+            # widths whose weights come from runs of a table (no per-output coordinates) first
+            # (H200, 1-D float32 2^23 x2: 4 outputs 53.0 us, 8 42.5; computed: 61.2 / 62.7)
+            tries = tuple(sorted(tries, key=lambda v: v not in axes[3].w_runs))
         pat = _tap_pattern(desc, axes, tries, bytes_ok=esize < 4)
         if pat is None:
             why_not["resample_rows_pat"] = "the W taps of the output columns follow no common pattern"
