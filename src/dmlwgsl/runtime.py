@@ -220,8 +220,8 @@ def _quiet_egl():
 
 
 def list_adapters() -> list:
-    """Every wgpu adapter on this machine."""
-    with _adapter_lock, _quiet_egl():
+    """Every wgpu adapter on this machine (under _POLL_LOCK, as a device request is: see there)."""
+    with _adapter_lock, _POLL_LOCK, _quiet_egl():
         return list(wgpu.gpu.enumerate_adapters_sync())
 
 
@@ -240,7 +240,7 @@ def _pick_adapter(backend: str | None, adapter: str | None, power_preference: st
                 f"backend: unknown backend {backend!r} (choose from vulkan, gl, metal, dx12)", looked_for=backend
             )
     if backend is None and adapter is None:
-        with _adapter_lock, _quiet_egl():
+        with _adapter_lock, _POLL_LOCK, _quiet_egl():
             try:
                 a = wgpu.gpu.request_adapter_sync(power_preference=power_preference)
             except Exception:
@@ -286,7 +286,9 @@ _WGPU_LOCK = threading.RLock()
 #: Held by every device's wgpu-py poll thread around each of its polls, and around creating a
 #: device: a device requested while another device's poll thread polled aborted the process in
 #: wgpu-native (lavapipe and llvmpipe, Mesa 25.0.7, under pytest-xdist: in three cold-cache CI runs
-#: in a row, in the first device-creating test after shader compilation).
+#: in a row, in the first device-creating test after shader compilation). Requesting and listing
+#: adapters hold it too: request_adapter_sync while another device's poll thread polled aborted
+#: the process the same way (a cold-cache CI run, session 37, tests/test_cli.py's `check`).
 _POLL_LOCK = threading.RLock()
 
 
