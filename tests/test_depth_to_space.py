@@ -602,9 +602,7 @@ def test_transpose_kernel(device, rng, op_name, dtype):
     """The tile transpose for NHWC inputs: 16-byte vectors on both sides where runs and rows are
     16-byte aligned, words otherwise (a padded output, channel counts off whole vectors), partial
     tiles along rows and channels, blocks 2-4, and the split past a tight binding limit; exact
-    under poison and guards. An output whose rows do not start on words is refused by name."""
-    from dmlwgsl.plan import PlanError
-
+    under poison and guards."""
     caps = Capabilities.from_device(device)
     tight = caps.with_binding_limit(4096 * dtype.size_in_bytes)
     cases = [  # DepthToSpace input shapes; SpaceToDepth takes their DepthToSpace outputs as input
@@ -619,10 +617,30 @@ def test_transpose_kernel(device, rng, op_name, dtype):
     assert any(op.plan.dispatches > 1 for op in ops)
     vec = {op.plan.steps[0].constants_dict["TP_VEC"] for op in ops}
     assert vec == {0, 1}
-    if dtype.size_in_bytes < 4:  # output rows of 2-byte elements 2 bytes into a word
-        shape = (2, 16, 3, 5) if op_name == "depth_to_space" else (2, 4, 6, 10)
-        with pytest.raises(PlanError, match="4-byte boundaries"):
-            check_op(device, op_name, dtype, shape, 2, "DCR", rng, lin="nhwc", lout="padded", kernel="transpose")
+
+
+@pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
+@pytest.mark.parametrize("dtype", [DataType.UINT8, DataType.FLOAT16], ids=lambda d: d.name.lower())
+def test_transpose_ragged_rows(device, rng, op_name, dtype):
+    """8/16-bit output rows that start or end inside a word (odd widths, output windows at odd
+    element offsets, blocks 2-8, rows over several tiles, channels past a tile, the split past a
+    tight binding limit): transpose_ragged_entry, the words rows share merged with atomics; exact
+    under poison and guards (the bytes of the window's buffer outside the tensor kept)."""
+    caps = Capabilities.from_device(device)
+    es = dtype.size_in_bytes
+    tight = caps.with_binding_limit(4096 * es)
+    cases = [  # DepthToSpace input shapes (odd widths: every output row ends inside a word)
+        ((4, 9 * 4, 9, 11), 3, "nhwc", "window", es, True),
+        ((1, 9 * 37, 2, 13), 3, "nhwc", "packed", 16, False),  # 37 channels: two tiles
+        ((2, 16 * 3, 3, 7), 4, "nhwc", "window", 48 + es, False),  # a window at an odd element
+        ((1, 4 * 5, 3, 101), 2, "nhwc", "padded", 16 + es, False),  # rows over several tiles
+        ((1, 25 * 6, 2, 9), 5, "nhwc", "packed", 4, False),
+        ((2, 64 * 3, 5, 7), 8, "nhwc", "window", 3 * es, True),
+    ]
+    ops = check_row_cases(device, rng, op_name, dtype, cases, "transpose", tight)
+    assert all({k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_transpose"} for op in ops)
+    ragged = [op for op in ops if op.plan.steps[0].entry_point == "transpose_ragged_entry"]
+    assert len(ragged) >= len(ops) // 2 and any(op.plan.dispatches > 1 for op in ragged)
 
 
 @pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])

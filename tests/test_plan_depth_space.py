@@ -197,7 +197,12 @@ def test_placements_change_the_path():
 
 def test_layouts_pick_the_row_kernel_or_the_gather():
     caps = Capabilities.profile("h100")
-    assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="nhwc"), caps).kernels[0] == "depth_to_space_rows"
+    # an NHWC input of 8-bit elements whose output rows end inside words: the ragged transpose on a
+    # GPU (H200: 1.2-5.3x faster than the row kernel on such rows), a row kernel on lavapipe
+    nhwc = plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="nhwc"), caps)
+    assert nhwc.kernels == ["depth_to_space_transpose"] and nhwc.steps[0].entry_point == "transpose_ragged_entry"
+    lav = Capabilities.profile("lavapipe")
+    assert "transpose" not in plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="nhwc"), lav).kernels[0]
     # a broadcast input's rows are contiguous: rows off 16-byte boundaries take the staged kernel
     assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="broadcast"), caps).kernels[0] == "depth_to_space_staged"
     # channels-last output: rows are not contiguous, the gather merges bytes with atomics
@@ -351,10 +356,16 @@ def test_nhwc_inputs_take_the_transpose_on_a_gpu():
     assert s2.constants_dict["TP_WORDS"] == 1024 and s2.uniforms_dict["tiles_r"] == 1
     s8 = plan_space_to_depth(s2d((16, 16, 128, 128), DataType.UINT8, 2, "DCR", lin="nhwc"), h100).steps[0]
     assert s8.constants_dict["TP_WORDS"] == 512 and s8.constants_dict["TP_VEC"] == 1
-    # rows interleaving 3 lanes (DepthToSpace b3) keep 2048 words whatever the element size
+    # rows interleaving 3 lanes (DepthToSpace b3) keep 2048 words whatever the element size, less
+    # what the row does not fill (TRANSPOSE_FIT_ROWS): a row of 192 elements in a tile of 256 -> 1536
     b3 = plan_depth_to_space(d2s((14, 144, 64, 64), DataType.FLOAT16, 3, "DCR", lin="nhwc"), h100).steps[0]
     assert b3.name == "depth_to_space_transpose" and b3.constants_dict["TP_VEC"] == 1
-    assert "TP_WORDS" not in b3.constants_dict
+    assert b3.constants_dict["TP_WORDS"] == 1536 and b3.uniforms_dict["tiles_r"] == 1
+    # rows split evenly over their tiles, each tile an even number of staged words (odd pitch):
+    # a window's 126-element float32 rows (word path) in two tiles of 64, not 63
+    w = plan_space_to_depth(s2d((1, 24, 298, 252), F32, 2, "DCR", lin="nhwc", lout="window"), h100).steps[0]
+    assert w.constants_dict["TP_VEC"] == 0 and w.uniforms_dict["tiles_r"] == 2
+    assert w.constants_dict.get("TP_WORDS", 2048) == 64 * w.constants_dict["TP_K"]
     s3 = plan_space_to_depth(s2d((16, 16, 128, 128), DataType.FLOAT16, 2, "CRD", lin="nhwc"), h100).steps[0]
     assert (s3.uniforms_dict["plane_j"], s3.uniforms_dict["k_len"]) == (2, 16)  # CRD: j stays a plane
 

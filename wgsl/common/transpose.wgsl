@@ -10,12 +10,13 @@
 // TP_K channels x tile_r row elements of one plane (TP_K x tile_r x words an element = TP_WORDS
 // staged words; 256 threads, 4 to 8 elements each): it loads the tile with threads along k (runs of channels), stages it in
 // workgroup memory one word per element (two for 8-byte elements), and stores whole output words
-// with threads along r. Every output row starts and ends on a word boundary (the plan's
-// condition), so no two threads write one word. With TP_VEC (runs of channels and output rows on
+// with threads along r. In transpose_entry every output row starts and ends on a word boundary
+// (the plan's condition), so no two threads write one word; transpose_ragged_entry (below) takes
+// 8/16-bit rows that do not, merging their shared words with atomics. With TP_VEC (runs of channels and output rows on
 // 16-byte boundaries, the plan's condition) both sides move whole 16-byte vectors, and 8/16-bit
 // elements stage packed (a staged word holds 4 / 2 consecutive row elements of one channel).
-// Bindings: common/permute.wgsl's input and output (u32 words) and output4, common/tiles.wgsl's
-// input4, 9 uniforms (Transpose).
+// Bindings: common/permute.wgsl's input and output (u32 words), output4 and (ragged entry)
+// output_atomic, common/tiles.wgsl's input4, 9 uniforms (Transpose).
 
 #include "common/permute.wgsl"
 #include "common/tiles.wgsl"
@@ -271,11 +272,8 @@ fn tp_store_vecs(at: Tp, l: u32) {
 
 fn pack4(b: vec4<u32>) -> u32 { return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u); }
 
-@compute @workgroup_size(WG)
-fn transpose_entry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                   @builtin(local_invocation_index) l: u32) {
-    let wg = workgroup_index(wid, nwg);
-    if (wg >= tp.workgroups) { return; }   // uniform across the workgroup: no barrier is skipped unevenly
+// Tile wg's plane, first row element and first channel (workgroup indices split by multiplies).
+fn tp_tile(wg: u32) -> Tp {
     let t1 = div_magic(wg, tp.tiles_k_m, tp.tiles_k_s);
     let kt = wg - t1 * tp.tiles_k;
     let t2 = div_magic(t1, tp.tiles_r_m, tp.tiles_r_s);
@@ -286,8 +284,16 @@ fn transpose_entry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let i = t3 - t4 * tp.plane_i;
     let n = div_magic(t4, tp.plane_h_m, tp.plane_h_s);
     let h = t4 - n * tp.plane_h;
-    let at = Tp(tp.src_base + n * tp.in_n + h * tp.in_h + i * tp.in_i + j * tp.in_j,
-                tp.dst_base + n * tp.out_n + h * tp.out_h + i * tp.out_i + j * tp.out_j, rt * tp_tr(), kt * TP_K);
+    return Tp(tp.src_base + n * tp.in_n + h * tp.in_h + i * tp.in_i + j * tp.in_j,
+              tp.dst_base + n * tp.out_n + h * tp.out_h + i * tp.out_i + j * tp.out_j, rt * tp_tr(), kt * TP_K);
+}
+
+@compute @workgroup_size(WG)
+fn transpose_entry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                   @builtin(local_invocation_index) l: u32) {
+    let wg = workgroup_index(wid, nwg);
+    if (wg >= tp.workgroups) { return; }   // uniform across the workgroup: no barrier is skipped unevenly
+    let at = tp_tile(wg);
     if (tp_packed()) {
         tp_load_vecs_packed(at, l);
     } else if (TP_VEC) {
@@ -297,4 +303,55 @@ fn transpose_entry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     }
     workgroupBarrier();
     if (TP_VEC) { tp_store_vecs(at, l); } else { tp_store_words(at, l); }
+}
+
+// ---- transpose_ragged_entry: 8/16-bit elements whose output rows start or end inside a word (odd
+// row lengths, windows at any element offset). The word path's loads and staging; a thread stores
+// output word q of a tile row's segment, counted from the word holding its first element (a
+// segment of tp_tr() elements spans at most tp_tr() / tp_pw() + 1 words). A word the segment fills
+// is stored plainly: no other thread writes any of its elements. A word it shares (with the
+// neighbouring row, the next tile of the row, or bytes outside the tensor) is merged with
+// atomicAnd / atomicOr and only ever written that way, by every thread that owns part of it, so
+// plain and atomic writes never meet on one word. The output is bound twice: `output` and
+// `output_atomic`.
+fn tp_store_ragged(at: Tp, l: u32) {
+    let pw = tp_pw();
+    let bits = ELEM_BYTES * 8u;
+    let emask = (1u << bits) - 1u;
+    let words = tp_tr() / pw + 1u;   // words a segment may touch
+    let n = min(tp_tr(), tp.r_len - min(at.r0, tp.r_len));   // the segment's elements
+    for (var idx = l; idx < TP_K * words; idx += WG) {
+        let kk = idx / words;
+        let k = at.k0 + kk;
+        if (k >= tp.k_len || n == 0u) { continue; }
+        let e0 = at.dst0 + at.r0 + k * tp.out_k;   // the segment's first element in the binding
+        let w = e0 / pw + idx % words;
+        if (w * pw >= e0 + n) { continue; }
+        var word = 0u;
+        var mask = 0u;
+        for (var u = 0u; u < pw; u++) {
+            let e = w * pw + u;
+            if (e >= e0 && e < e0 + n) {
+                word |= (stage_get(kk * tp_pitch() + (e - e0)) & emask) << (u * bits);
+                mask |= emask << (u * bits);
+            }
+        }
+        if (mask == 0xFFFFFFFFu) {
+            output[w] = word;
+        } else {
+            atomicAnd(&output_atomic[w], ~mask);
+            atomicOr(&output_atomic[w], word);
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn transpose_ragged_entry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                          @builtin(local_invocation_index) l: u32) {
+    let wg = workgroup_index(wid, nwg);
+    if (wg >= tp.workgroups) { return; }   // uniform across the workgroup
+    let at = tp_tile(wg);
+    tp_load_words(at, l);
+    workgroupBarrier();
+    tp_store_ragged(at, l);
 }

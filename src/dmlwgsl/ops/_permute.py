@@ -118,6 +118,9 @@ STAGE_WORDS = 2048
 #: at most 2 lanes (see transpose_step). H100, the sweep's NHWC rows: 1024 / 2048 / 4096 words for
 #: float32, b2 60.6 / 66.1 / 38.1-39.4 % of copy (bench/EXPERIMENTS.md).
 TRANSPOSE_TILE_WORDS = 2048
+#: Fit a transpose tile's row elements to the row (split evenly over its tiles) instead of the
+#: whole TRANSPOSE_TILE_WORDS, which left most of a tile idle on rows just past a tile or shorter.
+TRANSPOSE_FIT_ROWS = True
 
 
 def coalesce(sizes, src_strides, dst_strides):
@@ -458,8 +461,9 @@ _WHY = {
     "staged": "contiguous input and output rows off 16-byte boundaries, under STAGED_MAX_BYTES: whole input words "
     "staged in workgroup memory by coalesced loads, every output word built from there in one pass (the row "
     "kernel's edge pass is a second dispatch)",
-    "transpose": "channels the input's fastest dimension (NHWC) and output rows on word boundaries: tiles of "
-    "channels x row words loaded along the channels, staged in workgroup memory and stored along the rows",
+    "transpose": "channels the input's fastest dimension (NHWC): tiles of channels x row elements loaded along the "
+    "channels, staged in workgroup memory and stored along the rows (8/16-bit rows inside words: their shared "
+    "words merged with atomics)",
     "packed": "packed output: one thread per 16-byte output block through the strided gather",
     "strided": "strided output of 4- or 8-byte elements: the strided gather",
     "atomic": "strided output of 1- or 2-byte elements: the gather merges bytes into words with atomics",
@@ -508,7 +512,11 @@ def _choose(
       kernel + edge pass ran 48.8 / 31.8%).
     * an input whose channels are its fastest dimension (NHWC) takes the tile transpose first
       (f32 54.8-63.1% of copy, f16 30.8-39.8%, against the row kernel's 25.6-32.5% and 15.7-23.0%,
-      whose gather reads the input with its w stride).
+      whose gather reads the input with its w stride), 8/16-bit output rows that start or end
+      inside words included (its ragged entry point; H200, session 38: SpaceToDepth b8 float16
+      1x91x1528x904 into a window 2972 -> 557 us, uint8 b4 399 -> 222, DepthToSpace b3 float16
+      19x432x172x13 150 -> 128). DepthToSpace CRD is not channels-fastest (its channel runs have a
+      stride of b*b) and keeps the row kernel, which ran it 1.1-2.2x faster than the transpose.
 
     A CPU adapter (``cpu``) takes the tiled kernel before zip where a tensor is not packed (a
     broadcast input, an output window), keeps the row kernel for NHWC inputs (lavapipe, the quick grid's small
@@ -625,7 +633,8 @@ def _steps(lay, path, box: _Box, pin, pout, caps, esize, split: bool, k: int, ti
             )
         ]
     if path == "transpose":
-        return [_transpose_step(lay, box, esize, src_base, dst_base, windows, suffix, aligned)]
+        ragged = _transpose_ragged(lay, pout, esize)
+        return [_transpose_step(lay, box, esize, src_base, dst_base, windows, suffix, aligned, ragged)]
     if path in ("rows", "rows_tiled", "rows_packed", "row_words", "staged"):
         # the slot-saving split (_row_threads): GPUs, elements of at most 4 bytes, input rows contiguous
         fit = path == "rows" and not caps.is_cpu and esize <= 4 and lay.rows.in_strides[3] == 1
@@ -685,22 +694,29 @@ def _channels_fastest(lay: DepthSpaceLayout) -> bool:
 
 
 def _transpose_rule(lay: DepthSpaceLayout, pout: Placement, esize: int) -> str | None:
-    """None when every output row of the transpose kernel starts and ends on a word boundary
-    (no two threads write one word), else the rule broken."""
-    if esize >= 4:
-        return None
-    pw = 4 // esize
-    r = lay.rows
-    strides = [t for t, n in zip(r.out_strides[:3], lay.output.sizes[:3]) if n > 1]
-    if pout.residual % 4 or r.row_len % pw or any(t % pw for t in strides):
-        return "output rows must start and end on 4-byte boundaries"
+    """None: the transpose runs every layout the row kernel runs (its ragged entry point takes
+    8/16-bit output rows that do not start and end on word boundaries; see _transpose_ragged)."""
     return None
 
 
-def _transpose_step(lay: DepthSpaceLayout, box: _Box, esize: int, src_base, dst_base, windows, suffix, aligned):
+def _transpose_ragged(lay: DepthSpaceLayout, pout: Placement, esize: int) -> bool:
+    """Whether some output row of the transpose starts or ends inside a 32-bit word (8/16-bit
+    elements: odd row lengths, windows at odd offsets): transpose_ragged_entry, which merges the
+    words rows share with atomics."""
+    if esize >= 4:
+        return False
+    pw = 4 // esize
+    r = lay.rows
+    strides = [t for t, n in zip(r.out_strides[:3], lay.output.sizes[:3]) if n > 1]
+    return bool(pout.residual % 4 or r.row_len % pw or any(t % pw for t in strides))
+
+
+def _transpose_step(
+    lay: DepthSpaceLayout, box: _Box, esize: int, src_base, dst_base, windows, suffix, aligned, ragged: bool
+):
     """transpose_entry over the box (common/transpose.wgsl): planes (n, h, i, j), rows r, channels
     k; 16-byte vectors on both sides where every run and row allows (``aligned``: the tensors'
-    placements)."""
+    placements); transpose_ragged_entry where ``ragged`` (output rows inside words)."""
     r, b = lay.rows, lay.block
     nb, cb, hb = box.extents
     in_n, in_c, in_h, in_w = r.in_strides
@@ -732,6 +748,7 @@ def _transpose_step(lay: DepthSpaceLayout, box: _Box, esize: int, src_base, dst_
         bases=(src_base, dst_base),
         aligned=aligned,
         windows=windows,
+        ragged=ragged,
     )
 
 
@@ -750,21 +767,23 @@ def transpose_step(
     bases,
     aligned: bool,
     windows=(),
-    bindings=None,
+    names=("input", "output"),
+    ragged: bool = False,
 ):
     """A step of common/transpose.wgsl's transpose_entry (``shader`` includes it): ``planes`` =
     (n, h, i, j) counts, ``ins`` / ``outs`` their strides (elements), rows of ``r_len`` elements
     (input strides ``in_r`` = (of r % interleave, of r / interleave)), ``k`` = (channels, their input
     stride, their output stride), ``bases`` = (src, dst) element offsets in the bindings; 16-byte
     vectors on both sides where every run and row allows (``aligned``: the tensors' placements).
-    ``bindings`` maps the operator's tensor names to (input views, output views); default
-    input -> input, output -> output."""
+    ``names``: the operator's tensors bound as the kernel's input and output. ``ragged``: some
+    output row starts or ends inside a word (8/16-bit elements): transpose_ragged_entry, words of
+    one element a staged word, the words rows share merged with atomics."""
     nb, *plane = planes
     cb, in_k, out_k = k
     src_base, dst_base = bases
     v = 16 // esize
     strides = (*ins, *outs, in_r[0] if interleave > 1 else 0, in_r[1], out_k, src_base, dst_base)
-    vec = aligned and in_k == 1 and cb % v == 0 and r_len % v == 0 and all(x % v == 0 for x in strides)
+    vec = not ragged and aligned and in_k == 1 and cb % v == 0 and r_len % v == 0 and all(x % v == 0 for x in strides)
     # TP_K: the channels rounded up to a power of two (2 to 32; at least a vector's with TP_VEC);
     # the tile stages TRANSPOSE_TILE_WORDS words
     tile_k = min(32, max(2, v if vec else 2, 1 << (cb - 1).bit_length()))
@@ -778,6 +797,16 @@ def transpose_step(
     words = TRANSPOSE_TILE_WORDS * esize // 4 if packed and interleave <= 2 else TRANSPOSE_TILE_WORDS
     tile_r = words // tile_k // max(1, esize // 4) * (4 // esize if packed else 1)
     tiles_r, tiles_k = -(-r_len // tile_r), -(-cb // tile_k)
+    if TRANSPOSE_FIT_ROWS:
+        # the row split evenly over its tiles, each a whole number of stored units (vectors on the
+        # vector path; on the word path whole words, and an even number of staged words a row so
+        # that its pitch (one spare word) stays odd: an even pitch put the column reads of a tile
+        # on one bank, H200 float32 SpaceToDepth 13.8 -> 21.0 us), the staged words shrunk to match
+        unit = v if vec else (1 if esize == 8 else max(2, 4 // esize))
+        fit = -(-(-(-r_len // tiles_r)) // unit) * unit
+        if fit < tile_r:
+            words = words * fit // tile_r
+            tile_r = fit
     workgroups = nb * math.prod(plane) * tiles_r * tiles_k
     u = {
         "workgroups": workgroups,
@@ -800,9 +829,10 @@ def transpose_step(
         name,
         shader,
         f"{workgroups} tiles of {tile_k} channels x {tile_r} row elements"
-        + (", 16-byte vectors on both sides" if vec else ", words"),
+        + (", 16-byte vectors on both sides" if vec else ", words")
+        + (" (rows inside words: their shared words merged with atomics)" if ragged else ""),
         workgroups * TRANSPOSE_WORKGROUP,
-        entry_point="transpose_entry",
+        entry_point="transpose_ragged_entry" if ragged else "transpose_entry",
         workgroup_size=TRANSPOSE_WORKGROUP,
         constants={
             "ELEM_BYTES": esize,
@@ -812,7 +842,9 @@ def transpose_step(
             **({"TP_WORDS": words} if words != 2048 else {}),  # (2048: the shader's default)
         },
         uniforms=u,
-        bindings=bindings or {"input": ("input", "input4"), "output": ("output", "output4")},
+        bindings={names[0]: "input", names[1]: ("output", "output_atomic")}
+        if ragged
+        else {names[0]: ("input", "input4"), names[1]: ("output", "output4")},
         uniform_var="tp",
         windows=windows,
     )

@@ -1139,8 +1139,6 @@ def _transpose_rule(desc, caps: Capabilities, *, requested: bool) -> str | None:
         return "a CPU adapter (unmeasured there)"
     if not requested and pd["out_sizes"][2] * pd["out_sizes"][3] <= h * w:
         return "the output's planes are no larger than the input's (channel lanes instead)"
-    if (w * esize) % 4:
-        return "the packed input's rows would not be whole 32-bit words"
     if _too_large(desc, caps) or n * c * h * w * esize > caps.max_binding_size - caps.binding_alignment - 16:
         return "a tensor or the workspace is beyond the binding limit"
     return None
@@ -1179,7 +1177,8 @@ def _transposed_plan(desc, caps: Capabilities, placements, tuning) -> Plan:
         k=(c, 1, h * w),
         bases=(in_pl.residual // esize, 0),
         aligned=in_pl.residual % 16 == 0 and in_pl.padded,
-        bindings={"input": ("input", "input4"), TRANSPOSED_INPUT: ("output", "output4")},
+        names=("input", TRANSPOSED_INPUT),
+        ragged=(w * esize) % 4 != 0,  # rows inside words: transpose_ragged_entry
     )
     steps = (tp,) + tuple(
         replace(s, bindings=tuple((TRANSPOSED_INPUT if k == "input" else k, v) for k, v in s.bindings))
