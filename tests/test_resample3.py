@@ -269,30 +269,34 @@ def test_strided_inputs_and_outputs(device, dt, pattern, rng):
     in_desc = strided_desc(dt, sizes, pattern)
     out_desc = strided_desc(dt, out, "window" if pattern == "broadcast" else pattern, output=True)
     op = check(device, None, in_desc, out_desc, rng)
-    # f32 at any strides; 8/16-bit outputs only in rows of whole words
+    # f32 at any strides; 8/16-bit outputs: aa_rows and aa_tile only in rows of whole words, aa_taps
+    # in any rows along w stride 1 (its GW form where they are not whole words)
     pw = 4 // dt.size_in_bytes
     st = out_desc.element_strides
     rows_ok = not (dt != F32 and (st[-1] != 1 or any(v % pw for v in st[:-1])))
+    taps_ok = dt == F32 or st[-1] == 1
     # aa_pat where the scales give a tap pattern (here float32 on a CPU adapter, which takes every
-    # form; 4/9 and 3/7 give no pattern for 8/16-bit windows of words), else aa_taps wherever 8/16-bit
-    # outputs are whole words (n and c are not filtered here), except that a CPU adapter takes
-    # aa_rows for 8/16-bit outputs (measured faster there)
+    # form; 4/9 and 3/7 give no pattern for 8/16-bit windows of words), else aa_taps wherever it
+    # runs, except that a CPU adapter takes aa_rows for 8/16-bit outputs of whole words (measured
+    # faster there)
     pat = op.plan.kernels == ["aa_pat"]
     assert pat or "aa_pat could not run here" in op.plan.why
     cpu_rows = Capabilities.from_device(device).is_cpu and dt != F32 and rows_ok and not pat
-    want = "aa_pat" if pat else "aa_rows" if cpu_rows else "aa_taps" if rows_ok else element_kernel(dt)
+    want = "aa_pat" if pat else "aa_rows" if cpu_rows else "aa_taps" if taps_ok else element_kernel(dt)
     assert op.plan.kernels == [want] and (not pat or (rows_ok and Capabilities.from_device(device).is_cpu))
-    if rows_ok:
+    if want == "aa_taps":
+        assert op.plan.steps[0].constants_dict["GW"] == int(not rows_ok)
+    if taps_ok:
         check(device, "aa_taps", in_desc, out_desc, rng)
     check(device, element_kernel(dt), in_desc, out_desc, rng)
     if "aa_tile could not run" not in op.plan.why and not pat:
         try:
             check(device, "aa_tile", in_desc, out_desc, rng)
-        except PlanError as e:  # (a CPU adapter's aa_rows plan does not say why aa_tile is not taken)
-            assert cpu_rows and "aa_tile cannot run" in str(e)
+        except PlanError as e:  # (aa_rows' and aa_taps' plans do not say why aa_tile is not taken)
+            assert (cpu_rows or want == "aa_taps") and "aa_tile cannot run" in str(e)
     if rows_ok:
         check(device, "aa_rows", in_desc, out_desc, rng)
-    assert pat or ("aa_rows could not run" in op.plan.why) == (not rows_ok)
+    assert want != element_kernel(dt) or "aa_rows could not run" in op.plan.why
 
 
 @pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
@@ -304,6 +308,62 @@ def test_word_rows_partial_words_and_gaps(device, dt, kernel, rng):
     out_desc = TensorDesc(dt, (2, 3, 10, 9), (3 * 10 * 12, 10 * 12, 12, 1))
     op = check(device, kernel, in_desc, out_desc, rng)
     assert op.plan.kernels == [kernel]
+
+
+#: aa_taps' GW form: 8/16-bit output rows that are not whole words. (input sizes, input strides or
+#: None, output sizes, output strides or None, scales or None)
+ODD_ROWS = [
+    ((40, 38), None, (30, 29), None, None),  # rank 2, rows of 29 elements packed: every row's head differs
+    ((6, 7, 75), None, (3, 2, 25), None, None),  # rank 3, n and c filtered (NC) as well
+    ((2, 3, 21, 31), (3 * 21 * 33, 21 * 33, 33, 1), (2, 3, 14, 8), (3 * 14 * 11, 14 * 11, 11, 1), (1, 1, 2 / 3, 1 / 4)),
+    ((3, 2, 9, 66), None, (3, 2, 9, 26), None, (1, 1, 1, 0.4)),  # h not filtered; float16: whole words
+    ((13,), None, (5,), (2,), None),  # rank 1: a strided w (no rows along w stride 1): aa_element_atomic
+]
+
+
+@pytest.mark.parametrize("dt", (F16, I8, U8), ids=lambda d: d.name.lower())
+@pytest.mark.parametrize("case", range(len(ODD_ROWS)))
+def test_taps_rows_not_whole_words(device, dt, case, rng):
+    """aa_taps' GW form, requested and chosen by the plan: 8/16-bit output rows of odd lengths, row
+    strides and windows that are not whole words (whole words stored, a row's end words merged with
+    atomics, the gaps' poison kept), padded inputs, 1-4 dims, the n and c axes filtered."""
+    si, ist, so, ost, scales = ODD_ROWS[case]
+    in_desc, out_desc = TensorDesc(dt, si, ist), TensorDesc(dt, so, ost)
+    if ost is not None and ost[-1] != 1:
+        op = check(device, None, in_desc, out_desc, rng, scales=scales)
+        assert op.plan.kernels == ["aa_element_atomic"] and "do not run along w stride 1" in op.plan.why
+        return
+    for kernel in ("aa_taps", None):
+        op = check(device, kernel, in_desc, out_desc, rng, scales=scales)
+        c = op.plan.steps[0].constants_dict
+        words = all(v % (4 // dt.size_in_bytes) == 0 for v in out_desc.element_strides[:-1])
+        if kernel is None and words:
+            continue  # (rows of whole words: the plans of test_strided_inputs_and_outputs)
+        assert op.plan.kernels == ["aa_taps"] and c["GW"] == int(not words), op.plan.why
+        assert c["NC"] == int(len(si) == 3)
+
+
+@pytest.mark.parametrize("dt", (F16, U8), ids=lambda d: d.name.lower())
+def test_taps_rows_not_whole_words_bands(device, dt, rng, monkeypatch):
+    """The GW form with bands of 8 and 4 rows (a row stride of 17 elements: the heads change from row
+    to row inside a band, the columns' taps reloaded), the last band partial, and an output 3 elements
+    past a word."""
+    import dmlwgsl.ops._resample_antialias as aa
+
+    monkeypatch.setattr(aa, "_TAPS_THREADS", 1)  # the tallest band whatever the size
+    for bands in ((8,), (4,)):
+        monkeypatch.setattr(aa, "_TAPS_BANDS", bands)
+        in_desc, out_desc = TensorDesc(dt, (1, 2, 47, 40)), TensorDesc(dt, (1, 2, 23, 17))
+        op = check(device, "aa_taps", in_desc, out_desc, rng)
+        assert op.plan.steps[0].constants_dict["RB"] == bands[0] and op.plan.steps[0].constants_dict["GW"] == 1
+    desc = desc3(in_desc, out_desc)
+    x = values(dt, in_desc.sizes, rng)
+    want = ref.resample_antialias(x, out_desc.sizes, desc.scales, desc.input_pixel_offsets, desc.output_pixel_offsets)
+    atol, why = LINEAR_TOLERANCE[dt]
+    op = compile_resample3(desc, device=device, kernel="aa_taps")
+    inputs = {"input": (in_desc, tensor_bytes(in_desc, x))}
+    odd = {"input_offset": dt.size_in_bytes, "output_offset": 64 + 3 * dt.size_in_bytes}
+    run_checked(device, lambda ins, o: op(ins["input"], o), inputs, out_desc, want, atol=atol, why=why, **odd)
 
 
 @pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
@@ -419,11 +479,12 @@ def test_where_aa_pat_runs_and_where_not():
 def test_where_aa_rows_cannot_run(device, rng):
     """Each rule of aa_rows refuses a request with the rule named, and the default path runs instead."""
     cases = [  # (input, output, the rule, the default path: aa_taps where its own rules hold)
-        ((F32, (1, 4, 6, 8)), (F32, (1, 2, 3, 4)), "the n or c axis is filtered", "aa_element"),
+        ((F32, (1, 4, 6, 8)), (F32, (1, 2, 3, 4)), "the n or c axis is filtered", "aa_taps"),
         ((F32, (1, 1, 8, 160)), (F32, (1, 1, 4, 20)), "more than 12 taps along w", "aa_element"),
         ((F16, (1, 1, 3, 8)), (F16, (1, 1, 30, 4)), "20 output rows share an input row", "aa_taps"),
+        ((U8, (1, 1, 20, 19)), (U8, (1, 1, 10, 9)), "UINT8 output rows are not whole 32-bit words", "aa_taps"),
         (
-            (U8, (1, 1, 20, 19)),
+            (U8, (1, 1, 20, 38)),
             (U8, (1, 1, 10, 9)),
             "UINT8 output rows are not whole 32-bit words",
             "aa_element_atomic",
@@ -441,13 +502,19 @@ def test_where_aa_rows_cannot_run(device, rng):
 def test_where_aa_taps_cannot_run(device, rng):
     """Each rule of aa_taps refuses a request with the rule named, and the element path runs instead."""
     cases = [
-        ((F32, (1, 4, 6, 8)), (F32, (1, 2, 3, 4)), "the n or c axis is filtered"),
         ((F32, (1, 1, 8, 400)), (F32, (1, 1, 4, 20)), "40 taps along w"),
         ((F32, (1, 1, 8, 45)), (F32, (1, 1, 4, 9)), "9 taps along w"),
-        ((U8, (1, 1, 20, 19)), (U8, (1, 1, 10, 9)), "UINT8 output rows are not whole 32-bit words"),
+        ((U8, (1, 1, 20, 38)), (U8, (1, 1, 10, 9)), "9 taps along w"),
+        (
+            (I8, (1, 1, 8, 12), None),
+            (I8, (1, 1, 4, 6), (48, 48, 12, 2)),
+            "INT8 output rows do not run along w stride 1",
+        ),
     ]
-    for (dt, si), (_, so), rule in cases:
-        op = check(device, None, TensorDesc(dt, si), TensorDesc(dt, so), rng)
+    for (dt, si, *ist), (_, so, *ost), rule in cases:
+        in_desc = TensorDesc(dt, si, strides=ist[0] if ist else None)
+        out_desc = TensorDesc(dt, so, strides=ost[0] if ost else None)
+        op = check(device, None, in_desc, out_desc, rng)
         assert op.plan.kernels == [element_kernel(dt)] and f"aa_taps cannot run here: {rule}" in op.plan.why
         with pytest.raises(PlanError, match=f"aa_taps cannot run this description: {rule}"):
             compile_resample3(op.desc, device=device, kernel="aa_taps")
@@ -456,9 +523,11 @@ def test_where_aa_taps_cannot_run(device, rng):
 def test_where_aa_tile_cannot_run(device, rng):
     # antialiasing along c (4 -> 2): aa_tile filters h and w only
     op = check(device, None, TensorDesc(F32, (1, 4, 6, 8)), TensorDesc(F32, (1, 2, 3, 4)), rng)
-    assert op.plan.kernels == ["aa_element"] and "n or c axis" in op.plan.why
-    # uint8 rows of 9 bytes are not whole words
-    op = check(device, None, TensorDesc(U8, (1, 1, 20, 19)), TensorDesc(U8, (1, 1, 10, 9)), rng)
+    assert op.plan.kernels == ["aa_taps"] and op.plan.steps[0].constants_dict["NC"] == 1
+    with pytest.raises(PlanError, match="aa_tile cannot run this description: the n or c axis"):
+        compile_resample3(op.desc, device=device, kernel="aa_tile")
+    # uint8 rows of 9 bytes are not whole words (aa_taps takes them, 38 -> 9 has 9 taps along w)
+    op = check(device, None, TensorDesc(U8, (1, 1, 20, 38)), TensorDesc(U8, (1, 1, 10, 9)), rng)
     assert op.plan.kernels == ["aa_element_atomic"] and "whole 32-bit words" in op.plan.why
     # scale 1/40: a tile's input region would not fit workgroup memory
     op = check(device, None, TensorDesc(F32, (1, 1, 80, 400)), TensorDesc(F32, (1, 1, 2, 10)), rng)

@@ -13,15 +13,15 @@
 //        bits); entries and offsets are multiples of 4 (table4: the same words as vec4s).
 // Bindings: input (u32 words: 16- and 8-bit values move as raw bits), output (u32 words), output_atomic
 //           (the same, atomic, for 8/16-bit elements at any strides), p (uniforms), table.
-// Entry points: aa_taps (n and c not filtered: one thread owns CW output columns of one output row
-// and sums their W taps with written-out code, every tap's load independent of the others; the
-// default where it runs, see the end of this file), aa_rows (n and c not filtered: one thread owns CW output columns and walks a band
+// Entry points: aa_taps (one thread owns CW output columns of RB output rows and sums their W taps
+// with written-out code, every tap's load independent of the others; GW: 8/16-bit rows that are not
+// whole words, NC: the n or c axis filtered; the default where it runs, see the end of this file), aa_rows (n and c not filtered: one thread owns CW output columns and walks a band
 // of output rows, filtering each input row along W once for every output row that uses it, see
 // below), aa_element (one thread per output, 4-byte elements, any strides), aa_element_atomic
 // (8/16-bit elements at any strides: merged into words with atomics), aa_tile (workgroup-memory
 // tiles, see the end of this file; on request only: measured slower on the H100, see
 // src/dmlwgsl/ops/_resample_antialias.py).
-// Overrides (structure, part of the pipeline cache key): DTYPE, WG, CW, KA.
+// Overrides (structure, part of the pipeline cache key): DTYPE, WG, CW, KA; aa_taps' TH, TW, RB, GW, NC.
 
 override WG: u32 = 256u;
 override DTYPE: u32 = 0u;   // 0 float32, 1 float16, 2 int8, 3 uint8
@@ -464,6 +464,11 @@ const TH_CAP: u32 = 8u;
 override TH: u32 = 4u;  // aa_taps: written-out rows (the most taps along h, <= TH_CAP), 0: a loop
 override TW: u32 = 4u;  // aa_taps: written-out taps along w, 4 or 8 (>= the most taps along w)
 override RB: u32 = 1u;  // aa_taps: output rows a thread (a band: its columns' W taps are read once)
+override GW: u32 = 0u;  // aa_taps: 1: 8/16-bit output rows of any length and offset (w stride 1),
+                        //   a thread owns one output word of a row, shared end words merged with
+                        //   atomics (see "general forms" below); 0: rows of whole words
+override NC: u32 = 0u;  // aa_taps: 1: the n or c axis is filtered (their taps summed around each
+                        //   output row's h-w sums); 0: one tap of weight 1 each
 
 struct Col {
     first: u32,
@@ -618,6 +623,8 @@ struct Walk {
     band: u32,
     plane_in: u32,
     plane_out: u32,
+    n: u32,          // the output's n and c
+    c: u32,
 }
 
 fn walk_of(t: u32, cols: u32) -> Walk {
@@ -628,7 +635,103 @@ fn walk_of(t: u32, cols: u32) -> Walk {
     let c = plane - n * p.out_sizes.y;
     return Walk(g, rest - plane * p.bands,
                 p.input_base + head(0u, n).x * p.in_strides.x + head(1u, c).x * p.in_strides.y,
-                p.output_base + n * p.out_strides.x + c * p.out_strides.y + g * cols * p.out_strides.w);
+                p.output_base + n * p.out_strides.x + c * p.out_strides.y + g * cols * p.out_strides.w, n, c);
+}
+
+// -- aa_taps' general forms (GW, NC) ---------------------------------------------------------------
+// GW = 1: 8/16-bit output rows that are not whole words (any width, row stride or offset; w stride
+// 1). Thread g of a row owns the row's g-th output word (the word holding row element
+// g * CW - head, head = the row's first element modulo CW = the elements a word), so its CW columns
+// are ow0 = g * CW - head .. (some before or past the row: computed from a clamped column, never
+// stored). A word the row fills is stored plainly (no other thread writes it); the row's first and
+// last words, which it may share with a neighbouring row, a gap or bytes outside the tensor, are
+// merged with atomicAnd / atomicOr on output_atomic (the same buffer) and only ever through atomics,
+// so plain and atomic writes never meet on one word. Rows of one plane whose heads differ (a row
+// stride that is not whole words) reload the columns' taps when the head changes.
+
+// Column k's taps (k inside the row), each field a scalar load (k need not be a multiple of CW).
+fn col_at(k: u32) -> Col {
+    let w = p.weight[3] + k;
+    let e = p.entries[3];
+    var hi = vec4<f32>(0.0);
+    if (TW > 4u) {
+        hi = vec4<f32>(bitcast<f32>(table[w + 4u * e]), bitcast<f32>(table[w + 5u * e]),
+                       bitcast<f32>(table[w + 6u * e]), bitcast<f32>(table[w + 7u * e]));
+    }
+    let lo = vec4<f32>(bitcast<f32>(table[w]), bitcast<f32>(table[w + e]), bitcast<f32>(table[w + 2u * e]),
+                       bitcast<f32>(table[w + 3u * e]));
+    return col_of(table[p.head[3] + k], table[p.head[3] + e + k], lo, hi);
+}
+
+// The taps of columns ow0 .. ow0 + CW - 1 (ow0 may be negative), each clamped into the row.
+fn cols_taps_any(ow0: i32) -> Cols {
+    let last = i32(p.out_sizes.w) - 1;
+    var cs: Cols;
+    cs.c0 = col_at(u32(clamp(ow0, 0, last)));
+    if (CW > 1u) { cs.c1 = col_at(u32(clamp(ow0 + 1, 0, last))); }
+    if (CW > 2u) {
+        cs.c2 = col_at(u32(clamp(ow0 + 2, 0, last)));
+        cs.c3 = col_at(u32(clamp(ow0 + 3, 0, last)));
+    }
+    return cs;
+}
+
+// Output word wi from CW values (lane q = element q of the word); lanes lo .. hi - 1 belong to the
+// row: all of them stored plainly, fewer merged with atomics (see GW above).
+fn store_word_any(wi: u32, v: vec4<f32>, lo: u32, hi: u32) {
+    var word = 0u;
+    if (DTYPE == 1u) {
+        word = store_bits(v.x) | (store_bits(v.y) << 16u);
+    } else {
+        word = bytes4(v);
+    }
+    if (lo == 0u && hi == CW) {
+        output[wi] = word;
+        return;
+    }
+    let bits = 32u / CW;
+    let mask = ((1u << ((hi - lo) * bits)) - 1u) << (lo * bits);  // (hi - lo < CW: no shift by 32)
+    atomicAnd(&output_atomic[wi], ~mask);
+    atomicOr(&output_atomic[wi], word & mask);
+}
+
+// Output row oh of the columns cs summed over its h and w taps on the (n, c) plane at plane_in.
+fn taps_rows(plane_in: u32, oh: u32, cs: Cols) -> vec4<f32> {
+    let hh = head(2u, oh);
+    var acc = vec4<f32>(0.0);
+    if (TH == 0u) {
+        for (var i = 0u; i < hh.y; i++) {
+            acc = acc + row_terms(plane_in + (hh.x + i) * p.in_strides.z, weight(2u, oh, i), cs);
+        }
+    } else {
+        acc = add_row(acc, 0u, plane_in, hh, oh, cs);
+        if (TH > 1u) { acc = add_row(acc, 1u, plane_in, hh, oh, cs); }
+        if (TH > 2u) { acc = add_row(acc, 2u, plane_in, hh, oh, cs); }
+        if (TH > 3u) { acc = add_row(acc, 3u, plane_in, hh, oh, cs); }
+        if (TH > 4u) { acc = add_row(acc, 4u, plane_in, hh, oh, cs); }
+        if (TH > 5u) { acc = add_row(acc, 5u, plane_in, hh, oh, cs); }
+        if (TH > 6u) { acc = add_row(acc, 6u, plane_in, hh, oh, cs); }
+        if (TH > 7u) { acc = add_row(acc, 7u, plane_in, hh, oh, cs); }
+    }
+    return acc;
+}
+
+// Output row oh of the columns cs: its h-w sums over the n and c taps (NC), the header's order.
+// Without NC the n and c axes have one tap of weight 1 (acc = 0 + 1 * v, exactly v).
+fn taps_value(wk: Walk, oh: u32, cs: Cols) -> vec4<f32> {
+    if (NC == 0u) { return taps_rows(wk.plane_in, oh, cs); }
+    let hn = head(0u, wk.n);
+    let hc = head(1u, wk.c);
+    var acc_n = vec4<f32>(0.0);
+    for (var a = 0u; a < hn.y; a++) {
+        var acc_c = vec4<f32>(0.0);
+        for (var b = 0u; b < hc.y; b++) {
+            let plane_in = p.input_base + (hn.x + a) * p.in_strides.x + (hc.x + b) * p.in_strides.y;
+            acc_c = acc_c + weight(1u, wk.c, b) * taps_rows(plane_in, oh, cs);
+        }
+        acc_n = acc_n + weight(0u, wk.n, a) * acc_c;
+    }
+    return acc_n;
 }
 
 @compute @workgroup_size(WG)
@@ -637,32 +740,32 @@ fn aa_taps(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     if (t >= p.walk_threads) { return; }
     let wk = walk_of(t, CW);
     let band = wk.band;
+    // RB output rows (a band) of the same columns: their W taps are read once (GW: once a head)
+    let oh_lo = band * RB;
+    let oh_hi = min(oh_lo + RB, p.out_sizes.z);
+    if (GW == 1u) {
+        let width = i32(p.out_sizes.w);
+        let plane_out = p.output_base + wk.n * p.out_strides.x + wk.c * p.out_strides.y;
+        var cs: Cols;
+        var cur = 0xFFFFFFFFu;
+        for (var oh = oh_lo; oh < oh_hi; oh++) {
+            let rs = plane_out + oh * p.out_strides.z;
+            let hd = rs % CW;
+            let ow0 = i32(wk.g * CW) - i32(hd);
+            if (ow0 >= width) { continue; }  // the row ends in an earlier word
+            if (hd != cur) {
+                cs = cols_taps_any(ow0);
+                cur = hd;
+            }
+            let acc = taps_value(wk, oh, cs);
+            store_word_any(rs / CW + wk.g, acc, u32(max(-ow0, 0)), u32(min(i32(CW), width - ow0)));
+        }
+        return;
+    }
     let ow0 = wk.g * CW;
     let ncol = min(CW, p.out_sizes.w - ow0);
     let cs = cols_taps(ow0);
-    let plane_in = wk.plane_in;
-    let plane_out = wk.plane_out;
-    // RB output rows (a band) of the same columns: their W taps are read once
-    let oh_lo = band * RB;
-    let oh_hi = min(oh_lo + RB, p.out_sizes.z);
     for (var oh = oh_lo; oh < oh_hi; oh++) {
-        let hh = head(2u, oh);
-        var acc = vec4<f32>(0.0);
-        if (TH == 0u) {
-            for (var i = 0u; i < hh.y; i++) {
-                acc = acc + row_terms(plane_in + (hh.x + i) * p.in_strides.z, weight(2u, oh, i), cs);
-            }
-        } else {
-            acc = add_row(acc, 0u, plane_in, hh, oh, cs);
-            if (TH > 1u) { acc = add_row(acc, 1u, plane_in, hh, oh, cs); }
-            if (TH > 2u) { acc = add_row(acc, 2u, plane_in, hh, oh, cs); }
-            if (TH > 3u) { acc = add_row(acc, 3u, plane_in, hh, oh, cs); }
-            if (TH > 4u) { acc = add_row(acc, 4u, plane_in, hh, oh, cs); }
-            if (TH > 5u) { acc = add_row(acc, 5u, plane_in, hh, oh, cs); }
-            if (TH > 6u) { acc = add_row(acc, 6u, plane_in, hh, oh, cs); }
-            if (TH > 7u) { acc = add_row(acc, 7u, plane_in, hh, oh, cs); }
-        }
-        // n and c: one tap of weight 1 (acc = 0 + 1 * v, exactly v)
-        store_cols(plane_out + oh * p.out_strides.z, acc, ncol);
+        store_cols(wk.plane_out + oh * p.out_strides.z, taps_value(wk, oh, cs), ncol);
     }
 }

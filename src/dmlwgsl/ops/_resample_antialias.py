@@ -36,8 +36,8 @@ Paths (``kernel=``):
     1/4 1.5-1.6x faster. CPU adapters take it in every form (words and 4 or 8 columns for every type)
     with the tallest band: lavapipe, 1x8x64x64 and 2x8x128x128 at 1/2, 1/3, 1/4, 1.0-3.5x faster than
     aa_taps / aa_rows (float32 1/2 1749 -> 1588 us, float16 4430 -> 1452, uint8 3495 -> 1364).
-  aa_taps (the default where n and c are not filtered and aa_pat does not run, at most 8 taps along w and, for 8/16-bit
-    outputs, rows of whole words; CPU adapters keep aa_rows for 8/16-bit outputs): one thread owns
+  aa_taps (the default where aa_pat does not run and at most 8 taps along w; CPU adapters keep aa_rows
+    for 8/16-bit outputs of whole words): one thread owns
     one output word (1, 2 or 4 columns) of RB output rows (1, 2, 4 or 8: the most that leave 2**19
     threads, _taps_band), taking the rows in turn with the columns' W taps read once. Its columns'
     table entries are one load per field (the table is output-fastest); the taps are written-out
@@ -47,6 +47,14 @@ Paths (``kernel=``):
     15-30 us of index-and-store skeleton on the H100). H100 (session 25), 8x64x240x240 at 1/2, 1/3,
     1/4: float32 55-73 % of the in-run copy, 2.2-2.6x torch's F.interpolate(antialias=True); float16
     34-45 %, uint8 17-22 % (every type runs 55-86 us there: the bound is per output, not per byte).
+    8/16-bit output rows that are not whole words (odd lengths, row strides or offsets; w stride 1)
+    take its GW form: thread g of a row owns the row's g-th output word (its columns shift by the
+    row's head, the first element's place in its word), stores the words the row fills and merges
+    the row's (at most two) shared end words with atomics. A filtered n or c axis (NC) sums its taps
+    around each output row's h-w sums. lavapipe, against aa_element_atomic (min / median of
+    interleaved rounds): int8 [2000, 386] x0.75 2.2-2.4x, int8 [60, 91, 121] padded [1, 2/3, 1/4]
+    1.6-2.1x, int8 [53, 20, 87, 66] x0.4 along w 1.3x, float16 [40, 7, 375] padded [0.5, 0.25, 0.25]
+    (NC) 1.0-1.3x, float16 [1, 8, 256, 256] 1/3 1.2-1.3x.
     Tried and not kept: loops of override-constant length over private arrays (2.4-4x slower than
     aa_element: the arrays live in local memory), two or four float32 columns a thread (up to 3.3x
     slower: registers), and (H200, session 25) a band walk with the last rows' W sums in a shift
@@ -66,8 +74,9 @@ Paths (``kernel=``):
     output row, and for 8/16-bit outputs rows of whole words; the sums run in aa_element's order.
   aa_element (the default for 4-byte elements where aa_taps cannot run): one thread per output sums
     its taps, any strides;
-  aa_element_atomic (the default for 8/16-bit elements where aa_taps and aa_rows cannot run): the
-    same, merged into words with atomics.
+  aa_element_atomic (the default for 8/16-bit elements where aa_pat, aa_taps and aa_rows cannot run:
+    more than 8 taps along w, or output rows not along w stride 1): the same, merged into words
+    with atomics.
   aa_tile (on request only): a workgroup stages the input region under a tile of outputs of one
     (n, c) plane in workgroup memory (each input element read once per tile), filters along W,
     then along H. Needs n and c unfiltered, the region to fit 10 KiB, and for 8/16-bit outputs
@@ -297,12 +306,18 @@ def _word_rows_rule(desc, pd, out_res: int) -> str | None:
 
 
 def _taps_rule(desc, pd, taps, out_res: int) -> str | None:
-    """Why aa_taps cannot run, or None."""
-    if (why := _outer_rule(taps, "aa_taps")) is not None:
-        return why
+    """Why aa_taps cannot run, or None (8/16-bit rows that are not whole words take its GW form)."""
     if int(taps[3][1].max()) > _TAP_CAP:
         return f"{int(taps[3][1].max())} taps along w (aa_taps holds at most {_TAP_CAP} in registers)"
-    return _word_rows_rule(desc, pd, out_res)
+    return _any_rows_rule(desc, pd)
+
+
+def _any_rows_rule(desc, pd) -> str | None:
+    """Why 8/16-bit outputs cannot be stored a word at a time at any row offset (the GW forms: whole
+    words plainly, a row's shared end words with atomics), or None: the rows must run along w stride 1."""
+    if desc.input.data_type.size_in_bytes < 4 and pd["out_strides"][3] != 1 and pd["out_sizes"][3] > 1:
+        return f"{desc.input.data_type.name} output rows do not run along w stride 1"
+    return None
 
 
 def _taps_band(rows: int) -> int:
@@ -613,7 +628,10 @@ def plan_resample_antialias(
     elif chosen == "aa_taps":
         n, c, oh, ow = pd["out_sizes"]
         cw = pw  # one output word a thread (two or four float32 columns ran up to 3.3x slower)
-        groups = -(-ow // cw)
+        # GW: rows that are not whole words; a row then touches up to ceil((ow + cw - 1) / cw) words
+        gw = int(_word_rows_rule(desc, pd, out_res) is not None)
+        nc = int(_outer_rule(taps, "aa_taps") is not None)
+        groups = -(-(ow + gw * (cw - 1)) // cw)
         rb = _taps_band(n * c * oh * groups)
         bands = -(-oh // rb)
         threads = n * c * bands * groups
@@ -625,21 +643,34 @@ def plan_resample_antialias(
         s = step(
             "aa_taps",
             SHADER,
-            f"a thread owns {cw} output column(s) of {rb} output row(s) (the most of {_TAPS_BANDS} that leave "
-            f"{_TAPS_THREADS} threads) and sums their taps in written-out code, "
+            (
+                f"a thread owns one output word of each of {rb} output row(s) (the most of {_TAPS_BANDS} that "
+                f"leave {_TAPS_THREADS} threads), a row's words it fills stored, its shared end words merged "
+                "with atomics (rows not whole words)"
+                if gw
+                else f"a thread owns {cw} output column(s) of {rb} output row(s) (the most of {_TAPS_BANDS} that "
+                f"leave {_TAPS_THREADS} threads)"
+            )
+            + " and sums their taps in written-out code, "
             + ("every load independent" if th <= _TH_CAP else f"row by row ({th} rows: more than {_TH_CAP})")
+            + ("; the n and c taps summed around each row" if nc else "")
             + f"; {taps_note}",
             threads,
-            constants=dict(constants, CW=cw, TH=th if th <= _TH_CAP else 0, TW=4 if tw <= 4 else 8, RB=rb),
+            constants=dict(
+                constants, CW=cw, TH=th if th <= _TH_CAP else 0, TW=4 if tw <= 4 else 8, RB=rb, GW=gw, NC=nc
+            ),
             uniforms=uniforms,
-            bindings=dict(bindings, output="output", table=("table", "table2", "table4")),
+            bindings=dict(
+                bindings,
+                output=("output", "output_atomic"),  # (the GW branch names output_atomic in every form)
+                table=("table", "table2", "table4"),
+            ),
             uniform_var="p",
         )
         why = "aa_taps: " + (
             "requested"
             if kernel
-            else "n and c are not filtered and at most "
-            f"{_TAP_CAP} taps along w: every tap's load is independent (written-out code)"
+            else f"at most {_TAP_CAP} taps along w: every tap's load is independent (written-out code)"
             + f"; aa_pat could not run here: {pat_not}"
         )
     elif chosen == "aa_rows":
