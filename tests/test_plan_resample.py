@@ -136,7 +136,6 @@ def test_placements_choose_the_path():
         ("resample_rows", desc(U8, (2, 8, 4, 16), (2, 8, 8, 32)), "resample_rows stores float32 or float16"),
         ("resample_rows_byte", desc(F16, (2, 8, 4, 16), (2, 8, 8, 32)), "int8 / uint8 linear only"),
         ("resample_rows_pat", desc(F32, (2, 3), (2, 3), out_strides=(1, 2)), "not packed"),
-        ("resample_rows", desc(F16, (2, 8, 4, 3), (2, 8, 8, 7)), "not whole groups of 8"),
         ("resample_rows_half", desc(F32, (2, 8, 4, 4), (2, 8, 8, 8)), "float16 linear only"),
         ("resample_rows_pat", desc(F16, (2, 8, 4, 16), (2, 8, 8, 37)), "no common pattern"),
         ("resample_strided", desc(F16, (4,), (8,)), "writes whole 32-bit elements"),
@@ -315,7 +314,7 @@ def test_cpu_adapters_walk_rows_for_8bit_nearest():
     since session 31); where it shrinks a CPU adapter takes the row walk (16 outputs a thread) and
     the H100 resample_packed; a row of whole words that is not whole 16-element
     groups walks with its last group stored word by word (RAGGED); one that is not whole words
-    cannot walk."""
+    with its shared end words merged with atomics (ENDS)."""
     cpu, gpu = Capabilities.profile("lavapipe"), Capabilities.profile("h100")
     for dt in (DataType.UINT8, DataType.INT8):
         for out, on_cpu, on_gpu in (
@@ -328,10 +327,8 @@ def test_cpu_adapters_walk_rows_for_8bit_nearest():
         ragged = plan_resample(desc(dt, (2, 8, 48, 64), (2, 8, 96, 120), mode="nearest"), cpu, kernel="resample_rows")
         assert ragged.kernels == ["resample_rows"] and ragged.steps[0].constants_dict["RAGGED"] == 1
         assert ragged.steps[0].uniforms_dict["row_blocks"] == 8  # 120 = 7 whole groups of 16 and 8 more
-        odd = desc(dt, (2, 8, 48, 64), (2, 8, 96, 122), mode="nearest")
-        assert plan_resample(odd, cpu).kernels == ["resample_packed"]
-        with pytest.raises(PlanError, match="not whole groups of 16 elements"):
-            plan_resample(odd, cpu, kernel="resample_rows")
+        odd = plan_resample(desc(dt, (2, 8, 48, 64), (2, 8, 96, 122), mode="nearest"), cpu)
+        assert odd.kernels == ["resample_rows"] and odd.steps[0].constants_dict["ENDS"] == 1
         lin = desc(dt, (2, 8, 48, 64), (2, 8, 96, 128))
         with pytest.raises(PlanError, match="8-bit: nearest only"):
             plan_resample(lin, cpu, kernel="resample_rows")

@@ -466,7 +466,7 @@ def test_row_walk_ragged_rows(device, rng, mode, dt, kernel, in_sizes, out_sizes
     row's last thread stores only its words inside the row; the plan takes the row walk unasked
     where it would for whole groups (on CPU adapters always). Strided inputs, bands of 3 rows;
     exact (nearest) or within the linear tolerance, under poison and guards. Rows that are not
-    whole words are refused by these kernels."""
+    whole words take ENDS instead (test_row_walk_ends)."""
     r = len(in_sizes)
     scales = tuple(o / i for o, i in zip(out_sizes, in_sizes))
     out_desc = TensorDesc(dt, out_sizes)
@@ -484,31 +484,42 @@ def test_row_walk_ragged_rows(device, rng, mode, dt, kernel, in_sizes, out_sizes
         walks = compile_resample(whole_desc, device=device).plan.kernels[0].startswith("resample_rows")
         assert compile_resample(desc, device=device).plan.kernels[0].startswith("resample_rows") == walks
         assert walks or not Capabilities.from_device(device).is_cpu
-    if dt.size_in_bytes < 4:  # a row of an odd number of 16-bit (or 8-bit) outputs is not whole words
-        odd = (*out_sizes[:3], out_sizes[3] - 1)
-        desc = Resample1Desc(TensorDesc(dt, in_sizes), TensorDesc(dt, odd), mode, scales, (0.5,) * r, (-0.5,) * r)
-        with pytest.raises(PlanError, match="not whole groups"):
-            compile_resample(desc, device=device, kernel=kernel)
 
-
-@pytest.mark.parametrize("dt", [I8, U8], ids=lambda d: d.name.lower())
-def test_row_walk_byte_ends(device, rng, dt):
-    """resample_rows_byte on output rows that are not whole words (BYTE_ENDS): rows of 1-203 bytes
-    starting anywhere in a word, each thread's four bytes stored where they lie, the words shared
-    with a neighbour or the next row merged with atomics. Packed, padded and broadcast inputs,
-    bands of 3 rows, within the 8-bit linear tolerance under poison and guards. Every adapter's plan
-    takes it (lavapipe: 1.37-3.47x resample_packed; H200: 0.86-4.88x, geometric mean 2.24x)."""
-    for in_sizes, out_sizes in (
+@pytest.mark.parametrize(
+    "mode, dt, kernel",
+    [
+        ("linear", I8, "resample_rows_byte"),
+        ("linear", U8, "resample_rows_byte"),
+        ("linear", F16, "resample_rows_half"),
+        ("linear", F16, "resample_rows"),
+        ("nearest", F16, "resample_rows"),
+        ("nearest", U8, "resample_rows"),
+        ("nearest", I8, "resample_rows"),
+    ],
+)
+def test_row_walk_ends(device, rng, mode, dt, kernel):
+    """The row walks on 8/16-bit output rows that are not whole words (ENDS): rows of 1-203
+    elements starting anywhere in a word, each thread's outputs stored where they lie (1, 2 or 4
+    words of them), the words shared with a neighbour or the next row merged with atomics. Packed,
+    padded and broadcast inputs, bands of 3 rows; exact (nearest) or within the linear tolerance,
+    under poison and guards. Every adapter's plan takes resample_rows_byte there (lavapipe:
+    1.37-3.47x resample_packed; H200: 0.86-4.88x, geometric mean 2.24x)."""
+    cases = [
         ((2, 3, 7, 22), (2, 3, 13, 66)),
         ((1, 2, 9, 35), (1, 2, 17, 29)),
         ((2, 1, 4, 5), (2, 1, 9, 7)),
         ((1, 2, 3, 3), (1, 2, 5, 1)),
         ((1, 1, 6, 101), (1, 1, 5, 203)),
-    ):
+    ]
+    for in_sizes, out_sizes in cases:
+        if dt.size_in_bytes == 2 and out_sizes[3] % 2 == 0:
+            out_sizes = (*out_sizes[:3], out_sizes[3] + 1)  # (16-bit rows off words: odd lengths)
         for pattern in ("packed", "padded", "broadcast"):
             in_desc = strided_desc(dt, in_sizes, pattern)
-            op = check_layout(device, rng, "linear", dt, "resample_rows_byte", in_desc, out_sizes, band_rows=3)
-            assert op.plan.steps[0].constants_dict.get("BYTE_ENDS") == 1
+            op = check_layout(device, rng, mode, dt, kernel, in_desc, out_sizes, band_rows=3)
+            assert op.plan.steps[0].constants_dict.get("ENDS") == 1
+    if kernel != "resample_rows_byte":
+        return
     r = 4
     desc = Resample1Desc(
         TensorDesc(dt, (2, 3, 7, 22)),
@@ -964,7 +975,7 @@ def test_row_walks_on_computed_axes(device, rng, kernel, dt, mode):
     each H row's entry as it walks, the batch's and channel's planes; a 1-D signal, a 2-D plane and a
     4-D tensor with the batch and channel interpolated, scales with a correctly rounded division
     (x1.6, x0.32, x20/9) and exact inverses (W x2 for the pattern walk, whose taps are a pattern),
-    int8/uint8 rows that are not whole words (BYTE_ENDS); against the reference (nearest exact,
+    int8/uint8 rows that are not whole words (ENDS); against the reference (nearest exact,
     linear within the type's tolerance)."""
     w2 = kernel == "resample_rows_pat"
     shapes = [

@@ -453,7 +453,7 @@ fn resample_strided(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
 
 // Bits m of output word w set to v's, the word's other bits kept (atomics: other threads write
 // them); a plain store where m is the whole word, nothing where m is 0. For the row walks' byte
-// stores (resample_rows_byte's BYTE_ENDS, resample_rows_pat's PAT_RAGGED_BYTES), which bind
+// stores (the row walks' ENDS, resample_rows_pat's PAT_RAGGED_BYTES), which bind
 // `output` and `output_atomic`; resample_atomic binds the second only and never stores a whole word.
 fn put_bits(w: u32, v: u32, m: u32) {
     if (m == 0xFFFFFFFFu) {

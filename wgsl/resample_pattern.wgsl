@@ -520,12 +520,6 @@ fn pat_word_k(x: PatWords, k: u32) -> u32 {
     return select(v, 0u, k >= pat_tw());
 }
 
-// Bytes [a, b) of a word as a bit mask (0 <= a < b <= 4).
-fn byte_mask(a: u32, b: u32) -> u32 {
-    let head = 0xFFFFFFFFu << (8u * a);
-    return select(head & ((1u << (8u * b)) - 1u), head, b >= 4u);
-}
-
 // PAT_RAGGED_BYTES: the thread's outputs inside the row (from element e, column ow), its bytes
 // shifted to where they lie: a word wholly its own stored, a word it shares (with the group before
 // or after it, or the next row) merged with atomics on its own bytes only.
@@ -539,10 +533,7 @@ fn pat_store_bytes(e: u32, ow: u32, x: PatWords) {
         var v = pat_word_k(x, k);
         // (k - 1 wraps for k = 0: pat_word_k gives 0 there, the word before the thread's first)
         if (s != 0u) { v = (v << s) | (pat_word_k(x, k - 1u) >> (32u - s)); }
-        let w = w0 + k;
-        let lo = max(b0, 4u * w);
-        let hi = min(b1, 4u * w + 4u);
-        if (lo < hi) { put_bits(w, v, byte_mask(lo - 4u * w, hi - 4u * w)); }
+        put_span(w0 + k, v, b0, b1);
     }
 }
 

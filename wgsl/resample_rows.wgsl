@@ -7,7 +7,7 @@
 // one block column and walks a band of rows (see below). resample_rows_half: its float16 linear form, 4 outputs per thread;
 // resample_rows_byte: its int8 / uint8 linear form, 4 outputs (a word) per thread.
 // Bindings: as resample.wgsl; resample_rows writes output4, resample_rows_half output2 (8-byte
-// stores), resample_rows_byte output. Overrides: resample.wgsl's, and HALF.
+// stores), resample_rows_byte output; all three output and output_atomic (RAGGED, ENDS). Overrides: resample.wgsl's, and HALF.
 
 #include "resample.wgsl"
 
@@ -15,11 +15,11 @@ override HALF: u32 = 0u;    // resample_rows with float16: 1 = 4 outputs (8 byte
 // Rows of a whole number of words but not of a thread's outputs: a row's last thread stores only
 // its words inside the row (as u32 words through `output`; row starts counted in elements).
 override RAGGED: bool = false;
-// BYTE_ENDS (resample_rows_byte): output rows of any length (not whole words; rows start
-// anywhere in a word): a thread's four bytes from element e (column ow) go where they lie, the
-// word wholly its own stored, the (one or two) words it shares with the thread before or after it
-// (or with the next row) merged with atomics on its own bytes only.
-override BYTE_ENDS: bool = false;
+// ENDS: 8/16-bit output rows of any length (not whole words; rows start anywhere in a word), in
+// each row walk (resample_rows, _half, _byte): a thread's outputs from element e (column ow) go
+// where they lie, the words wholly its own stored, the (one or two) words it shares with the thread
+// before or after it (or with the next row) merged with atomics on its own bytes only.
+override ENDS: bool = false;
 // Input planes an output's rows read (linear): 1, or 2 / 4 where the channel and/or the batch are
 // interpolated (each walked with its own row cache). A constant, so that one plane keeps one walk's
 // registers (four walks held for one plane ran the row walks 15-25% slower on the H100).
@@ -53,8 +53,8 @@ struct Quad4 {
 }
 
 fn w_quad(ow: u32) -> Quad4 {
-    // RAGGED, BYTE_ENDS: columns past the row's last repeat it (their outputs are not stored)
-    let last = select(0xFFFFFFFFu, p.out_sizes.w - 1u, RAGGED || BYTE_ENDS);
+    // RAGGED, ENDS: columns past the row's last repeat it (their outputs are not stored)
+    let last = select(0xFFFFFFFFu, p.out_sizes.w - 1u, RAGGED || ENDS);
     let t0 = linear_entry(3u, min(ow, last));
     let t1 = linear_entry(3u, min(ow + 1u, last));
     let t2 = linear_entry(3u, min(ow + 2u, last));
@@ -184,7 +184,7 @@ fn rows_place(tid: u32, v: u32) -> Place {
     // n and c as the tables index them: a plan split past the binding limit runs whole (n, c)
     // planes a part, from p.origin (0 otherwise)
     let oh1 = min(oh0 + p.band_rows, p.out_sizes.z);
-    if (RAGGED || BYTE_ENDS) { return Place(oh0, oh1, e, p.out_sizes.w, n + p.origin.x, c + p.origin.y, ow); }
+    if (RAGGED || ENDS) { return Place(oh0, oh1, e, p.out_sizes.w, n + p.origin.x, c + p.origin.y, ow); }
     return Place(oh0, oh1, e / v, p.out_sizes.w / v, n + p.origin.x, c + p.origin.y, ow);
 }
 
@@ -214,9 +214,53 @@ fn store_words(dst: u32, ow: u32, x: vec4<u32>, words: u32) {
     if (words > 3u && ow + 3u * pw < w) { output[w0 + 3u] = x.w; }
 }
 
-// One thread's 16 bytes of outputs at dst (a block index, or an element with RAGGED).
+// Bytes [a, b) of a word as a bit mask (0 <= a < b <= 4).
+fn byte_mask(a: u32, b: u32) -> u32 {
+    let head = 0xFFFFFFFFu << (8u * a);
+    return select(head & ((1u << (8u * b)) - 1u), head, b >= 4u);
+}
+
+// Word w's part of the bytes [b0, b1) of the output, from v (put_bits: whole words stored, shared
+// ones merged with atomics, nothing outside the span).
+fn put_span(w: u32, v: u32, b0: u32, b1: u32) {
+    let lo = max(b0, 4u * w);
+    let hi = min(b1, 4u * w + 4u);
+    if (lo < hi) { put_bits(w, v, byte_mask(lo - 4u * w, hi - 4u * w)); }
+}
+
+// ENDS: the first `words` (1, 2 or 4; the others 0) words of x, the outputs from element e (column
+// ow of its row), those inside the row stored where they lie (written out: no vector indexed by a
+// variable).
+fn store_ends(e: u32, ow: u32, x: vec4<u32>, words: u32) {
+    let eb = elem_bytes();
+    let b0 = e * eb;
+    let b1 = b0 + min(4u * words / eb, p.out_sizes.w - ow) * eb;
+    let s = (b0 & 3u) * 8u;
+    let w0 = b0 >> 2u;
+    if (s == 0u) {
+        put_span(w0, x.x, b0, b1);
+        put_span(w0 + 1u, x.y, b0, b1);
+        put_span(w0 + 2u, x.z, b0, b1);
+        put_span(w0 + 3u, x.w, b0, b1);
+        return;
+    }
+    let r = 32u - s;
+    put_span(w0, x.x << s, b0, b1);
+    put_span(w0 + 1u, (x.y << s) | (x.x >> r), b0, b1);
+    put_span(w0 + 2u, (x.z << s) | (x.y >> r), b0, b1);
+    put_span(w0 + 3u, (x.w << s) | (x.z >> r), b0, b1);
+    put_span(w0 + 4u, x.w >> r, b0, b1);
+}
+
+// One thread's 16 bytes of outputs at dst (a block index, or an element with RAGGED or ENDS).
 fn store_block(pl: Place, dst: u32, x: vec4<u32>) {
-    if (RAGGED) { store_words(dst, pl.ow, x, 4u); } else { output4[dst] = x; }
+    if (ENDS) {
+        store_ends(dst, pl.ow, x, 4u);
+    } else if (RAGGED) {
+        store_words(dst, pl.ow, x, 4u);
+    } else {
+        output4[dst] = x;
+    }
 }
 
 // A thread's input planes (linear): the tap combinations (n0, c0), (n0, c1), (n1, c0), (n1, c1) of its
@@ -327,18 +371,15 @@ fn resample_rows_half(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
         let v = linear_rows(&w, &w1, &w2, &w3, oh, ps, qa, qa);
         let x = vec2<u32>(pack2x16float(v.lo.xy), pack2x16float(v.lo.zw));
-        if (RAGGED) { store_words(dst, pl.ow, vec4<u32>(x, 0u, 0u), 2u); } else { output2[dst] = x; }
+        if (ENDS) {
+            store_ends(dst, pl.ow, vec4<u32>(x, 0u, 0u), 2u);
+        } else if (RAGGED) {
+            store_words(dst, pl.ow, vec4<u32>(x, 0u, 0u), 2u);
+        } else {
+            output2[dst] = x;
+        }
         dst += pl.step;
     }
-}
-
-// BYTE_ENDS: a thread's word x of four outputs, the first at element e (column ow of its row).
-fn store_byte_ends(e: u32, ow: u32, x: u32) {
-    let n = min(4u, p.out_sizes.w - ow);                          // its outputs inside the row
-    let m = select(0xFFFFFFFFu, (1u << (8u * n)) - 1u, n < 4u);   // their bytes in x
-    let s = (e & 3u) * 8u;
-    put_bits(e >> 2u, x << s, m << s);
-    if (s != 0u) { put_bits((e >> 2u) + 1u, x >> (32u - s), m >> (32u - s)); }
 }
 
 // Linear int8 / uint8: 4 outputs (one word of output) per thread, rounded and saturated as
@@ -357,7 +398,7 @@ fn resample_rows_byte(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     var w3 = empty_walk();
     for (var oh = pl.oh0; oh < pl.oh1; oh++) {
         let v = linear_rows(&w, &w1, &w2, &w3, oh, ps, qa, qa);
-        if (BYTE_ENDS) { store_byte_ends(dst, pl.ow, bytes4(v.lo)); } else { output[dst] = bytes4(v.lo); }
+        if (ENDS) { store_ends(dst, pl.ow, vec4<u32>(bytes4(v.lo), 0u, 0u, 0u), 1u); } else { output[dst] = bytes4(v.lo); }
         dst += pl.step;
     }
 }

@@ -843,18 +843,18 @@ def plan_resample(
     # last group of a row word by word (RAGGED)
     ragged_ok = (pd["out_sizes"][3] * esize) % 4 == 0
     ragged = {}
-    # resample_rows_byte on output rows that are not whole words stores its bytes where they lie,
-    # merging the words it shares with atomics (BYTE_ENDS), on every adapter. Against
-    # resample_packed, the same bits: lavapipe (Mesa 25.0.7), 8 int8/uint8 linear descriptions of
-    # 9-203-element rows, one process, best of 3, 1.37-3.47x (geometric mean 2.71x); H200, the 19
-    # such random rows of seeds 7, 11, 13, 17, 19 with whole tables, one process, best of 2,
-    # 0.86-4.88x (2.24x; the two slower ones channels-fastest inputs, as are four faster ones).
-    byte_ends = pd["out_sizes"][3] % 4 != 0
+    # The row walks on 8/16-bit output rows that are not whole words store their outputs where they
+    # lie, merging the words they share with atomics (ENDS), on every adapter. resample_rows_byte
+    # against resample_packed, the same bits: lavapipe (Mesa 25.0.7), 8 int8/uint8 linear
+    # descriptions of 9-203-element rows, one process, best of 3, 1.37-3.47x (geometric mean 2.71x);
+    # H200, the 19 such random rows of seeds 7, 11, 13, 17, 19 with whole tables, one process, best
+    # of 2, 0.86-4.88x (2.24x; the two slower ones channels-fastest inputs, as are four faster ones).
+    # resample_rows (nearest 8/16-bit, float16 linear) and resample_rows_half likewise (session 38).
+    ends = (pd["out_sizes"][3] * esize) % 4 != 0
     for name, v in (("resample_rows", 16 // esize), ("resample_rows_half", 4), ("resample_rows_byte", 4)):
         if why_not[name] is None:
             band = band_rows or (CPU_BAND if caps.is_cpu else ROW_BANDS.get((int(mode), esize), DEFAULT_BAND))
             ragged[name] = pd["out_sizes"][3] % v != 0 and ragged_ok and name != "resample_rows_byte"
-            ends = name == "resample_rows_byte" and byte_ends
             shapes[name] = _rows_shape(pd, v, band, fill=fill, ragged=ragged[name] or ends)
             if shapes[name] is None:
                 why_not[name] = f"the output rows are not whole groups of {v} elements (nor of words)"
@@ -1009,16 +1009,16 @@ def plan_resample(
         threads, blocks, bands, band = shapes[name]
         invocations = threads
         uniforms.update(row_threads=threads, row_blocks=blocks, row_bands=bands, band_rows=band)
-        # resample_rows and resample_rows_half name all three output views (RAGGED stores words)
-        if name == "resample_rows":
-            constants["HALF"], out_var = 0, ("output", "output2", "output4")
-        elif name == "resample_rows_half":
-            constants["HALF"], out_var = 1, ("output", "output2", "output4")
-        elif name == "resample_rows_byte":
-            # (output_atomic too: BYTE_ENDS merges shared words; the shader names it whatever the form)
-            constants["HALF"], out_var = 1, ("output", "output_atomic")
-            if byte_ends:  # (absent otherwise: the cache keys of whole-word rows stay as they were)
-                constants["BYTE_ENDS"] = 1
+        # resample_rows and resample_rows_half name all four output views (RAGGED stores words; ENDS
+        # merges shared words with atomics: the shaders name output_atomic whatever the form)
+        if name in _ROW_WALKS:
+            if name == "resample_rows_byte":
+                constants["HALF"], out_var = 1, ("output", "output_atomic")
+            else:
+                constants["HALF"] = int(name == "resample_rows_half")
+                out_var = ("output", "output2", "output4", "output_atomic")
+            if ends:  # (absent otherwise: the cache keys of whole-word rows stay as they were)
+                constants["ENDS"] = 1
                 why += "; output rows not whole words: a thread's shared end words merged with atomics"
         else:
             v, nw, d0, d1, pstep, k0 = pat
