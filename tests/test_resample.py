@@ -485,6 +485,7 @@ def test_row_walk_ragged_rows(device, rng, mode, dt, kernel, in_sizes, out_sizes
         assert compile_resample(desc, device=device).plan.kernels[0].startswith("resample_rows") == walks
         assert walks or not Capabilities.from_device(device).is_cpu
 
+
 @pytest.mark.parametrize(
     "mode, dt, kernel",
     [
