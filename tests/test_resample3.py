@@ -323,24 +323,34 @@ ODD_ROWS = [
 
 @pytest.mark.parametrize("dt", (F16, I8, U8), ids=lambda d: d.name.lower())
 @pytest.mark.parametrize("case", range(len(ODD_ROWS)))
-def test_taps_rows_not_whole_words(device, dt, case, rng):
-    """aa_taps' GW form, requested and chosen by the plan: 8/16-bit output rows of odd lengths, row
-    strides and windows that are not whole words (whole words stored, a row's end words merged with
-    atomics, the gaps' poison kept), padded inputs, 1-4 dims, the n and c axes filtered."""
+def test_rows_not_whole_words(device, dt, case, rng):
+    """aa_taps' GW form and aa_pat's IA / OA forms, requested and chosen by the plan: 8/16-bit output
+    rows of odd lengths, row strides and windows that are not whole words (whole words stored, shared
+    words merged with atomics, the gaps' poison kept), input rows that are not whole words (padded,
+    odd lengths), 1-4 dims, the n and c axes filtered (aa_taps' NC)."""
     si, ist, so, ost, scales = ODD_ROWS[case]
     in_desc, out_desc = TensorDesc(dt, si, ist), TensorDesc(dt, so, ost)
     if ost is not None and ost[-1] != 1:
         op = check(device, None, in_desc, out_desc, rng, scales=scales)
         assert op.plan.kernels == ["aa_element_atomic"] and "do not run along w stride 1" in op.plan.why
         return
-    for kernel in ("aa_taps", None):
-        op = check(device, kernel, in_desc, out_desc, rng, scales=scales)
+    pw = 4 // dt.size_in_bytes
+    words = all(v % pw == 0 for v in out_desc.element_strides[:-1])
+    in_words = all(v % pw == 0 for v in in_desc.element_strides[:-1])
+    for kernel in ("aa_taps", "aa_pat", None):
+        try:
+            op = check(device, kernel, in_desc, out_desc, rng, scales=scales)
+        except PlanError as e:  # no tap pattern, or the n or c axis filtered
+            assert kernel == "aa_pat" and ("do not step by" in str(e) or "n or c axis" in str(e)), e
+            continue
         c = op.plan.steps[0].constants_dict
-        words = all(v % (4 // dt.size_in_bytes) == 0 for v in out_desc.element_strides[:-1])
         if kernel is None and words:
             continue  # (rows of whole words: the plans of test_strided_inputs_and_outputs)
-        assert op.plan.kernels == ["aa_taps"] and c["GW"] == int(not words), op.plan.why
-        assert c["NC"] == int(len(si) == 3)
+        if op.plan.kernels == ["aa_pat"]:
+            assert (c["IA"], c["OA"]) == (int(not in_words), int(not words)), c
+        else:
+            assert op.plan.kernels == ["aa_taps"] and c["GW"] == int(not words), op.plan.why
+            assert c["NC"] == int(len(si) == 3)
 
 
 @pytest.mark.parametrize("dt", (F16, U8), ids=lambda d: d.name.lower())
@@ -463,10 +473,19 @@ def test_where_aa_pat_runs_and_where_not():
     assert plan_resample_antialias(odd, gpu, kernel="aa_pat").steps[0].constants_dict["VW"] == 0
     rules = [
         (desc3(TensorDesc(F32, (1, 4, 6, 8)), TensorDesc(F32, (1, 2, 3, 4))), "the n or c axis is filtered"),
-        (desc3(TensorDesc(U8, (1, 1, 20, 38)), TensorDesc(U8, (1, 1, 10, 19))), "UINT8 input rows are not whole words"),
+        (
+            desc3(TensorDesc(U8, (1, 1, 20, 19), (76, 76, 38, 2)), TensorDesc(U8, (1, 1, 10, 19))),
+            "UINT8 input rows do not run along w stride 1",
+        ),
         (desc3(TensorDesc(F32, (1, 1, 20, 40)), TensorDesc(F32, (1, 1, 10, 3))), "taps along w"),
         (desc3(TensorDesc(U8, (1, 1, 20, 40)), TensorDesc(U8, (1, 1, 10, 24))), "do not step by whole input words"),
     ]
+    # 8/16-bit rows that are not whole words: read across words (IA), stored shifted (OA)
+    odd = desc3(TensorDesc(U8, (1, 1, 20, 38)), TensorDesc(U8, (1, 1, 10, 19)))
+    for caps in (gpu, cpu):
+        p = plan_resample_antialias(odd, caps)
+        c = p.steps[0].constants_dict
+        assert p.kernels == ["aa_pat"] and (c["IA"], c["OA"], c["VW"]) == (1, 1, 0), c
     for d, rule in rules:
         with pytest.raises(PlanError, match=f"aa_pat cannot run this description: .*{rule}"):
             plan_resample_antialias(d, gpu, kernel="aa_pat")
@@ -482,7 +501,7 @@ def test_where_aa_rows_cannot_run(device, rng):
         ((F32, (1, 4, 6, 8)), (F32, (1, 2, 3, 4)), "the n or c axis is filtered", "aa_taps"),
         ((F32, (1, 1, 8, 160)), (F32, (1, 1, 4, 20)), "more than 12 taps along w", "aa_element"),
         ((F16, (1, 1, 3, 8)), (F16, (1, 1, 30, 4)), "20 output rows share an input row", "aa_taps"),
-        ((U8, (1, 1, 20, 19)), (U8, (1, 1, 10, 9)), "UINT8 output rows are not whole 32-bit words", "aa_taps"),
+        ((U8, (1, 1, 20, 19)), (U8, (1, 1, 10, 9)), "UINT8 output rows are not whole 32-bit words", "aa_pat"),
         (
             (U8, (1, 1, 20, 38)),
             (U8, (1, 1, 10, 9)),
@@ -493,7 +512,7 @@ def test_where_aa_rows_cannot_run(device, rng):
     for (dt, si), (_, so), rule, default in cases:
         op = check(device, None, TensorDesc(dt, si), TensorDesc(dt, so), rng)
         assert op.plan.kernels == [default]
-        if default != "aa_taps":
+        if default not in ("aa_taps", "aa_pat"):
             assert f"aa_rows could not run here either: {rule}" in op.plan.why
         with pytest.raises(PlanError, match=f"aa_rows cannot run this description: {rule}"):
             compile_resample3(op.desc, device=device, kernel="aa_rows")

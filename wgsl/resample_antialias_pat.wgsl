@@ -37,7 +37,8 @@
 // outputs of a row are stored as one or two vectors of min(16, PV x element) bytes: W stride 1, its
 // first output on such a boundary; a row's partial last group stores element by element), KW, DW_A
 // (DW of outputs 0-3, 8 bits each), DW_B (4-7), RB (1 or 2), KH, DH_A (DH of rows 0-1), NR, SAFE;
-// and DTYPE, WG, CW (= 4, store_cols' four columns) of the included file.
+// IA, OA (8/16-bit rows at any element offset: read across words, stored shifted with atomic
+// merges of shared words); and DTYPE, WG, CW (= 4, store_cols' four columns) of the included file.
 // Uniforms: pat_w (first word of the W slot weights, SW in words, B0 in words as i32 bits, words in
 // a row), pat_h (first word of the H slot weights, SH, LH0 as i32 bits, rows of the H slot table),
 // pat_last (the bits of a row's last word that belong to the row), pat_rows (input rows), and
@@ -60,6 +61,12 @@ override DH_A: u32 = 0u;
 override NR: u32 = 4u;
 override SAFE: u32 = 1u;
 override SV: u32 = 0u;
+override IA: u32 = 0u;  // 1: 8/16-bit input rows at any element offset: window words are read across
+                        //   word boundaries (two loads, shifted), each row's shift its own; 0: rows
+                        //   from a word boundary
+override OA: u32 = 0u;  // 1: 8/16-bit output rows at any element offset: a thread's outputs are
+                        //   shifted into place, the words they fill stored, the (at most two) words it
+                        //   shares with a neighbour merged with atomics; 0: rows of whole words
 
 // A thread's window: NWD raw input words (word i is component i % 4 of q[i / 4]).
 struct Raw {
@@ -121,18 +128,28 @@ fn win_elem(w: Raw, e: u32) -> f32 {
     return f32((x >> (8u * k)) & 0xFFu);
 }
 
-// Window word i of the row whose first word is rw (the window's first word kw after it): 0 outside
+// Window word i of the row whose first element lies sh bits into word rw (IA; else sh = 0), the
+// window's first word kw after the row's first (words counted from the row's first element): 0 outside
 // the row, the row's own bits of its last word (float32: a word is an element, p.in_strides.w apart;
 // else stride 1, the host checks). `inner`: the whole window lies inside the row, none of it in a
 // partial last word (no checks).
-fn pat_word(rw: u32, kw: i32, i: u32, inner: bool) -> u32 {
+fn pat_word(rw: u32, sh: u32, kw: i32, i: u32, inner: bool) -> u32 {
     if (i >= NWD) { return 0u; }
     let sw = select(1u, p.in_strides.w, DTYPE == 0u);
     let at = kw + i32(i);
-    if (inner) { return input[rw + u32(at) * sw]; }
+    if (inner) { return row_word(rw, u32(at) * sw, sh); }
     let n = i32(p.pat_w.w);
-    let x = input[rw + u32(clamp(at, 0, n - 1)) * sw];
+    let x = row_word(rw, u32(clamp(at, 0, n - 1)) * sw, sh);
     return select(0u, select(x, x & p.pat_last, at == n - 1), at >= 0 && at < n);
+}
+
+// Word k of the row whose first element lies sh bits into word rw (IA; else sh = 0): the bits of the
+// row's elements k * (elements a word) .., from two loads where the row does not start on a word.
+fn row_word(rw: u32, k: u32, sh: u32) -> u32 {
+    let x = input[rw + k];
+    if (IA == 0u) { return x; }
+    // (a shift by 32 is a shift by 0 in WGSL: a row from a word boundary takes the word as it is)
+    return select((x >> sh) | (input[rw + k + 1u] << (32u - sh)), x, sh == 0u);
 }
 
 // Window vector q (VW: the row is whole 16-byte vectors from a vector boundary, its first vector
@@ -146,20 +163,22 @@ fn pat_vec(rw: u32, kw: i32, q: u32, inner: bool) -> vec4<u32> {
     return select(vec4<u32>(0u), x, at >= 0 && at < n);
 }
 
-fn pat_quad(rw: u32, kw: i32, q: u32, inner: bool) -> vec4<u32> {
+fn pat_quad(rw: u32, sh: u32, kw: i32, q: u32, inner: bool) -> vec4<u32> {
     if (VW == 1u) { return pat_vec(rw, kw, q, inner); }
-    return vec4<u32>(pat_word(rw, kw, 4u * q, inner), pat_word(rw, kw, 4u * q + 1u, inner),
-                     pat_word(rw, kw, 4u * q + 2u, inner), pat_word(rw, kw, 4u * q + 3u, inner));
+    return vec4<u32>(pat_word(rw, sh, kw, 4u * q, inner), pat_word(rw, sh, kw, 4u * q + 1u, inner),
+                     pat_word(rw, sh, kw, 4u * q + 2u, inner), pat_word(rw, sh, kw, 4u * q + 3u, inner));
 }
 
-// The window on the row whose first word is rw (words past NWD stay 0: never read).
-fn pat_window(rw: u32, kw: i32, inner: bool) -> Raw {
-    var w = Raw(pat_quad(rw, kw, 0u, inner), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
-    if (NWD > 4u) { w.q1 = pat_quad(rw, kw, 1u, inner); }
-    if (NWD > 8u) { w.q2 = pat_quad(rw, kw, 2u, inner); }
-    if (NWD > 12u) { w.q3 = pat_quad(rw, kw, 3u, inner); }
-    if (NWD > 16u) { w.q4 = pat_quad(rw, kw, 4u, inner); }
-    if (NWD > 20u) { w.q5 = pat_quad(rw, kw, 5u, inner); }
+// The window on the row whose first element lies sh bits into word rw (words past NWD stay 0: never
+// read).
+fn pat_window(rw: u32, sh: u32, kw: i32, inner: bool) -> Raw {
+    let z = vec4<u32>(0u);
+    var w = Raw(pat_quad(rw, sh, kw, 0u, inner), z, z, z, z, z);
+    if (NWD > 4u) { w.q1 = pat_quad(rw, sh, kw, 1u, inner); }
+    if (NWD > 8u) { w.q2 = pat_quad(rw, sh, kw, 2u, inner); }
+    if (NWD > 12u) { w.q3 = pat_quad(rw, sh, kw, 3u, inner); }
+    if (NWD > 16u) { w.q4 = pat_quad(rw, sh, kw, 4u, inner); }
+    if (NWD > 20u) { w.q5 = pat_quad(rw, sh, kw, 5u, inner); }
     return w;
 }
 
@@ -254,10 +273,55 @@ fn pat_store_vec(dst: u32, v: Pair) {
     }
 }
 
+// Output word wi of shifted outputs: `word` where `mask` has the thread's bits; all of them stored,
+// fewer merged with atomics (OA: plain and atomic writes never meet on one word), none skipped.
+fn pat_put_any(wi: u32, word: u32, mask: u32) {
+    if (mask == 0xFFFFFFFFu) {
+        output[wi] = word;
+    } else if (mask != 0u) {
+        atomicAnd(&output_atomic[wi], ~mask);
+        atomicOr(&output_atomic[wi], word & mask);
+    }
+}
+
+// Words a, b funnel-shifted by sh bits (< 32): the high bits of a followed by b's low bits.
+fn funnel(a: u32, b: u32, sh: u32) -> u32 { return select((b << sh) | (a >> (32u - sh)), b, sh == 0u); }
+
+// The bits of the first n of 32-bit word i of a thread's packed outputs.
+fn lane_mask(nb: u32, i: u32) -> u32 {
+    let lo = 32u * i;
+    if (nb >= lo + 32u) { return 0xFFFFFFFFu; }
+    return select(0u, (1u << (nb - lo)) - 1u, nb > lo);
+}
+
+// OA (8/16-bit): the thread's first ncol outputs of a row from output element dst at any alignment,
+// packed as from a word boundary (u: up to 4 words), then shifted by dst's place in its word.
+fn pat_store_any(dst: u32, v: Pair, ncol: u32) {
+    var u = vec4<u32>(0u);
+    if (DTYPE == 1u) {
+        u = vec4<u32>(halves4(v.lo), halves4(v.hi));
+    } else {
+        u = vec4<u32>(bytes4(v.lo), bytes4(v.hi), 0u, 0u);
+    }
+    let eb = 32u / per_word();
+    let nb = ncol * eb;
+    let m = vec4<u32>(lane_mask(nb, 0u), lane_mask(nb, 1u), lane_mask(nb, 2u), lane_mask(nb, 3u));
+    let sh = (dst % per_word()) * eb;
+    let wi = dst / per_word();
+    let nw = PV * eb / 32u;  // words of a whole group (1 to 4)
+    pat_put_any(wi, funnel(0u, u.x, sh), funnel(0u, m.x, sh));
+    pat_put_any(wi + 1u, funnel(u.x, u.y, sh), funnel(m.x, m.y, sh));
+    if (nw > 1u) { pat_put_any(wi + 2u, funnel(u.y, u.z, sh), funnel(m.y, m.z, sh)); }
+    if (nw > 2u) { pat_put_any(wi + 3u, funnel(u.z, u.w, sh), funnel(m.z, m.w, sh)); }
+    if (nw > 3u) { pat_put_any(wi + 4u, funnel(u.w, 0u, sh), funnel(m.w, 0u, sh)); }
+}
+
 // A row's PV outputs from output element dst: vectors (SV) where the thread's group is whole,
-// else element by element (the row's partial last group).
+// else element by element (the row's partial last group); OA: at any alignment.
 fn pat_store(dst: u32, v: Pair, ncol: u32) {
-    if (SV == 1u && ncol == PV) {
+    if (OA == 1u) {
+        pat_store_any(dst, v, ncol);
+    } else if (SV == 1u && ncol == PV) {
         pat_store_vec(dst, v);
     } else {
         store_cols(dst, v.lo, ncol);
@@ -282,7 +346,8 @@ fn pat_add(a: Pair, k: u32, r: u32, v: Pair, bd: Band) -> Pair {
 // by 0 in pat_use).
 fn pat_load(r: u32, bd: Band) -> Raw {
     let h = clamp(bd.b0 + i32(r), 0, i32(p.pat_rows) - 1);
-    return pat_window((bd.plane_in + u32(h) * p.in_strides.z) / per_word(), bd.kw, bd.inner);
+    let re = bd.plane_in + u32(h) * p.in_strides.z;
+    return pat_window(re / per_word(), (re % per_word()) * (32u / per_word()), bd.kw, bd.inner);
 }
 
 // Band row r whose window is w: filtered along W, then added into the rows it feeds.

@@ -29,7 +29,14 @@ Paths (``kernel=``):
     constants), so each window word is loaded and converted once and feeds every tap on it; along H the
     band's input rows are each filtered along W once and added into the output rows they feed.
     Slot weights come from host tables (the reference's weights, zero where it has no tap); 8/16-bit
-    rows must be whole words from a word boundary; on GPUs float32 rows whole 16-byte vectors with at
+    rows run along w stride 1, at any offset and length: input rows that do not start on a word are
+    read across words (IA: two loads a window word, shifted by the row's own offset), output rows
+    that are not whole words take a thread's outputs shifted into place, the words they fill stored
+    and the (at most two) words shared with a neighbour merged with atomics (OA). lavapipe, against
+    aa_element_atomic (interleaved rounds, min / median): int8 [60, 91, 121] padded [1, 2/3, 1/4]
+    3298 -> 890 us (3.7x), int8 [53, 20, 87, 66] x0.4 along w 38.6 -> 11.3 ms (3.4x), float16
+    [1, 8, 256, 256] 1/3 1934 -> 502 us (3.9x); aa_taps' GW form 1.0-1.7x on the same rows. (The IA and
+    OA forms are not measured on a GPU.) On GPUs float32 rows whole 16-byte vectors with at
     most 6 W slots an output (other float32 forms measured slower than aa_taps there). H100, 8x64x240x240,
     against aa_taps in the same call: float32 at 1/2 74.0 -> 65.8 us (74 -> 83 % of the in-run copy),
     float16 68.4 -> 47.6 (44 -> 63 %), uint8 57.3 -> 35.1 (24 -> 39 %); float16 and uint8 at 1/3 and
@@ -432,14 +439,24 @@ def _pat_rule(desc, pd, taps, placements) -> str | None:
     """Why aa_pat cannot run whatever its pattern, or None."""
     if (why := _outer_rule(taps, "aa_pat")) is not None:
         return why
-    in_res = placement_of(placements, "input").residual
-    out_res = placement_of(placements, "output").residual
     if not (placement_of(placements, "input").padded and placement_of(placements, "output").padded):
         return "the input's or output's buffer is not a multiple of 16 bytes (aa_pat binds both as vectors)"
     esize = desc.input.data_type.size_in_bytes
-    if esize < 4 and not _rows_on(pd["in_strides"], pd["in_sizes"], in_res, esize, 4):
-        return f"{desc.input.data_type.name} input rows are not whole words from a word boundary (w stride 1)"
-    return _word_rows_rule(desc, pd, out_res)
+    if esize < 4 and pd["in_strides"][3] != 1 and pd["in_sizes"][3] > 1:
+        return f"{desc.input.data_type.name} input rows do not run along w stride 1"
+    return _any_rows_rule(desc, pd)
+
+
+def _pat_any(desc, pd, placements) -> tuple[int, int]:
+    """aa_pat's (IA, OA): 1 where 8/16-bit input or output rows do not all start on a word boundary
+    (read across words; stored shifted, shared words merged with atomics)."""
+    esize = desc.input.data_type.size_in_bytes
+    if esize == 4:
+        return 0, 0
+    in_res = placement_of(placements, "input").residual
+    out_res = placement_of(placements, "output").residual
+    ia = not _rows_on(pd["in_strides"], pd["in_sizes"], in_res, esize, 4)
+    return int(ia), int(_word_rows_rule(desc, pd, out_res) is not None)
 
 
 def _vector_rows(desc, pd, in_res: int) -> bool:
@@ -595,6 +612,7 @@ def plan_resample_antialias(
         threads = n * c * bands * groups
         at = -(-words.size // 4) * 4  # the slot weights follow the tap table
         sw, bw, sh, bh = pat["steps"]
+        ia, oa = _pat_any(desc, pd, placements)
         uniforms.update(dict.fromkeys(_TILE, 0))
         uniforms.update(
             zip(_WALK, (groups, bands, rb, threads)),
@@ -613,9 +631,11 @@ def plan_resample_antialias(
             + ("" if k["SAFE"] or dt in (DataType.INT8, DataType.UINT8) else "; float taps of weight 0 selected out")
             + f"; {taps_note}",
             threads,
-            constants=dict(constants, **k, SV=int(_vector_stores(desc, pd, out_res, k["PV"]))),
+            constants=dict(constants, **k, SV=int(_vector_stores(desc, pd, out_res, k["PV"])), IA=ia, OA=oa),
             uniforms=uniforms,
-            bindings=dict(bindings, input=("input", "input4"), output=("output", "output2", "output4")),
+            bindings=dict(
+                bindings, input=("input", "input4"), output=("output", "output2", "output4", "output_atomic")
+            ),
             uniform_var="p",
         )
         details = (("pattern", (k["PV"], rb, bool(k["VW"]))),)
