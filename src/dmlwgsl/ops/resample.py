@@ -858,6 +858,11 @@ def plan_resample(
             shapes[name] = _rows_shape(pd, v, band, fill=fill, ragged=ragged[name] or ends)
             if shapes[name] is None:
                 why_not[name] = f"the output rows are not whole groups of {v} elements (nor of words)"
+    if ends and not linear and not caps.is_cpu and kernel is None and why_not["resample_rows"] is None:
+        # nearest rows off words on a GPU: resample_packed (H200, float16 nearest x[2,1/2,3,5/4]
+        # 12x8x349x115: 41.5 us against ENDS's 59.5; after a transpose 138 against 202); requested,
+        # and on CPU adapters, the walk takes them
+        why_not["resample_rows"] = "nearest output rows not whole words: measured slower than resample_packed on a GPU"
     pat_ragged_bytes = pat is not None and pd["out_sizes"][3] % pat[0] != 0 and (pd["out_sizes"][3] * esize) % 4 != 0
     if pat is not None:
         tuned = PATTERN_BAND if esize < 4 and pat[0] >= 8 else ROW_BANDS[(1, esize)]
@@ -1139,6 +1144,10 @@ def _transpose_rule(desc, caps: Capabilities, *, requested: bool) -> str | None:
         return "a CPU adapter (unmeasured there)"
     if not requested and pd["out_sizes"][2] * pd["out_sizes"][3] <= h * w:
         return "the output's planes are no larger than the input's (channel lanes instead)"
+    if (w * esize) % 4 and not requested:
+        # (requested, the transpose stores such rows with atomic ends; unasked it ran slower than
+        # the channel-lanes walk: H200, uint8 linear NHWC 26x42x57x89 x[1,3,1/2,4] 207 against 185 us)
+        return "the packed input's rows would not be whole 32-bit words"
     if _too_large(desc, caps) or n * c * h * w * esize > caps.max_binding_size - caps.binding_alignment - 16:
         return "a tensor or the workspace is beyond the binding limit"
     return None
