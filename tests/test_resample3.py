@@ -199,6 +199,14 @@ def element_kernel(dt: DataType) -> str:
     return "aa_element" if dt == F32 else "aa_element_atomic"
 
 
+def fallback(dt: DataType, out_desc: TensorDesc) -> str:
+    """The plan's one-thread-an-output path: aa_element_words for 8/16-bit outputs with an axis of
+    stride 1 (or a single element), else element_kernel's."""
+    st, sizes = out_desc.element_strides, out_desc.sizes
+    rows = any(v == 1 and n > 1 for v, n in zip(st, sizes)) or all(n == 1 for n in sizes)
+    return "aa_element_words" if dt != F32 and rows else element_kernel(dt)
+
+
 @pytest.mark.parametrize("dt", (I8, U8), ids=lambda d: d.name.lower())
 def test_8bit_ties_round_to_even(device, dt, rng):
     """Antialiased 1/2 weighs its 4 x 4 taps by products of 1/8 and 3/8: every float32 sum is exact
@@ -282,14 +290,14 @@ def test_strided_inputs_and_outputs(device, dt, pattern, rng):
     pat = op.plan.kernels == ["aa_pat"]
     assert pat or "aa_pat could not run here" in op.plan.why
     cpu_rows = Capabilities.from_device(device).is_cpu and dt != F32 and rows_ok and not pat
-    want = "aa_pat" if pat else "aa_rows" if cpu_rows else "aa_taps" if taps_ok else element_kernel(dt)
+    want = "aa_pat" if pat else "aa_rows" if cpu_rows else "aa_taps" if taps_ok else fallback(dt, out_desc)
     assert op.plan.kernels == [want] and (not pat or (rows_ok and Capabilities.from_device(device).is_cpu))
     if want == "aa_taps":
         assert op.plan.steps[0].constants_dict["GW"] == int(not rows_ok)
     if taps_ok:
         check(device, "aa_taps", in_desc, out_desc, rng)
     check(device, element_kernel(dt), in_desc, out_desc, rng)
-    if "aa_tile could not run" not in op.plan.why and not pat:
+    if "aa_tile could not run" not in op.plan.why and not pat and want != "aa_element_words":
         try:
             check(device, "aa_tile", in_desc, out_desc, rng)
         except PlanError as e:  # (aa_rows' and aa_taps' plans do not say why aa_tile is not taken)
@@ -297,6 +305,8 @@ def test_strided_inputs_and_outputs(device, dt, pattern, rng):
     if rows_ok:
         check(device, "aa_rows", in_desc, out_desc, rng)
     assert want != element_kernel(dt) or "aa_rows could not run" in op.plan.why
+    if want == "aa_element_words":  # (packed NHWC outputs: one row along c, w, h and n)
+        assert op.plan.steps[0].uniforms_dict["ew_merged"] == 4
 
 
 @pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
@@ -374,6 +384,44 @@ def test_taps_rows_not_whole_words_bands(device, dt, rng, monkeypatch):
     inputs = {"input": (in_desc, tensor_bytes(in_desc, x))}
     odd = {"input_offset": dt.size_in_bytes, "output_offset": 64 + 3 * dt.size_in_bytes}
     run_checked(device, lambda ins, o: op(ins["input"], o), inputs, out_desc, want, atol=atol, why=why, **odd)
+
+
+def _nhwc(dt: DataType, sizes, alloc=None) -> TensorDesc:
+    """An NCHW description over channels-last memory (``alloc``: the allocated n, h, w, c)."""
+    n, h, w, c = alloc or (sizes[0], sizes[2], sizes[3], sizes[1])
+    return TensorDesc(dt, sizes, (h * w * c, 1, w * c, c))
+
+
+@pytest.mark.parametrize("dt", (F16, I8, U8), ids=lambda d: d.name.lower())
+def test_element_words(device, dt, rng):
+    """aa_element_words, requested and chosen by the plan: a packed NHWC output (one row along c, w,
+    h and n: every word stored whole but the tensor's ends) with c filtered, an NHWC window (rows of
+    3 channels broken by gaps), rows of odd lengths with more taps along w than aa_taps holds (3
+    axes merged into one row), ranks 1-3, an input and output off word boundaries."""
+    cases = [  # (input, output, output axes merged into a row)
+        (_nhwc(dt, (2, 5, 18, 28)), _nhwc(dt, (2, 3, 8, 12)), 4),
+        (_nhwc(dt, (1, 3, 17, 21)), _nhwc(dt, (1, 3, 9, 7), (1, 9, 8, 5)), 1),
+        (TensorDesc(dt, (3, 20, 77)), TensorDesc(dt, (3, 10, 7)), 3),
+        (TensorDesc(dt, (90,)), TensorDesc(dt, (9,)), 1),
+        (TensorDesc(dt, (5, 50), (64, 1)), TensorDesc(dt, (2, 5), (7, 1)), 1),
+    ]
+    for in_desc, out_desc, merged in cases:
+        for kernel in ("aa_element_words", None):
+            op = check(device, kernel, in_desc, out_desc, rng)
+            u = op.plan.steps[0].uniforms_dict
+            assert op.plan.kernels == ["aa_element_words"] and u["ew_merged"] == merged, u
+    desc = desc3(*cases[0][:2])
+    x = values(dt, desc.input.sizes, rng)
+    args = (desc.output.sizes, desc.scales, desc.input_pixel_offsets, desc.output_pixel_offsets)
+    want = ref.resample_antialias(read_tensor(tensor_bytes(desc.input, x), desc.input), *args)
+    atol, why = LINEAR_TOLERANCE[dt]
+    op = compile_resample3(desc, device=device, kernel="aa_element_words")
+    inputs = {"input": (desc.input, tensor_bytes(desc.input, x))}
+    odd = {"input_offset": 3 * dt.size_in_bytes, "output_offset": 64 + dt.size_in_bytes}
+    run_checked(device, lambda ins, o: op(ins["input"], o), inputs, desc.output, want, atol=atol, why=why, **odd)
+    strided = desc3(TensorDesc(dt, (13,)), TensorDesc(dt, (5,), (2,)))
+    with pytest.raises(PlanError, match="aa_element_words is for 8- and 16-bit elements with an output axis"):
+        compile_resample3(strided, device=device, kernel="aa_element_words")
 
 
 @pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
@@ -506,13 +554,13 @@ def test_where_aa_rows_cannot_run(device, rng):
             (U8, (1, 1, 20, 38)),
             (U8, (1, 1, 10, 9)),
             "UINT8 output rows are not whole 32-bit words",
-            "aa_element_atomic",
+            "aa_element_words",
         ),
     ]
     for (dt, si), (_, so), rule, default in cases:
         op = check(device, None, TensorDesc(dt, si), TensorDesc(dt, so), rng)
         assert op.plan.kernels == [default]
-        if default not in ("aa_taps", "aa_pat"):
+        if default not in ("aa_taps", "aa_pat", "aa_element_words"):
             assert f"aa_rows could not run here either: {rule}" in op.plan.why
         with pytest.raises(PlanError, match=f"aa_rows cannot run this description: {rule}"):
             compile_resample3(op.desc, device=device, kernel="aa_rows")
@@ -534,7 +582,7 @@ def test_where_aa_taps_cannot_run(device, rng):
         in_desc = TensorDesc(dt, si, strides=ist[0] if ist else None)
         out_desc = TensorDesc(dt, so, strides=ost[0] if ost else None)
         op = check(device, None, in_desc, out_desc, rng)
-        assert op.plan.kernels == [element_kernel(dt)] and f"aa_taps cannot run here: {rule}" in op.plan.why
+        assert op.plan.kernels == [fallback(dt, out_desc)] and f"aa_taps cannot run here: {rule}" in op.plan.why
         with pytest.raises(PlanError, match=f"aa_taps cannot run this description: {rule}"):
             compile_resample3(op.desc, device=device, kernel="aa_taps")
 
@@ -545,9 +593,11 @@ def test_where_aa_tile_cannot_run(device, rng):
     assert op.plan.kernels == ["aa_taps"] and op.plan.steps[0].constants_dict["NC"] == 1
     with pytest.raises(PlanError, match="aa_tile cannot run this description: the n or c axis"):
         compile_resample3(op.desc, device=device, kernel="aa_tile")
-    # uint8 rows of 9 bytes are not whole words (aa_taps takes them, 38 -> 9 has 9 taps along w)
+    # uint8 rows of 9 bytes are not whole words (38 -> 9: 9 taps along w, more than aa_taps holds)
     op = check(device, None, TensorDesc(U8, (1, 1, 20, 38)), TensorDesc(U8, (1, 1, 10, 9)), rng)
-    assert op.plan.kernels == ["aa_element_atomic"] and "whole 32-bit words" in op.plan.why
+    assert op.plan.kernels == ["aa_element_words"]
+    with pytest.raises(PlanError, match="aa_tile cannot run this description: .*whole 32-bit words"):
+        compile_resample3(op.desc, device=device, kernel="aa_tile")
     # scale 1/40: a tile's input region would not fit workgroup memory
     op = check(device, None, TensorDesc(F32, (1, 1, 80, 400)), TensorDesc(F32, (1, 1, 2, 10)), rng)
     assert op.plan.kernels == ["aa_element"] and "fits" in op.plan.why

@@ -17,8 +17,9 @@
 // with written-out code, every tap's load independent of the others; GW: 8/16-bit rows that are not
 // whole words, NC: the n or c axis filtered; the default where it runs, see the end of this file), aa_rows (n and c not filtered: one thread owns CW output columns and walks a band
 // of output rows, filtering each input row along W once for every output row that uses it, see
-// below), aa_element (one thread per output, 4-byte elements, any strides), aa_element_atomic
-// (8/16-bit elements at any strides: merged into words with atomics), aa_tile (workgroup-memory
+// below), aa_element (one thread per output, 4-byte elements, any strides), aa_element_words
+// (8/16-bit elements, an output axis of stride 1: one thread per output word of a row along it),
+// aa_element_atomic (8/16-bit elements at any strides: merged into words with atomics), aa_tile (workgroup-memory
 // tiles, see the end of this file; on request only: measured slower on the H100, see
 // src/dmlwgsl/ops/_resample_antialias.py).
 // Overrides (structure, part of the pipeline cache key): DTYPE, WG, CW, KA; aa_taps' TH, TW, RB, GW, NC.
@@ -57,6 +58,9 @@ struct Params {
     pat_h: vec4<u32>,        // aa_pat: H slot weights, step, first row, slot table rows
     pat_last: u32,           // aa_pat: the bits of a row's last word inside the row
     pat_rows: u32,           // aa_pat: input rows (H)
+    ew_order: vec4<u32>,     // aa_element_words: output axes, the stride-1 axis first, then by stride
+    ew_merged: u32,          // aa_element_words: the first ew_merged of them make one contiguous row
+    ew_len: u32,             // aa_element_words: the row's elements (the product of their sizes)
 }
 
 #include "common/grid.wgsl"
@@ -166,6 +170,62 @@ fn aa_element_atomic(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     let mask = select(0xFFu, 0xFFFFu, DTYPE == 1u) << sh;
     atomicAnd(&output_atomic[dst / per_word()], ~mask);
     atomicOr(&output_atomic[dst / per_word()], store_bits(value(o)) << sh);
+}
+
+// -- aa_element_words: one thread per output word of a row ---------------------------------------------
+// 8/16-bit outputs that aa_pat and aa_taps do not take (more than TAP_CAP taps along w, or w not the
+// output's stride-1 axis, e.g. c of an NHWC output) but with an axis of stride 1. The output is rows:
+// axes p.ew_order[0 .. p.ew_merged - 1] (the stride-1 axis, then each axis whose stride is the product
+// of the sizes before it) lie contiguous in memory, one row of p.ew_len elements (a packed output in
+// any axis order is a single row); the other axes number the rows (innermost fastest,
+// p.column_groups threads a row). Thread g of a row owns the row's g-th output word (as aa_taps' GW),
+// sums each of its elements' taps as aa_element does (any axes filtered, any input strides) and
+// stores the word plainly where the row fills it; a row's first and last words, which it may share
+// with other rows, gaps or bytes outside the tensor, only ever through atomics (plain and atomic
+// writes never meet on one word). Threads: p.walk_threads (div_groups: the magic pair of
+// p.column_groups).
+
+// Coordinates along axes p.ew_order[k0 .. k1 - 1] of index x (mixed radix, the first fastest), into o.
+fn ew_coords(o: vec4<u32>, x: u32, k0: u32, k1: u32) -> vec4<u32> {
+    var c = o;
+    var rest = x;
+    for (var k = k0; k < k1; k++) {
+        let a = p.ew_order[k];
+        let size = p.out_sizes[a];
+        let q = rest / size;
+        c[a] = rest - q * size;
+        rest = q;
+    }
+    return c;
+}
+
+@compute @workgroup_size(WG)
+fn aa_element_words(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_id(gid, nwg);
+    if (t >= p.walk_threads) { return; }
+    let r = div_magic(t, p.div_groups.x, p.div_groups.y);
+    let g = t - r * p.column_groups;
+    let o = ew_coords(vec4<u32>(0u), r, p.ew_merged, 4u);
+    let pw = per_word();
+    let bits = 32u / pw;
+    let rs = p.output_base + dot(o, p.out_strides);  // the row's first element
+    let c0 = i32(g * pw) - i32(rs % pw);             // the row element in lane 0 of the thread's word
+    var word = 0u;
+    var mask = 0u;
+    for (var q = 0u; q < pw; q++) {
+        let e = c0 + i32(q);
+        if (e >= 0 && e < i32(p.ew_len)) {
+            word |= store_bits(value(ew_coords(o, u32(e), 0u, p.ew_merged))) << (q * bits);
+            mask |= ((1u << bits) - 1u) << (q * bits);
+        }
+    }
+    let wi = rs / pw + g;
+    if (mask == 0xFFFFFFFFu) {
+        output[wi] = word;
+    } else if (mask != 0u) {
+        atomicAnd(&output_atomic[wi], ~mask);
+        atomicOr(&output_atomic[wi], word);
+    }
 }
 
 // -- aa_tile: workgroup-memory tiles ------------------------------------------------------------
