@@ -283,15 +283,15 @@ def test_strided_inputs_and_outputs(device, dt, pattern, rng):
     st = out_desc.element_strides
     rows_ok = not (dt != F32 and (st[-1] != 1 or any(v % pw for v in st[:-1])))
     taps_ok = dt == F32 or st[-1] == 1
-    # aa_pat where the scales give a tap pattern (here float32 on a CPU adapter, which takes every
-    # form; 4/9 and 3/7 give no pattern for 8/16-bit windows of words), else aa_taps wherever it
-    # runs, except that a CPU adapter takes aa_rows for 8/16-bit outputs of whole words (measured
-    # faster there)
+    # aa_pat where the scales give a tap pattern (here on a CPU adapter, which takes every form: 8
+    # output rows at 4/9 fit a band of 3 and 3/7 six columns, with 4 and 8 for float32 only), else
+    # aa_taps wherever it runs, except that a CPU adapter takes aa_rows for 8/16-bit outputs of whole
+    # words (measured faster there)
     pat = op.plan.kernels == ["aa_pat"]
     assert pat or "aa_pat could not run here" in op.plan.why
     cpu_rows = Capabilities.from_device(device).is_cpu and dt != F32 and rows_ok and not pat
     want = "aa_pat" if pat else "aa_rows" if cpu_rows else "aa_taps" if taps_ok else fallback(dt, out_desc)
-    assert op.plan.kernels == [want] and (not pat or (rows_ok and Capabilities.from_device(device).is_cpu))
+    assert op.plan.kernels == [want] and (not pat or Capabilities.from_device(device).is_cpu)
     if want == "aa_taps":
         assert op.plan.steps[0].constants_dict["GW"] == int(not rows_ok)
     if taps_ok:
@@ -484,6 +484,28 @@ def test_pattern_kernel(device, dt, rng, monkeypatch):
         x[0, 0, 5, 7], x[0, 1, 17, 30], x[0, 2, 0, 0], x[0, 2, 40, 63] = np.inf, -np.inf, np.nan, np.inf
         op = check(device, "aa_pat", in_desc, out_desc, rng, x=x)
         assert op.plan.steps[0].constants_dict["SAFE"] == 0
+
+
+@pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name.lower())
+def test_pattern_six_columns_three_rows(device, dt, rng):
+    """aa_pat at 3/4 (requested, and the CPU plan): 6 output columns a thread (4 and 8 give no
+    pattern) and bands of 3 rows (2 and 1 give none over 150 rows), rows of odd lengths (IA, OA) and of whole words
+    (8-bit: 6 outputs are still not whole words, OA), a padded input and an output window."""
+    cases = [
+        (TensorDesc(dt, (2, 1, 200, 77)), TensorDesc(dt, (2, 1, 150, 57))),  # (fewer rows fit 2 a band)
+        (TensorDesc(dt, (1, 2, 40, 64), (2 * 40 * 68, 40 * 68, 68, 1)), TensorDesc(dt, (1, 2, 30, 48))),
+        (TensorDesc(dt, (1, 1, 44, 36)), TensorDesc(dt, (1, 1, 33, 27), (33 * 30, 33 * 30, 30, 1))),
+    ]
+    cpu = Capabilities.from_device(device).is_cpu
+    for in_desc, out_desc in cases:
+        for kernel in ("aa_pat",) + (None,) * cpu:
+            op = check(device, kernel, in_desc, out_desc, rng, scales=(1, 1, 0.75, 0.75))
+            c = op.plan.steps[0].constants_dict
+            # (float32 windows step by elements: 4 columns step by 5 and fit these widths in 8 slots)
+            assert op.plan.kernels == ["aa_pat"] and (c["PV"] == 6 or dt == F32) and c["SV"] == 0, c
+            assert c["RB"] == 3 or out_desc.sizes[2] < 150, c
+            words = all(v % (4 // dt.size_in_bytes) == 0 for v in out_desc.element_strides[:-1])
+            assert c["OA"] == int(dt in (I8, U8) or not words), c
 
 
 def test_where_aa_pat_runs_and_where_not():

@@ -31,12 +31,14 @@
 // on lavapipe; on the H100 the written-out rows ran 0-15 % faster), so an output row's H slot is a
 // run-time value and the band's RB x PV accumulators stay live through the loop.
 //
-// Overrides (structure, part of the pipeline cache key): PV (4 or 8), NWD (window words, <= 24: those
+// Overrides (structure, part of the pipeline cache key): PV (4, 6 or 8; 6: outputs 6 and 7 of the
+// pair weigh 0 and are never stored), NWD (window words, <= 24: those
 // that hold elements some slot reads), VW (1: the window is loaded as 16-byte vectors, NWD a multiple
 // of 4: rows of whole vectors from a vector boundary, W stride 1; 0: as words), SV (1: a thread's PV
 // outputs of a row are stored as one or two vectors of min(16, PV x element) bytes: W stride 1, its
 // first output on such a boundary; a row's partial last group stores element by element), KW, DW_A
-// (DW of outputs 0-3, 8 bits each), DW_B (4-7), RB (1 or 2), KH, DH_A (DH of rows 0-1), NR, SAFE;
+// (DW of outputs 0-3, 8 bits each), DW_B (4-7), RB (1, 2 or 3: 3 where 2 and 1 give no pattern
+// along h, e.g. at 3/4), KH, DH_A (DH of rows 0-2), NR, SAFE;
 // IA, OA (8/16-bit rows at any element offset: read across words, stored shifted with atomic
 // merges of shared words); and DTYPE, WG, CW (= 4, store_cols' four columns) of the included file.
 // Uniforms: pat_w (first word of the W slot weights, SW in words, B0 in words as i32 bits, words in
@@ -92,10 +94,11 @@ struct Pair {
     hi: vec4<f32>,
 }
 
-// The accumulators of the band's RB (<= 2) output rows.
+// The accumulators of the band's RB (<= 3) output rows.
 struct Acc {
     r0: Pair,
     r1: Pair,
+    r2: Pair,
 }
 
 // Byte k (0-7) of a packed pair of overrides (DW_A/DW_B; DH_A alone).
@@ -308,7 +311,7 @@ fn pat_store_any(dst: u32, v: Pair, ncol: u32) {
     let m = vec4<u32>(lane_mask(nb, 0u), lane_mask(nb, 1u), lane_mask(nb, 2u), lane_mask(nb, 3u));
     let sh = (dst % per_word()) * eb;
     let wi = dst / per_word();
-    let nw = PV * eb / 32u;  // words of a whole group (1 to 4)
+    let nw = (PV * eb + 31u) / 32u;  // words of a whole group (1 to 4)
     pat_put_any(wi, funnel(0u, u.x, sh), funnel(0u, m.x, sh));
     pat_put_any(wi + 1u, funnel(u.x, u.y, sh), funnel(m.x, m.y, sh));
     if (nw > 1u) { pat_put_any(wi + 2u, funnel(u.y, u.z, sh), funnel(m.y, m.z, sh)); }
@@ -360,6 +363,7 @@ fn pat_use(a: Acc, r: u32, w: Raw, bd: Band, ws: PatW) -> Acc {
     var s = a;
     s.r0 = pat_add(s.r0, 0u, r, v, bd);
     s.r1 = pat_add(s.r1, 1u, r, v, bd);
+    s.r2 = pat_add(s.r2, 2u, r, v, bd);
     return s;
 }
 
@@ -381,7 +385,7 @@ fn aa_pat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     bd.inner = bd.kw >= 0 && bd.kw + i32(NWD) <= i32(p.pat_w.w) - select(1, 0, p.pat_last == 0xFFFFFFFFu);
     let ws = pat_weights(g);
     let z = Pair(vec4<f32>(0.0), vec4<f32>(0.0));
-    var a = Acc(z, z);
+    var a = Acc(z, z, z);
     // two rows an iteration, both windows loaded first (H100, against one row an iteration: uint8
     // at 1/3 38.7 -> 32.3 us, float16 43.0 -> 41.7, float32 at 1/2 65.0 -> 66.3; loading the next
     // row's window a row ahead was no faster, float32 at 1/2 74.5 us)

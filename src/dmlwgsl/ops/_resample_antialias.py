@@ -36,7 +36,11 @@ Paths (``kernel=``):
     aa_element_atomic (interleaved rounds, min / median): int8 [60, 91, 121] padded [1, 2/3, 1/4]
     3298 -> 890 us (3.7x), int8 [53, 20, 87, 66] x0.4 along w 38.6 -> 11.3 ms (3.4x), float16
     [1, 8, 256, 256] 1/3 1934 -> 502 us (3.9x); aa_taps' GW form 1.0-1.7x on the same rows. (The IA and
-    OA forms are not measured on a GPU.) On GPUs float32 rows whole 16-byte vectors with at
+    OA forms are not measured on a GPU.) Requested, and on CPU adapters, a thread may own 6 columns and
+    a band 3 rows where 4 and 8 columns or 2 and 1 rows give no pattern (scales of a period of 3
+    outputs, e.g. 3/4); lavapipe, int8 [2000, 386] x0.75 against aa_element_atomic 5.3x (16857 ->
+    3154 us min) and aa_taps 2.5x, float16 5.3x / 2.3x, uint8 [2000, 384] against aa_rows 2.9x,
+    float32 against aa_taps 1.9x. On GPUs float32 rows whole 16-byte vectors with at
     most 6 W slots an output (other float32 forms measured slower than aa_taps there). H100, 8x64x240x240,
     against aa_taps in the same call: float32 at 1/2 74.0 -> 65.8 us (74 -> 83 % of the in-run copy),
     float16 68.4 -> 47.6 (44 -> 63 %), uint8 57.3 -> 35.1 (24 -> 39 %); float16 and uint8 at 1/3 and
@@ -157,9 +161,15 @@ _TAPS_THREADS = 1 << 19
 #: whose 4 columns step by 6 elements, not whole vectors) or the 8 slots of 1/4 (87.0 us against
 #: 84.7) it ran slower than aa_taps (74.0 at 1/2).
 _PAT_OUTPUTS = {4: (4,), 2: (4, 8), 1: (8, 4)}
-#: aa_pat requested: the columns a thread tried for every type.
-_PAT_ANY = (4, 8)
+#: aa_pat requested (and on CPU adapters): the columns a thread tried for every type. 6 columns give
+#: a pattern where 4 and 8 do not at scales of a period of 3 outputs (3/4, 3/8: 6 outputs step by
+#: whole words); a thread's 8-bit outputs are then not whole words (OA). lavapipe, against
+#: aa_taps' GW form: int8 [2000, 386] x0.75 (see the module docstring).
+_PAT_ANY = (4, 8, 6)
 _PAT_BANDS = (2, 1)
+#: aa_pat requested (and on CPU adapters): a band of 3 rows where 2 and 1 give no pattern along h
+#: (a period of 3 output rows: 3/4, 3/8).
+_PAT_BAND_LAST = 3
 _PAT_THREADS = 1 << 18
 _PAT_F32_SLOTS = 6
 #: aa_pat's limits (the shader's): taps an output along an axis, window words (NWD); a first slot
@@ -499,7 +509,9 @@ def _pat_choice(desc, pd, in_res: int, requested: bool, cpu: bool) -> tuple[dict
         forms = forms[:1]
     for vec, pv in ((v, p) for v in forms for p in outputs):
         found = None
-        for rb in _PAT_BANDS:
+        for rb in _PAT_BANDS + ((_PAT_BAND_LAST,) if requested else ()):
+            if rb == _PAT_BAND_LAST and found is not None:
+                break
             shape = _pat_shape(desc, pv, rb, vec)
             slots = 0 if isinstance(shape, str) else shape["constants"]["KW"]
             if not requested and esize == 4 and slots > _PAT_F32_SLOTS:
@@ -647,7 +659,13 @@ def plan_resample_antialias(
             + ("" if k["SAFE"] or dt in (DataType.INT8, DataType.UINT8) else "; float taps of weight 0 selected out")
             + f"; {taps_note}",
             threads,
-            constants=dict(constants, **k, SV=int(_vector_stores(desc, pd, out_res, k["PV"])), IA=ia, OA=oa),
+            constants=dict(
+                constants,
+                **k,
+                SV=int(k["PV"] in (4, 8) and _vector_stores(desc, pd, out_res, k["PV"])),
+                IA=ia,
+                OA=int(oa or (k["PV"] * esize) % 4 != 0),
+            ),
             uniforms=uniforms,
             bindings=dict(
                 bindings, input=("input", "input4"), output=("output", "output2", "output4", "output_atomic")
