@@ -701,6 +701,13 @@ def test_one_pipeline_serves_every_shape(device, rng):
     a = check(device, "aa_rows", TensorDesc(U8, (1, 2, 20, 36)), TensorDesc(U8, (1, 2, 10, 12)), rng)
     b = check(device, "aa_rows", TensorDesc(U8, (2, 1, 45, 48)), TensorDesc(U8, (2, 1, 15, 16)), rng)
     assert a.cache_keys == b.cache_keys
+    # aa_taps' GW form and aa_element_words: rows' lengths, heads and strides are uniforms
+    for kernel in ("aa_taps", "aa_element_words"):
+        a = check(device, kernel, TensorDesc(I8, (1, 2, 20, 19)), TensorDesc(I8, (1, 2, 10, 9)), rng)
+        b = check(
+            device, kernel, TensorDesc(I8, (3, 1, 30, 27)), TensorDesc(I8, (3, 1, 15, 13), (300, 300, 17, 1)), rng
+        )
+        assert a.cache_keys == b.cache_keys, kernel
 
 
 # -- dispatch and validation ------------------------------------------------------------------------------
