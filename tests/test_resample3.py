@@ -550,12 +550,18 @@ def test_where_aa_pat_runs_and_where_not():
         (desc3(TensorDesc(F32, (1, 1, 20, 40)), TensorDesc(F32, (1, 1, 10, 3))), "taps along w"),
         (desc3(TensorDesc(U8, (1, 1, 20, 40)), TensorDesc(U8, (1, 1, 10, 24))), "do not step by whole input words"),
     ]
-    # 8/16-bit rows that are not whole words: read across words (IA), stored shifted (OA)
+    # 8/16-bit rows that are not whole words: read across words (IA), stored shifted (OA), by
+    # default on CPU adapters, on request on GPUs (which take aa_taps' GW form, measured there)
     odd = desc3(TensorDesc(U8, (1, 1, 20, 38)), TensorDesc(U8, (1, 1, 10, 19)))
-    for caps in (gpu, cpu):
-        p = plan_resample_antialias(odd, caps)
+    for caps, kernel in ((cpu, None), (gpu, "aa_pat")):
+        p = plan_resample_antialias(odd, caps, kernel=kernel)
         c = p.steps[0].constants_dict
         assert p.kernels == ["aa_pat"] and (c["IA"], c["OA"], c["VW"]) == (1, 1, 0), c
+    p = plan_resample_antialias(odd, gpu)
+    assert p.kernels == ["aa_taps"] and p.steps[0].constants_dict["GW"] == 1
+    assert "aa_pat could not run here: UINT8 rows that are not whole words" in p.why
+    odd_in = desc3(TensorDesc(U8, (1, 1, 20, 38)), TensorDesc(U8, (1, 1, 10, 20)))  # (output rows whole words)
+    assert plan_resample_antialias(odd_in, gpu).kernels == ["aa_taps"]
     for d, rule in rules:
         with pytest.raises(PlanError, match=f"aa_pat cannot run this description: .*{rule}"):
             plan_resample_antialias(d, gpu, kernel="aa_pat")

@@ -36,7 +36,8 @@ Paths (``kernel=``):
     aa_element_atomic (interleaved rounds, min / median): int8 [60, 91, 121] padded [1, 2/3, 1/4]
     3298 -> 890 us (3.7x), int8 [53, 20, 87, 66] x0.4 along w 38.6 -> 11.3 ms (3.4x), float16
     [1, 8, 256, 256] 1/3 1934 -> 502 us (3.9x); aa_taps' GW form 1.0-1.7x on the same rows. (The IA and
-    OA forms are not measured on a GPU.) Requested, and on CPU adapters, a thread may own 6 columns and
+    OA forms are not measured on a GPU: there they run on request, and aa_taps' GW form, measured on
+    the H200, by default.) Requested, and on CPU adapters, a thread may own 6 columns and
     a band 3 rows where 4 and 8 columns or 2 and 1 rows give no pattern (scales of a period of 3
     outputs, e.g. 3/4); lavapipe, int8 [2000, 386] x0.75 against aa_element_atomic 5.3x (16857 ->
     3154 us min) and aa_taps 2.5x, float16 5.3x / 2.3x, uint8 [2000, 384] against aa_rows 2.9x,
@@ -62,7 +63,10 @@ Paths (``kernel=``):
     take its GW form: thread g of a row owns the row's g-th output word (its columns shift by the
     row's head, the first element's place in its word), stores the words the row fills and merges
     the row's (at most two) shared end words with atomics. A filtered n or c axis (NC) sums its taps
-    around each output row's h-w sums. lavapipe, against aa_element_atomic (min / median of
+    around each output row's h-w sums. H200 (session 38, against aa_element_atomic): int8 [211843, 386]
+    x0.75 824 -> 309 us, int8 6258x91x121 padded [1, 2/3, 1/4] 381 -> 168, int8 530x20x87x66 x0.4
+    along w 318 -> 166, float16 4017x7x375 padded [1/2, 1/4, 1/4] (NC) 58.1 -> 29.4, float16
+    2x32x256x256 x1/3 23.8 -> 17.4. lavapipe, against aa_element_atomic (min / median of
     interleaved rounds): int8 [2000, 386] x0.75 2.2-2.4x, int8 [60, 91, 121] padded [1, 2/3, 1/4]
     1.6-2.1x, int8 [53, 20, 87, 66] x0.4 along w 1.3x, float16 [40, 7, 375] padded [0.5, 0.25, 0.25]
     (NC) 1.0-1.3x, float16 [1, 8, 256, 256] 1/3 1.2-1.3x.
@@ -618,6 +622,13 @@ def plan_resample_antialias(
         raise PlanError(f"kernel: aa_taps cannot run this description: {taps_not}")
     # aa_pat where the scales give a tap pattern (every adapter; a CPU adapter in every form)
     pat_not = _pat_rule(desc, pd, taps, placements)
+    if pat_not is None and kernel is None and not caps.is_cpu and any(_pat_any(desc, pd, placements)):
+        # GPUs: aa_taps' GW form is measured there (H200, session 38: 1.9-2.7x aa_element_atomic on
+        # such rows); aa_pat's IA / OA forms only on CPU adapters so far (on request on GPUs)
+        pat_not = (
+            f"{dt.name} rows that are not whole words from a word boundary: aa_pat's forms for them (IA, OA) "
+            "run by default on CPU adapters only (not yet measured on a GPU; on request)"
+        )
     pat = None
     if pat_not is None and kernel in (None, "aa_pat"):
         pat, pat_note = _pat_choice(desc, pd, in_res, kernel == "aa_pat", caps.is_cpu)
