@@ -388,7 +388,9 @@ def plan_depth_space(
         reasons["staged"] = r_rule or f"block_size {lay.block}: one column of its runs exceeds the staging memory"
     else:
         reasons["staged"] = r_rule
-    reasons["transpose"] = r_rule or _transpose_rule(lay, pout, esize)
+    # (the transpose runs every layout the row kernel runs: its ragged entry point takes 8/16-bit
+    # output rows that do not start and end on word boundaries, see _transpose_ragged)
+    reasons["transpose"] = r_rule
     out_packed = lay.output.is_packed
     reasons["packed"] = (
         None if out_packed and pout.padded else "the output must be packed in a buffer padded to 16 bytes"
@@ -691,12 +693,6 @@ def _channels_fastest(lay: DepthSpaceLayout) -> bool:
     k_stride = r.chan[2] * r.in_strides[1] if d2s else r.in_strides[1]
     k_len = lay.output.sizes[1] if d2s else lay.input.sizes[1]
     return k_stride == 1 and r.stride_w > 1 and k_len > 1
-
-
-def _transpose_rule(lay: DepthSpaceLayout, pout: Placement, esize: int) -> str | None:
-    """None: the transpose runs every layout the row kernel runs (its ragged entry point takes
-    8/16-bit output rows that do not start and end on word boundaries; see _transpose_ragged)."""
-    return None
 
 
 def _transpose_ragged(lay: DepthSpaceLayout, pout: Placement, esize: int) -> bool:
