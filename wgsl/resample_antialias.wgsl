@@ -172,6 +172,19 @@ fn aa_element_atomic(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     atomicOr(&output_atomic[dst / per_word()], store_bits(value(o)) << sh);
 }
 
+// Output word wi: the bits of `mask` set to word's; a whole word stored plainly, fewer merged with
+// atomics, none skipped (aa_element_words, aa_taps' GW form, aa_pat's OA form: a word a thread fills
+// is no other thread's, a shared word only ever written through atomics, so plain and atomic writes
+// never meet on one word).
+fn merge_word(wi: u32, word: u32, mask: u32) {
+    if (mask == 0xFFFFFFFFu) {
+        output[wi] = word;
+    } else if (mask != 0u) {
+        atomicAnd(&output_atomic[wi], ~mask);
+        atomicOr(&output_atomic[wi], word & mask);
+    }
+}
+
 // -- aa_element_words: one thread per output word of a row ---------------------------------------------
 // 8/16-bit outputs that aa_pat and aa_taps do not take (more than TAP_CAP taps along w, or w not the
 // output's stride-1 axis, e.g. c of an NHWC output) but with an axis of stride 1. The output is rows:
@@ -219,13 +232,7 @@ fn aa_element_words(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
             mask |= ((1u << bits) - 1u) << (q * bits);
         }
     }
-    let wi = rs / pw + g;
-    if (mask == 0xFFFFFFFFu) {
-        output[wi] = word;
-    } else if (mask != 0u) {
-        atomicAnd(&output_atomic[wi], ~mask);
-        atomicOr(&output_atomic[wi], word);
-    }
+    merge_word(rs / pw + g, word, mask);
 }
 
 // -- aa_tile: workgroup-memory tiles ------------------------------------------------------------
@@ -745,14 +752,12 @@ fn store_word_any(wi: u32, v: vec4<f32>, lo: u32, hi: u32) {
     } else {
         word = bytes4(v);
     }
-    if (lo == 0u && hi == CW) {
-        output[wi] = word;
-        return;
+    var mask = 0xFFFFFFFFu;
+    if (lo != 0u || hi != CW) {
+        let bits = 32u / CW;
+        mask = ((1u << ((hi - lo) * bits)) - 1u) << (lo * bits);  // (hi - lo < CW: no shift by 32)
     }
-    let bits = 32u / CW;
-    let mask = ((1u << ((hi - lo) * bits)) - 1u) << (lo * bits);  // (hi - lo < CW: no shift by 32)
-    atomicAnd(&output_atomic[wi], ~mask);
-    atomicOr(&output_atomic[wi], word & mask);
+    merge_word(wi, word, mask);
 }
 
 // Output row oh of the columns cs summed over its h and w taps on the (n, c) plane at plane_in.

@@ -276,17 +276,6 @@ fn pat_store_vec(dst: u32, v: Pair) {
     }
 }
 
-// Output word wi of shifted outputs: `word` where `mask` has the thread's bits; all of them stored,
-// fewer merged with atomics (OA: plain and atomic writes never meet on one word), none skipped.
-fn pat_put_any(wi: u32, word: u32, mask: u32) {
-    if (mask == 0xFFFFFFFFu) {
-        output[wi] = word;
-    } else if (mask != 0u) {
-        atomicAnd(&output_atomic[wi], ~mask);
-        atomicOr(&output_atomic[wi], word & mask);
-    }
-}
-
 // Words a, b funnel-shifted by sh bits (< 32): the high bits of a followed by b's low bits.
 fn funnel(a: u32, b: u32, sh: u32) -> u32 { return select((b << sh) | (a >> (32u - sh)), b, sh == 0u); }
 
@@ -312,11 +301,11 @@ fn pat_store_any(dst: u32, v: Pair, ncol: u32) {
     let sh = (dst % per_word()) * eb;
     let wi = dst / per_word();
     let nw = (PV * eb + 31u) / 32u;  // words of a whole group (1 to 4)
-    pat_put_any(wi, funnel(0u, u.x, sh), funnel(0u, m.x, sh));
-    pat_put_any(wi + 1u, funnel(u.x, u.y, sh), funnel(m.x, m.y, sh));
-    if (nw > 1u) { pat_put_any(wi + 2u, funnel(u.y, u.z, sh), funnel(m.y, m.z, sh)); }
-    if (nw > 2u) { pat_put_any(wi + 3u, funnel(u.z, u.w, sh), funnel(m.z, m.w, sh)); }
-    if (nw > 3u) { pat_put_any(wi + 4u, funnel(u.w, 0u, sh), funnel(m.w, 0u, sh)); }
+    merge_word(wi, funnel(0u, u.x, sh), funnel(0u, m.x, sh));
+    merge_word(wi + 1u, funnel(u.x, u.y, sh), funnel(m.x, m.y, sh));
+    if (nw > 1u) { merge_word(wi + 2u, funnel(u.y, u.z, sh), funnel(m.y, m.z, sh)); }
+    if (nw > 2u) { merge_word(wi + 3u, funnel(u.z, u.w, sh), funnel(m.z, m.w, sh)); }
+    if (nw > 3u) { merge_word(wi + 4u, funnel(u.w, 0u, sh), funnel(m.w, 0u, sh)); }
 }
 
 // A row's PV outputs from output element dst: vectors (SV) where the thread's group is whole,

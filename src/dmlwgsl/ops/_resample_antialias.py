@@ -622,7 +622,8 @@ def plan_resample_antialias(
         raise PlanError(f"kernel: aa_taps cannot run this description: {taps_not}")
     # aa_pat where the scales give a tap pattern (every adapter; a CPU adapter in every form)
     pat_not = _pat_rule(desc, pd, taps, placements)
-    if pat_not is None and kernel is None and not caps.is_cpu and any(_pat_any(desc, pd, placements)):
+    ia, oa = _pat_any(desc, pd, placements)
+    if pat_not is None and kernel is None and not caps.is_cpu and (ia or oa):
         # GPUs: aa_taps' GW form is measured there (H200, session 38: 1.9-2.7x aa_element_atomic on
         # such rows); aa_pat's IA / OA forms only on CPU adapters so far (on request on GPUs)
         pat_not = (
@@ -651,7 +652,6 @@ def plan_resample_antialias(
         threads = n * c * bands * groups
         at = -(-words.size // 4) * 4  # the slot weights follow the tap table
         sw, bw, sh, bh = pat["steps"]
-        ia, oa = _pat_any(desc, pd, placements)
         uniforms.update(dict.fromkeys(_TILE, 0))
         uniforms.update(
             zip(_WALK, (groups, bands, rb, threads)),
