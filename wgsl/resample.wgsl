@@ -81,16 +81,15 @@ struct Params {
 
 // -- coordinates ------------------------------------------------------------------------------------
 // float32(o) rounded to nearest even, as the reference's arange(float32) gives it (WGSL's f32(u32)
-// may round either way past 2^24).
+// may round either way past 2^24), without a conversion (the conversion unit is the narrow one on
+// GPUs): below 2^24 exact, 2^23 + (o mod 2^23) from the bits, less 2^23 below it; past it
+// o = hi * 256 + lo, both parts exact (hi < 2^24), their sum rounded once (WGSL's f32 addition is
+// correctly rounded; a fused multiply-add of it rounds the same exact sum once).
 fn f32_of(o: u32) -> f32 {
-    // below 2^24 exact, without a conversion: 2^23 + (o mod 2^23) from the bits, less 2^23 below it
     if (o < 0x1000000u) { return bitcast<f32>(0x4B000000u | (o & 0x7FFFFFu)) - select(8388608.0, 0.0, o >= 0x800000u); }
-    let sh = 8u - countLeadingZeros(o);  // bits below the 24-bit significand
-    let low = o & ((1u << sh) - 1u);
-    let half = 1u << (sh - 1u);
-    var m = o >> sh;
-    if (low > half || (low == half && (m & 1u) == 1u)) { m += 1u; }
-    return ldexp(f32(m), i32(sh));
+    let hi = o >> 8u;
+    let f_hi = bitcast<f32>(0x4B000000u | (hi & 0x7FFFFFu)) - select(8388608.0, 0.0, hi >= 0x800000u);
+    return f_hi * 256.0 + (bitcast<f32>(0x4B000000u | (o & 0xFFu)) - 8388608.0);
 }
 
 // a / s correctly rounded (s > 0, both normal, a zero or a normal quotient: the plan checks the
@@ -132,15 +131,16 @@ fn div_rn(a: f32, s: f32, y: f32) -> f32 {
     return bitcast<f32>((bitcast<u32>(a) & 0x80000000u) | ((e << 23u) + m - 0x800000u));
 }
 
-// x of output index o along a computed axis d, clipped as the reference clips it to
-// [-2, size + 1] (every index it gives is clamped to the same edge either way). The product by an
-// exact 1 / Scale is exact, so a fused multiply-add of the last two steps rounds as they do.
+// x of output index o along a computed axis d, clipped to [-2, 2^31 - 128] (the reference clips it
+// to [-2, size + 1]; past size - 1 either clip gives the last index, and linear weights of 0 and 1
+// there: i0 = i1. The upper clip only keeps i32(floor(x)) in range). The product by an exact
+// 1 / Scale is exact, so a fused multiply-add of the last two steps rounds as they do.
 fn coordinate(d: u32, o: u32) -> f32 {
     let a = f32_of(o) - p.out_offsets[d];
     var q = a * p.inv_scales[d];
     if (p.inv_scales[d] == 0.0) { q = div_rn(a, p.scales[d], p.sig_rcps[d]); }
     let x = q - p.in_offsets[d];
-    return clamp(x, -2.0, f32_of(p.in_sizes[d] + 1u));
+    return clamp(x, -2.0, 2147483520.0);
 }
 
 fn computed_nearest(d: u32, o: u32) -> u32 {
