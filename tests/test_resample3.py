@@ -199,12 +199,12 @@ def element_kernel(dt: DataType) -> str:
     return "aa_element" if dt == F32 else "aa_element_atomic"
 
 
-def fallback(dt: DataType, out_desc: TensorDesc) -> str:
-    """The plan's one-thread-an-output path: aa_element_words for 8/16-bit outputs with an axis of
-    stride 1 (or a single element), else element_kernel's."""
+def fallback(dt: DataType, out_desc: TensorDesc, cpu: bool = True) -> str:
+    """The plan's one-thread-an-output path: on CPU adapters aa_element_words for 8/16-bit outputs
+    with an axis of stride 1 (or a single element), else (and on GPUs) element_kernel's."""
     st, sizes = out_desc.element_strides, out_desc.sizes
     rows = any(v == 1 and n > 1 for v, n in zip(st, sizes)) or all(n == 1 for n in sizes)
-    return "aa_element_words" if dt != F32 and rows else element_kernel(dt)
+    return "aa_element_words" if cpu and dt != F32 and rows else element_kernel(dt)
 
 
 @pytest.mark.parametrize("dt", (I8, U8), ids=lambda d: d.name.lower())
@@ -289,8 +289,9 @@ def test_strided_inputs_and_outputs(device, dt, pattern, rng):
     # words (measured faster there)
     pat = op.plan.kernels == ["aa_pat"]
     assert pat or "aa_pat could not run here" in op.plan.why
-    cpu_rows = Capabilities.from_device(device).is_cpu and dt != F32 and rows_ok and not pat
-    want = "aa_pat" if pat else "aa_rows" if cpu_rows else "aa_taps" if taps_ok else fallback(dt, out_desc)
+    cpu = Capabilities.from_device(device).is_cpu
+    cpu_rows = cpu and dt != F32 and rows_ok and not pat
+    want = "aa_pat" if pat else "aa_rows" if cpu_rows else "aa_taps" if taps_ok else fallback(dt, out_desc, cpu)
     assert op.plan.kernels == [want] and (not pat or Capabilities.from_device(device).is_cpu)
     if want == "aa_taps":
         assert op.plan.steps[0].constants_dict["GW"] == int(not rows_ok)
@@ -406,7 +407,11 @@ def test_element_words(device, dt, rng):
         (TensorDesc(dt, (5, 50), (64, 1)), TensorDesc(dt, (2, 5), (7, 1)), 1),
     ]
     for in_desc, out_desc, merged in cases:
-        for kernel in ("aa_element_words", None):
+        # GPUs take aa_element_atomic by default (aa_element_words measured slower on the H200)
+        gpu = plan_resample_antialias(desc3(in_desc, out_desc), Capabilities.profile("h100"))
+        assert gpu.kernels == ["aa_element_atomic"] and "aa_taps cannot run here" in gpu.why, gpu.why
+        cpu = Capabilities.from_device(device).is_cpu
+        for kernel in ("aa_element_words",) + ((None,) if cpu else ()):
             op = check(device, kernel, in_desc, out_desc, rng)
             u = op.plan.steps[0].uniforms_dict
             assert op.plan.kernels == ["aa_element_words"] and u["ew_merged"] == merged, u
@@ -610,7 +615,8 @@ def test_where_aa_taps_cannot_run(device, rng):
         in_desc = TensorDesc(dt, si, strides=ist[0] if ist else None)
         out_desc = TensorDesc(dt, so, strides=ost[0] if ost else None)
         op = check(device, None, in_desc, out_desc, rng)
-        assert op.plan.kernels == [fallback(dt, out_desc)] and f"aa_taps cannot run here: {rule}" in op.plan.why
+        cpu = Capabilities.from_device(device).is_cpu
+        assert op.plan.kernels == [fallback(dt, out_desc, cpu)] and f"aa_taps cannot run here: {rule}" in op.plan.why
         with pytest.raises(PlanError, match=f"aa_taps cannot run this description: {rule}"):
             compile_resample3(op.desc, device=device, kernel="aa_taps")
 

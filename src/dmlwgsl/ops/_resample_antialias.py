@@ -89,16 +89,19 @@ Paths (``kernel=``):
     output row, and for 8/16-bit outputs rows of whole words; the sums run in aa_element's order.
   aa_element (the default for 4-byte elements where aa_taps cannot run): one thread per output sums
     its taps, any strides;
-  aa_element_words (the default for 8/16-bit elements where aa_pat, aa_taps and aa_rows cannot run:
-    more than 8 taps along w, or output rows not along w stride 1, and the output has an axis of
-    stride 1): the output as rows of contiguous elements (the stride-1 axis, then each axis whose
-    stride is the product of the sizes before it: a packed output in any axis order, NHWC
-    included, is one row); thread g of a row owns its g-th output word, sums each of its elements'
-    taps as aa_element does, stores the words the row fills and merges the row's shared end words
-    with atomics. lavapipe: as fast as aa_element_atomic (0.96-1.04x: there the sums, not the
-    atomics, take the time); on GPUs it leaves out the atomics of every element (not yet measured).
-  aa_element_atomic (the default for 8/16-bit elements where none of the above runs: no output
-    axis of stride 1): the same as aa_element, merged into words with atomics.
+  aa_element_words (on CPU adapters the default for 8/16-bit elements where aa_pat, aa_taps and
+    aa_rows cannot run: more than 8 taps along w, or output rows not along w stride 1, and the
+    output has an axis of stride 1; on GPUs on request): the output as rows of contiguous
+    elements (the stride-1 axis, then each axis whose stride is the product of the sizes before
+    it: a packed output in any axis order, NHWC included, is one row); thread g of a row owns its
+    g-th output word, sums each of its elements' taps as aa_element does, stores the words the row
+    fills and merges the row's shared end words with atomics. lavapipe: as fast as
+    aa_element_atomic (0.96-1.04x: there the sums, not the atomics, take the time); H200: 1.1-2.7x
+    slower than aa_element_atomic on ten random rows (a thread sums its word's elements one after
+    another: a quarter of the threads for 8-bit outputs).
+  aa_element_atomic (the default for 8/16-bit elements where none of the above runs: on GPUs, and
+    on CPU adapters where the output has no axis of stride 1): the same as aa_element, merged
+    into words with atomics.
   aa_tile (on request only): a workgroup stages the input region under a tile of outputs of one
     (n, c) plane in workgroup memory (each input element read once per tile), filters along W,
     then along H. Needs n and c unfiltered, the region to fit 10 KiB, and for 8/16-bit outputs
@@ -587,7 +590,12 @@ def plan_resample_antialias(
         "ew_len": 0,
     }
     words_row = _words_row(pd, esize)
-    element = "aa_element" if esize == 4 else "aa_element_atomic" if words_row is None else "aa_element_words"
+    # 8/16-bit elements: aa_element_words on CPU adapters (lavapipe 0.96-1.04x aa_element_atomic), the
+    # atomic form on GPUs (H200, session 39, ten random antialias rows: aa_element_words 1.1-2.7x
+    # slower, e.g. int8 [211843, 386] x3/4 960 against 824 us; a thread's four sums one after another
+    # cost more than the atomics it saves)
+    ew = words_row is not None and caps.is_cpu
+    element = "aa_element" if esize == 4 else "aa_element_words" if ew else "aa_element_atomic"
     # aa_tile's rules, each with the reason it declines
     why_not = _outer_rule(taps, "aa_tile")
     if why_not is None and caps.limit("max-compute-workgroup-storage-size") < _TILE_BYTES:
