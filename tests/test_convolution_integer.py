@@ -1309,6 +1309,44 @@ def test_grouped_fma_kernel(device, mix, rng):
 
 
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
+def test_grouped_fma_past_258_taps(device, mix, rng):
+    """The grouped FMA kernel on groups of more than 258 taps: f32 sums of CCH channels at a time
+    (each at most 258 taps, exact), added in i32. C/G = 8 at 7x7 (392 taps, sums of 5 channels:
+    two partial), C/G = 13 at 5x5 (325 taps, sums of 10: a partial one of 3), 1-D C/G = 70 at k 5
+    (350 taps), every zero-point form; and the largest sums of 9 x 7 x 6 = 378 taps
+    (|x - zx| = |w - zw| = 255 everywhere: -24.6 million, past f32's exact integers) exact."""
+    zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
+    cases = [
+        dict(c=16, m=12, hw=(11, 13), k=(7, 7), group_count=2, start_padding=(3, 3), end_padding=(3, 3)),
+        dict(c=26, m=4, hw=(9, 17), k=(5, 5), group_count=2, start_padding=(2, 1), end_padding=(1, 2)),
+        dict(
+            c=70,
+            m=3,
+            hw=(40,),
+            k=(5,),
+            group_count=1,
+            strides=(1,),
+            dilations=(1,),
+            start_padding=(2,),
+            end_padding=(2,),
+        ),
+        dict(c=24, m=24, hw=(8, 9), k=(7, 7), group_count=3, start_padding=(3, 3), end_padding=(3, 3)),
+    ]
+    for i, case in enumerate(cases):
+        p = dict(case)
+        params = {
+            k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p
+        }
+        zp, wzp = zps[i % len(zps)]
+        x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
+        ops = []
+        check(device, "grouped_fma", x, w, xz, wz, ops=ops, **params)
+        cg, taps = case["c"] // case["group_count"], int(np.prod(case["k"]))
+        assert ops[0].plan.steps[0].constants_dict["CCH"] == 258 // taps and cg * taps > 258
+    fma_nhwc_and_largest_sums(device, "grouped_fma", mix, rng, c=18, m=6, cg=9, k=(7, 6))
+
+
+@pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
 def test_depthwise_fma_kernel(device, mix, rng, monkeypatch):
     """The depthwise FMA kernel (C/G = 1, f32 sums): every sign mix and zero-point form; strides,
     dilations, a 1x9 and an 8x8 kernel (64 taps, its most), a channel multiplier, planes stacked in

@@ -621,6 +621,44 @@ def test_cpu_adapters_take_grouped_fma_for_few_channels_a_group_and_1x1():
     ] != ("grouped_fma")
 
 
+def test_gpu_grouped_fma_and_window_scopes():
+    """On a GPU (H200, session 39) the grouped FMA kernel takes G = 1 layers of C < 4 and M < 16 at
+    any stride (stems with few outputs: 2.5-5.8x the scalar direct kernel), not C >= 4 (direct_dot4
+    holds its own); grouped 1x1 layers of 32+ channels a group take the GEMM (1.5-8x), of 16 the
+    FMA kernel; groups past 258 taps keep their kernels (the FMA kernel's sums of a few channels at
+    a time ran 1.6x slower: on request only); G = 1 layers of C < 16 and M >= 16 whose whole window
+    packs into fewer k steps take the window kernel (C = 8 3x3: 1.1-2.7x direct_dot4), C = 24 the
+    GEMM; a CPU adapter keeps its own rules."""
+    gpu, cpu = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
+    for desc, kernel in [
+        (layer(64, 2, 8, (256, 384), 7), "grouped_fma"),  # C=2 7x7 stem, M = 8
+        (layer(16, 3, 8, (224, 224), 7, stride=2), "grouped_fma"),  # stride 2
+        (layer(64, 2, 8, (4096,), 7), "grouped_fma"),  # 1-D
+        (layer(64, 4, 8, (256, 256), 5), "direct_dot4"),  # C = 4: four channels a word
+        (layer(64, 64, 8, (112, 112), 1), "direct_dot4"),
+        (layer(16, 3, 64, (224, 224), 7, stride=2), "dot4_window"),  # M = 64: the window kernel
+        (layer(1, 256, 512, (224, 336), 1, groups=8), "dot4"),  # 1x1, 32 channels a group, M/G = 64
+        (layer(8, 256, 256, (56, 56), 1, groups=4), "dot4"),
+        (layer(7, 64, 128, (224, 336), 1, groups=4), "grouped_fma"),  # 1x1, 16 a group
+        (layer(37, 512, 1024, (56, 56), 1, groups=64), "grouped_fma"),  # 1x1, 8 a group: not dense
+        (layer(8, 192, 192, (57, 57), 7, groups=24), "direct_dot4"),  # 392 taps a group
+        (layer(8, 256, 256, (28, 28), 3, groups=8), "dot4"),  # 288 taps, dense groups: the GEMM
+        (layer(64, 8, 24, (57, 57), 3), "dot4_window"),  # C = 8, M = 24: 2 k steps against 3
+        (layer(8, 24, 64, (56, 56), 3), "dot4"),  # C = 24: the GEMM
+    ]:
+        got = plan_convolution_integer(desc, gpu)
+        assert dict(got.details)["kernel"] == kernel, (desc, got.why)
+        if kernel == "grouped_fma":
+            assert "grouped FMA kernel" in got.why and "exact f32 sums" in got.why
+            assert "CCH" not in got.steps[0].constants_dict
+    assert "2 GEMM k steps" in plan_convolution_integer(layer(64, 8, 24, (57, 57), 3), gpu).why
+    # on request past 258 taps: sums of CCH channels at a time
+    req = plan_convolution_integer(layer(8, 192, 192, (57, 57), 7, groups=24), gpu, kernel="grouped_fma")
+    assert req.steps[0].constants_dict["CCH"] == 5 and "added in i32" in req.steps[0].why
+    # CPU adapters: neither the stem nor the C = 8 layer change kernels
+    assert dict(plan_convolution_integer(layer(64, 2, 8, (256, 384), 7), cpu).details)["kernel"] != "grouped_fma"
+
+
 def test_cpu_adapters_take_the_portable_kernel_where_direct_tiles_idle():
     """On a CPU adapter a direct kernel whose tile gives under half its threads work yields to the
     portable kernel (lavapipe runs idle invocations through the staging loops and barriers too);

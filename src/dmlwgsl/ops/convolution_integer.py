@@ -821,8 +821,8 @@ def _grouped_fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int
     m, cg, kh, kw = d.filter.sizes
     sh, sw = d.strides
     dh, dw = d.dilations
-    if cg * kh * kw > _FMA_EXACT_TAPS:
-        return None, None, f"C/G x KH x KW = {cg * kh * kw} taps > {_FMA_EXACT_TAPS} (f32 sums would not be exact)"
+    if kh * kw > _FMA_EXACT_TAPS:
+        return None, None, f"KH x KW = {kh * kw} taps > {_FMA_EXACT_TAPS} (a channel's f32 sum would not be exact)"
     if not (sw <= 2 and dw == 1 and kw <= 8):
         return None, None, "W stride above 2, W dilation or a kernel wider than 8"
     align, nvq = _fma_align(d, x_res, True, sw, kw)
@@ -864,6 +864,10 @@ def _grouped_fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int
         f"tiles of {tr}x{4 * tq} outputs x {4 * mt} channels ({tr}x{tq}x{mt} threads of 4 columns x 4 channels), "
         f"a {cg}x{win_h}x{4 * pq} input window staged as f32 ({nbytes(tr)} bytes with the taps)"
     )
+    if cg * kh * kw > _FMA_EXACT_TAPS:
+        # f32 sums of CCH channels at a time (each exact), added up in i32
+        consts["CCH"] = _FMA_EXACT_TAPS // (kh * kw)
+        why += f"; {cg * kh * kw} taps a group: f32 sums of {consts['CCH']} channels at a time, added in i32"
     return consts, (bands, -(-qw // tq), blocks), why
 
 
@@ -1498,15 +1502,33 @@ def plan_convolution_integer(
             else ""
         )
         gemm_ok = has_dot4 and not gemm_off
+        # GPU scopes, H200 session 39 (bench/EXPERIMENTS.md, same call, every result exact): the grouped
+        # FMA kernel takes grouped stride-1 layers of exact f32 sums except 1x1 layers of at least 32
+        # channels a group and M/G >= 16 (the GEMM: C/G = 32, M/G = 64 at 224x336 619 -> 207 us, C/G =
+        # 64 351 -> 43, C/G = 32 M/G = 32 411 -> 221; at C/G = 16 the GEMM ran 1.6-2.5x slower), and G = 1
+        # layers of C < 4 and M < 16 (stems with few outputs, which only the scalar direct kernel took:
+        # 1858 -> 323, 145 -> 58, 72 -> 26 us; from C = 4 on direct_dot4 held its own: C=4 5x5 M=8 244 ->
+        # 268, C=64 1x1 M=8 115 -> 1032). Its sums of a few channels at a time (groups past 258 taps)
+        # only on request: C/G = 8 at 7x7 ran 1.6x slower than direct_dot4. The window kernel takes
+        # G = 1 layers of C < 16, M >= 16 whose whole window has fewer k steps than its taps one by
+        # one (C = 8 3x3: 2 against 3; against direct_dot4 93.7 -> 56.8, 229 -> 85, 44.8 -> 22.5, 53.2
+        # -> 28.9, 88.2 -> 41.0, 433 -> 295, 1-D k9 27.0 -> 23.9; 14.8 -> 17.2 on 7x7 planes); C = 24 and
+        # 40 keep the GEMM (its tiles ran 0.4-1.7x the window kernel's).
+        exact_f32 = cg * kh * kw <= _FMA_EXACT_TAPS  # (else sums of a few channels at a time, added in i32)
+        dense_gemm = dense and gemm_ok and kh * kw == 1 and cg >= 32
+        gfma_grouped = d.group_count > 1 and d.strides == (1, 1) and exact_f32 and not dense_gemm
+        gfma_few = d.group_count == 1 and mg < 16 and cg < 4 and exact_f32
+        few_steps = not caps.is_cpu and d.group_count == 1 and not dense and mg >= 16 and steps_im2col < steps
         positions = d.output.sizes[0] * int(np.prod(d.output.sizes[2:]))
-        window_scope = (im2col and (caps.is_cpu or _window_workgroups(window) >= _WINDOW_MIN_WORKGROUPS)) or (
-            caps.is_cpu and dense and (positions <= _CPU_WINDOW_POSITIONS or tile_full)
-        )
+        window_scope = (
+            (im2col or few_steps) and (caps.is_cpu or _window_workgroups(window) >= _WINDOW_MIN_WORKGROUPS)
+        ) or (caps.is_cpu and dense and (positions <= _CPU_WINDOW_POSITIONS or tile_full))
         if (
             caps.is_cpu
             and d.group_count > 1
             and not past_limit
             and gfma[0] is not None
+            and exact_f32
             and (cg <= _CPU_GFMA_CHANNELS or kh * kw == 1)
         ):
             # A CPU adapter's packed dot product unpacks its bytes lane by lane; f32 multiply-adds
@@ -1544,6 +1566,9 @@ def plan_convolution_integer(
             small = (
                 ""
                 if im2col
+                else f"C/G = {cg} < 16: a pixel's whole window packs into {steps_im2col} GEMM k steps of 16 words, "
+                f"tap by tap into {steps}; "
+                if few_steps
                 else f"{positions} output positions on a CPU adapter (at most {_CPU_WINDOW_POSITIONS}): "
                 if positions <= _CPU_WINDOW_POSITIONS
                 else f"a CPU adapter and kernel rows of {d.filter.sizes[3]} taps (row words at least 3/4 full): "
@@ -1575,16 +1600,26 @@ def plan_convolution_integer(
                 "direct kernel, four channels a word on the packed 4x8 dot product, in one pass (the im2col GEMM's "
                 "packing pass and per-group tiles cost more there)"
             )
-        elif not caps.is_cpu and d.group_count > 1 and d.strides == (1, 1) and not past_limit and gfma[0] is not None:
+        elif not caps.is_cpu and not past_limit and gfma[0] is not None and (gfma_grouped or gfma_few):
             # (H100, same run, every result exact, against the plan's choice before: G=32 C/G=8 at
             # 28x28 32.3 -> 23.0 us (direct_dot4), G=32 C/G=16 at 14x14 40.2 -> 29.4 (dot4), G=64
             # C/G=4 at 56x56 84.5 -> 54.8, 1-D G=8 C/G=8 k5 39.7 -> 17.2; but at stride 2 (G=32
-            # C/G=4) 24.3 -> 34.8 and on dense layers (C=24 3x3, C=16, the C=3 stem) 1.4-9x slower)
+            # C/G=4) 24.3 -> 34.8 and on dense layers (C=24 3x3, C=16, the C=3 stem) 1.4-9x slower.
+            # H200, session 39: grouped 1x1 layers of 32+ channels a group take the GEMM; layers of
+            # G = 1 with C < 4 and fewer than 16 output channels take this kernel at any stride (against
+            # the direct kernel: C=2 7x7 M=8 at 64x256x384 1858 -> 326 us, C=3 7x7 stride 2 136 -> 42, C=2
+            # 3x3 52 -> 16, C=3 7x7 M=6 98 -> 28, 1-D C=2 k7 23 -> 11; see above))
             kernel = "grouped_fma"
+            scope = (
+                f"G = {d.group_count}, stride 1"
+                if gfma_grouped
+                else f"G = 1 with C = {cg} < 4 and M = {mg} < 16 output channels (a GEMM tile or a 16-channel "
+                "block mostly idle, and too few channels for four a word)"
+            )
             why = gemm_off + (
-                f"C/G = {cg}, M/G = {mg}, G = {d.group_count}, stride 1: the grouped FMA kernel (the group's input "
-                f"window and a block's taps staged as f32 in workgroup memory, C/G x KH x KW = {cg * kh * kw} <= "
-                f"{_FMA_EXACT_TAPS} taps: exact f32 sums), 1.4-2.3x the direct and GEMM kernels on the H100"
+                f"C/G = {cg}, M/G = {mg}, {scope}: the grouped FMA kernel (the group's input window and a block's "
+                f"taps staged as f32 in workgroup memory, C/G x KH x KW = {cg * kh * kw} <= {_FMA_EXACT_TAPS} taps: "
+                "exact f32 sums), 1.4-5.7x the direct and GEMM kernels on the H100/H200"
             )
         elif gemm_ok and im2col:
             kernel = "dot4_im2col"
