@@ -636,12 +636,15 @@ def grouped_u8_layer(rng, hw):
         (6, 512, 64),
         (7, 512, 64),
         (8, 512, 64),
+        (4, 256, 32),
+        (4, 128, 32),
     ],
     ids=lambda t: f"{t[0]}px-{t[1]}thr-{t[2]}ch",
 )
 def test_dot4_tile_shapes(device, tile, rng):
-    """Every dot4 GEMM tile shape (pixels per thread, threads a workgroup, channels a tile: 64 or
-    128; 512 threads with 64 channels stage only half their channel rows; tiles needing more
+    """Every dot4 GEMM tile shape (pixels per thread, threads a workgroup, channels a tile: 32, 64
+    or 128; 512 threads with 64 channels stage only half their channel rows, 32 channels a quarter
+    or half; tiles needing more
     workgroup memory than the adapter has are refused with the limit named: 256x64 everywhere, the
     512-thread tiles on GL's 32 KiB) on a layer with several pixel and channel tiles, two channel
     chunks per tap, a partial last chunk, groups and all four zero-point corrections (UINT8 input,

@@ -732,3 +732,18 @@ def test_gemms_of_few_k_steps_take_the_smallest_tiles_on_a_gpu():
         # 5 k steps; 96 channels (a 128-channel tile)
         assert gemm(desc, gpu)[:3] != (4, 256, 64) and "cost model" in gemm(desc, gpu)[4]
     assert gemm(stem, gpu, pixels_per_thread=6, threads=512, tile_channels=64)[:3] == (6, 512, 64)  # requested
+
+
+def test_32_channel_gemm_tiles_on_request():
+    """The dot4 GEMM's 32-channel tiles (TM = 32: 4 pixels a thread in 128 or 256 threads) run on
+    request only (the cost model keeps 64 and 128); shapes past two staging passes are refused with
+    the rule named."""
+    gpu = Capabilities.profile("h100")
+    d = layer(8, 64, 80, (28, 28), 3)
+    for threads in (128, 256):
+        s = plan_convolution_integer(d, gpu, kernel="dot4", tile_channels=32, threads=threads).steps[-1]
+        assert s.constants_dict["TM"] == 32 and s.constants_dict["RP"] == 4 and s.workgroup_size == threads
+    assert plan_convolution_integer(d, gpu, kernel="dot4").steps[-1].constants_dict["TM"] in (64, 128)
+    for tuning in (dict(threads=512), dict(pixels_per_thread=6, threads=256)):
+        with pytest.raises(PlanError, match="no 32-channel tile runs"):
+            plan_convolution_integer(d, gpu, kernel="dot4", tile_channels=32, **tuning)

@@ -373,13 +373,15 @@ def _gemm_shape(
     pixels by 64 channels, costed as the 256-thread tile)."""
     shapes = [
         (nt, c)
-        for nt, c in ((256, 64), (512, 128), (512, 64), (128, 64))
-        if (threads or nt) == nt and (tm or c) == c and (threads == 128 or nt != 128)
+        for nt, c in ((256, 64), (512, 128), (512, 64), (128, 64), (256, 32), (128, 32))
+        if (threads or nt) == nt and (tm or c) == c and (threads == 128 or nt != 128) and (c != 32 or tm == 32)
     ]
     best = None
     for nt, c in shapes:
         for r in (rp,) if rp else range(4, 9):
             tp = _tile_pixels(nt, c, r)
+            if tp > nt // 2:  # two staging passes of nt / 4 pixel rows at most
+                continue
             if not _tile_fits(caps, nt, tp, c) and not (rp and threads):
                 continue
             r128 = tp * c / (16 * 128)  # the RP of a 128-channel tile of the same size
@@ -401,7 +403,10 @@ def _gemm_shape(
                 if best is None or cost < best[0]:
                     best = (cost, r, nt, c, per)
     if best is None:
-        raise PlanError(f"tile_channels: {tm} channels a tile need 512 threads; got threads {threads}")
+        raise PlanError(
+            f"tile_channels, threads, pixels_per_thread: no {tm}-channel tile runs in {threads}-thread workgroups "
+            f"with {rp} pixels a thread (128 channels need 512 threads; 32 channels 128 or 256 threads and 4 pixels)"
+        )
     return best[1:]
 
 
@@ -1238,8 +1243,8 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         raise DmlValidationError(f"pixels_per_thread: must be an integer from 4 to 8; got {rp_req!r}")
     if threads_req is not None and (not _is_count(threads_req) or threads_req not in (128, 256, 512)):
         raise DmlValidationError(f"threads: must be 128, 256 or 512; got {threads_req!r}")
-    if tm_req not in (None, 64, 128) or isinstance(tm_req, bool):
-        raise DmlValidationError(f"tile_channels: must be 64 or 128; got {tm_req!r}")
+    if tm_req not in (None, 32, 64, 128) or isinstance(tm_req, bool):
+        raise DmlValidationError(f"tile_channels: must be 32, 64 or 128; got {tm_req!r}")
     k_steps = _k_steps(cg, kh, kw, im2col)
     out_mb = d.output.element_count * 4 / 1e6
     # A CPU adapter (lavapipe, llvmpipe) runs a workgroup on one core: the split-K that fills an
