@@ -321,6 +321,14 @@ _ZERO_US, _ZERO_US_PER_MB = 1.2, 0.22
 _FEW_STEPS, _FEW_STEPS_TILE = 3, (4, 256, 64)
 
 
+#: A GPU's GEMM of at most this many output channels a group takes 32-channel tiles (TM = 32). H200,
+#: session 39, 30 random rows, same call (us, the 64/128-channel tile / 32): M/G = 16 1.06-1.45x
+#: faster (G=12 C/G=8 5x5 3287 -> 2266, G=24 C/G=16 5x5 325 -> 237, dense C=80 1x1 346 -> 315),
+#: M/G = 24-32 0.97-1.32x (C=64 3x3 100 -> 78, C=48 5x5 160 -> 121; small planes even); from M/G = 80
+#: up 0.76-0.91x (a third tile row of 32 costs more than the 64-channel tile's padding).
+_NARROW_TILE_CHANNELS = 32
+
+
 def _few_steps(k_steps: int, mg: int) -> bool:
     """Whether a GPU's GEMM takes _FEW_STEPS_TILE (few k steps, at most 64 channels a group)."""
     return k_steps <= _FEW_STEPS and mg <= 64
@@ -1253,9 +1261,15 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
     cpu = caps.is_cpu and threads_req is None and split_k is None and per_req is None
     if cpu:
         threads_req = 128 if tm_req in (None, 64) else None
-    few = not cpu and _few_steps(k_steps, mg) and (rp_req, threads_req, tm_req, split_k, per_req) == (None,) * 5
+    untuned = (rp_req, threads_req, tm_req, split_k, per_req) == (None,) * 5
+    few = not cpu and _few_steps(k_steps, mg) and untuned
     if few:
         rp_req, threads_req, tm_req = _FEW_STEPS_TILE
+    # A GPU's groups of at most 32 output channels take 32-channel tiles (a 64-channel tile at most
+    # half full; see _NARROW_TILE_CHANNELS)
+    narrow = not cpu and mg <= _NARROW_TILE_CHANNELS and (untuned or few)
+    if narrow:
+        tm_req = 32
     rp, threads, tm, auto_steps = _gemm_shape(caps, pixels, mg, g, k_steps, out_mb, rp_req, threads_req, tm_req)
     if cpu:
         auto_steps = k_steps
@@ -1374,7 +1388,8 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
             else f" (at most {_FEW_STEPS} k steps and {mg} <= 64 channels a group: the smallest tiles, several an SM)"
             if few
             else " (the H100-fitted cost model's cheapest)"
-        ),
+        )
+        + (f"; {mg} <= {_NARROW_TILE_CHANNELS} channels a group: 32-channel tiles" if narrow else ""),
         workgroups * threads,
         workgroup_size=threads,
         constants={
