@@ -1269,6 +1269,25 @@ def fma_nhwc_and_largest_sums(device, kernel, mix, rng, *, c, m, cg, k):
     check(device, kernel, x, w, xt(xi.min), wt(wi.max), expected=expected, group_count=2)
 
 
+def grouped_fma_cases(device, mix, rng, cases: list) -> list:
+    """Run each case (channels, kernel, group count and its strides, dilations and padding) on the
+    grouped FMA kernel with random data of the mix, the zero-point forms in turn, checked exactly;
+    returns the operators."""
+    zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
+    done = []
+    for i, case in enumerate(cases):
+        p = dict(case)
+        params = {
+            k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p
+        }
+        zp, wzp = zps[i % len(zps)]
+        x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
+        ops = []
+        check(device, "grouped_fma", x, w, xz, wz, ops=ops, **params)
+        done.append(ops[0])
+    return done
+
+
 @pytest.mark.parametrize("mix", MIXES, ids=lambda m: f"{np.dtype(m[0]).name}_{np.dtype(m[1]).name}")
 def test_grouped_fma_kernel(device, mix, rng):
     """The grouped FMA kernel (f32 sums of at most 258 taps a group): every sign mix and zero-point
@@ -1277,7 +1296,6 @@ def test_grouped_fma_kernel(device, mix, rng):
     16 channels a group at stride 2, kernels 1x8 and 7x7, a dense layer (G = 1),
     rows staged a word at a time (W a multiple of 4) and byte by byte, 1-D, an NHWC input and a
     strided output; and the largest sums (|x - zx| = |w - zw| = 255 at all 252 taps) exact."""
-    zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
     cases = [
         dict(c=16, m=12, hw=(9, 13), k=(3, 3), group_count=2, start_padding=(1, 1), end_padding=(1, 1)),
         dict(c=8, m=8, hw=(10, 24), k=(3, 3), group_count=2, start_padding=(1, 1), end_padding=(1, 1)),
@@ -1299,14 +1317,7 @@ def test_grouped_fma_kernel(device, mix, rng):
             end_padding=(1,),
         ),
     ]
-    for i, case in enumerate(cases):
-        p = dict(case)
-        params = {
-            k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p
-        }
-        zp, wzp = zps[i % len(zps)]
-        x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
-        check(device, "grouped_fma", x, w, xz, wz, **params)
+    grouped_fma_cases(device, mix, rng, cases)
     # an NHWC input and a strided output; 6 x 7 x 6 = 252 taps a group at the largest products
     fma_nhwc_and_largest_sums(device, "grouped_fma", mix, rng, c=8, m=6, cg=6, k=(7, 6))
 
@@ -1318,7 +1329,6 @@ def test_grouped_fma_past_258_taps(device, mix, rng):
     two partial), C/G = 13 at 5x5 (325 taps, sums of 10: a partial one of 3), 1-D C/G = 70 at k 5
     (350 taps), every zero-point form; and the largest sums of 9 x 7 x 6 = 378 taps
     (|x - zx| = |w - zw| = 255 everywhere: -24.6 million, past f32's exact integers) exact."""
-    zps = [(None, None), ("tensor", "tensor"), ("tensor", "channel"), (None, "channel")]
     cases = [
         dict(c=16, m=12, hw=(11, 13), k=(7, 7), group_count=2, start_padding=(3, 3), end_padding=(3, 3)),
         dict(c=26, m=4, hw=(9, 17), k=(5, 5), group_count=2, start_padding=(2, 1), end_padding=(1, 2)),
@@ -1335,17 +1345,9 @@ def test_grouped_fma_past_258_taps(device, mix, rng):
         ),
         dict(c=24, m=24, hw=(8, 9), k=(7, 7), group_count=3, start_padding=(3, 3), end_padding=(3, 3)),
     ]
-    for i, case in enumerate(cases):
-        p = dict(case)
-        params = {
-            k: p.pop(k) for k in ("strides", "dilations", "start_padding", "end_padding", "group_count") if k in p
-        }
-        zp, wzp = zps[i % len(zps)]
-        x, w, xz, wz = random_case(rng, *mix, **p, zp=zp, wzp=wzp, **params)
-        ops = []
-        check(device, "grouped_fma", x, w, xz, wz, ops=ops, **params)
+    for case, op in zip(cases, grouped_fma_cases(device, mix, rng, cases)):
         cg, taps = case["c"] // case["group_count"], int(np.prod(case["k"]))
-        assert ops[0].plan.steps[0].constants_dict["CCH"] == 258 // taps and cg * taps > 258
+        assert op.plan.steps[0].constants_dict["CCH"] == 258 // taps and cg * taps > 258
     fma_nhwc_and_largest_sums(device, "grouped_fma", mix, rng, c=18, m=6, cg=9, k=(7, 6))
 
 
