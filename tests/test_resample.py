@@ -1067,6 +1067,26 @@ def test_weight_runs_of_a_long_x2_axis():
             assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
 
 
+def test_computed_coordinates_past_2_24(device, rng):
+    """Computed coordinates of output indices past 2^24, where float32(o) rounds o to even (the
+    shader adds two exact parts of o once, no conversion): 1-D uint8 nearest from 2^22 inputs to
+    17-18 million outputs at irregular scales and offsets, Resample1's rule and Resample2's
+    floor, bit for bit against the reference (poisoned output, guard bytes)."""
+    n = 1 << 22
+    x = rng.integers(0, 256, n).astype(np.uint8)
+    for scale, in_off, out_off, direction in (
+        (4.1234567, 0.5, -0.5, None),
+        (4.37, 0.25, -0.31, AxisDirection.DECREASING),
+    ):
+        scale = float(np.float32(scale))
+        out_desc = TensorDesc(U8, (int(n * scale),))
+        assert out_desc.sizes[0] > 1 << 24
+        rule = direction or AxisDirection.DECREASING  # (the axis tables do not depend on the rule)
+        desc = Resample2Desc(TensorDesc(U8, (n,)), out_desc, "nearest", rule, (scale,), (in_off,), (out_off,))
+        assert dict(plan_resample(desc, Capabilities.from_device(device)).details)["axis_tables"] == ("computed",)
+        check_gpu(device, x, out_desc, "nearest", (scale,), (in_off,), (out_off,), direction)
+
+
 def test_computed_coordinates_to_the_ulp(device):
     """The shader's correctly rounded division (div_rn: WGSL's quotient corrected with the exact
     remainder) on 300 random float32 scales and offsets: a linear 1-D resample of 0, 1, 0, 1, ...
