@@ -191,10 +191,10 @@ fn convolution_integer_depthwise_fma(@builtin(workgroup_id) wid: vec3<u32>, @bui
     let m = plane % M;
     let ow = ow0 + select(tq, 4u * tq, SLIDE);
     let oh = oh0 + tr * QR;
-    store_quad(n, m, oh, ow, a0);
-    if (QR > 1u) { store_quad(n, m, oh + 1u, ow, a1); }
-    if (QR > 2u) { store_quad(n, m, oh + 2u, ow, a2); }
-    if (QR > 3u) { store_quad(n, m, oh + 3u, ow, a3); }
+    store_quad(n, m, oh, ow, vec4<i32>(a0));
+    if (QR > 1u) { store_quad(n, m, oh + 1u, ow, vec4<i32>(a1)); }
+    if (QR > 2u) { store_quad(n, m, oh + 2u, ow, vec4<i32>(a2)); }
+    if (QR > 3u) { store_quad(n, m, oh + 3u, ow, vec4<i32>(a3)); }
 }
 
 // Tap (w - wzp[m]) of the group's output channel ml at filter element offset a within its
@@ -317,9 +317,8 @@ fn slide_row(a: vec4<f32>, t: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, 
 }
 
 // A thread's four outputs of row oh: columns ow + j (SLIDE) or ow + j TQ, those inside the output.
-fn store_quad(n: u32, m: u32, oh: u32, ow: u32, a: vec4<f32>) {
+fn store_quad(n: u32, m: u32, oh: u32, ow: u32, v: vec4<i32>) {
     if (oh >= cv.out_height) { return; }
-    let v = vec4<i32>(a);
     let o = output_index(n, m, oh, ow);
     let OW = cv.out_width;
     if (SLIDE && VEC && !ACCUMULATE) {
@@ -335,15 +334,17 @@ fn store_quad(n: u32, m: u32, oh: u32, ow: u32, a: vec4<f32>) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// convolution_integer_grouped_fma: few channels a group (C/G * KH * KW <= 258 taps, so the f32
-// sums stay exact), SLIDE rows only. A workgroup owns batch item n, group g, a block of 4 MT of the
-// group's output channels and a tile of TR rows by 4 TQ columns; it stages the window of the
+// convolution_integer_grouped_fma: few channels a group, SLIDE rows only. Groups of more than 258
+// taps (CCH > 0) sum CCH channels (CCH * KH * KW <= 258 taps: exact) in f32 at a time and add each
+// such sum, converted exactly, to i32 sums (wrapping adds, as the reference's sum wraps). A
+// workgroup owns batch item n, group g, a block of 4 MT of the group's output channels and a tile of TR rows by 4 TQ columns; it stages the window of the
 // group's CG input channels (CG planes of WIN_H rows of PQ vec4s) and the block's taps, four
 // channels a vec4 (wv[(mt * CG * KH * KW + tap)] = the taps of channels 4 mt .. 4 mt + 3); each
 // thread computes four neighbouring outputs of one row for four channels: a window row read
 // once feeds 16 outputs a tap, and each tap's four channels are one 16-byte load.
 override MT: u32 = 1u;        // vec4 blocks of output channels a workgroup (4 MT channels)
 override WV: u32 = 1u;        // vec4 tap slots: MT CG KH KW
+override CCH: u32 = 0u;       // channels an exact f32 sum (C/G KH KW > 258), else 0: one f32 sum
 
 var<workgroup> wv: array<vec4<f32>, WV>;
 
@@ -401,7 +402,21 @@ fn convolution_integer_grouped_fma(@builtin(workgroup_id) wid: vec3<u32>, @built
     var a1 = vec4<f32>(0.0);
     var a2 = vec4<f32>(0.0);
     var a3 = vec4<f32>(0.0);
+    var s0 = vec4<i32>(0);
+    var s1 = vec4<i32>(0);
+    var s2 = vec4<i32>(0);
+    var s3 = vec4<i32>(0);
     for (var c = 0u; c < CG; c++) {
+        if (CCH > 0u && c > 0u && c % CCH == 0u) {
+            s0 += vec4<i32>(a0);
+            s1 += vec4<i32>(a1);
+            s2 += vec4<i32>(a2);
+            s3 += vec4<i32>(a3);
+            a0 = vec4<f32>(0.0);
+            a1 = vec4<f32>(0.0);
+            a2 = vec4<f32>(0.0);
+            a3 = vec4<f32>(0.0);
+        }
         let f = (mt * CG + c) * KHW;
         for (var kh = 0u; kh < KH; kh++) {
             let b = (c * WIN_H + tr * SH + kh * DH) * PQ + tq * SW;
@@ -426,10 +441,10 @@ fn convolution_integer_grouped_fma(@builtin(workgroup_id) wid: vec3<u32>, @built
     let ow = ow0 + 4u * tq;
     let ml = ml0 + 4u * mt;
     let m = g * MG + ml;
-    if (ml < MG) { store_quad(n, m, oh, ow, a0); }
-    if (ml + 1u < MG) { store_quad(n, m + 1u, oh, ow, a1); }
-    if (ml + 2u < MG) { store_quad(n, m + 2u, oh, ow, a2); }
-    if (ml + 3u < MG) { store_quad(n, m + 3u, oh, ow, a3); }
+    if (ml < MG) { store_quad(n, m, oh, ow, s0 + vec4<i32>(a0)); }
+    if (ml + 1u < MG) { store_quad(n, m + 1u, oh, ow, s1 + vec4<i32>(a1)); }
+    if (ml + 2u < MG) { store_quad(n, m + 2u, oh, ow, s2 + vec4<i32>(a2)); }
+    if (ml + 3u < MG) { store_quad(n, m + 3u, oh, ow, s3 + vec4<i32>(a3)); }
 }
 
 // One tap's four inputs t for four channels' taps w (grouped_fma).
