@@ -26,10 +26,12 @@ choice and why):
   memory as f32 (x - zx, w - zw), each thread four outputs of QR rows (neighbours where W stride is 1 or 2 without W
   dilation, else TQ columns apart) on f32 fused multiply-adds (sums of at most 258 products of
   8-bit differences are integers below 2^24: exact);
-* ``grouped_fma`` (same file): grouped stride-1 layers (G > 1) of at most 258 taps a group
-  (C/G x KH x KW), W stride 1 or 2, no W dilation, kernels at most 8 wide, on GPUs: the group's
-  input window and a block of 4-16 output channels' taps staged as f32, each thread four
-  neighbouring outputs for four channels;
+* ``grouped_fma`` (same file): on GPUs grouped stride-1 layers (G > 1) of at most 258 taps a
+  group (C/G x KH x KW; 1x1 layers of 32+ channels a group excepted) and G = 1 layers of C < 4 and
+  M < 16 at any stride (stems with few outputs); W stride 1 or 2, no W dilation, kernels at most 8
+  wide: the group's input window and a block of 4-16 output channels' taps staged as f32, each
+  thread four neighbouring outputs for four channels (on request past 258 taps: f32 sums of a few
+  channels at a time, each exact, added in i32);
 * ``direct`` (wgsl/convolution_integer_direct.wgsl): few channels per group (depthwise, small
   groups, small-channel stems without the packed dot product): the input window of a tile of
   outputs and a block of filters staged once in workgroup memory as i32 values, then four output
@@ -39,7 +41,8 @@ choice and why):
 * ``dot4`` (wgsl/convolution_integer_dot4.wgsl): dense layers (at least 16 channels per group in
   and out) on adapters with the packed 4x8 dot product: a pack pass (input and filter into signed
   4x8 words, in workspace buffers), then a tiled implicit GEMM on ``dot4I8Packed`` (output tiles
-  of 16*RP pixels by 64 or 128 channels, RP = 4..8; split-K in stream-K form where a wave of
+  of 16*RP pixels by 64 or 128 channels, RP = 4..8, or 128 pixels by 32 channels for groups of at
+  most 32 output channels on GPUs; split-K in stream-K form where a wave of
   workgroups would otherwise be partial; see _gemm_shape); its K is the taps' channel words (each
   tap's padded to whole vec4s) end to end in steps of 16 words, so 96 channels 3x3 take 14 steps;
 * ``dot4_im2col`` (same file): the GEMM with a pixel's whole C/G x KH x KW window as its K, four
@@ -49,7 +52,8 @@ choice and why):
   word from at most two 4-byte spans (KW >= 3), else byte by byte. On CPU adapters grouped layers
   and layers of at most 2048 output positions take direct_dot4 instead (one pass);
 * ``dot4_window`` (wgsl/convolution_integer_dot4_window.wgsl): the layers the im2col GEMM would
-  take (G = 1) whose input rows it can walk (contiguous rows, no W dilation, KW <= 8), on GPUs and
+  take (G = 1; on GPUs also C/G < 16, M/G >= 16 where the whole window packs into fewer k steps,
+  e.g. C = 8 3x3) whose input rows it can walk (contiguous rows, no W dilation, KW <= 8), on GPUs and
   CPU adapters: one pass, each thread one output pixel's whole window (kernel rows of 1 or 2 words
   from 2-3 word loads and funnel shifts, the lanes outside the input the zero point) against a
   block of 16 or 32 output channels' filter rows staged in workgroup memory, every thread reading
@@ -1446,13 +1450,16 @@ def plan_convolution_integer(
     else the im2col GEMM; on CPU adapters the window kernel also for dense layers of at most 256
     output positions, and in its tile form (4 pixels of an output row a thread, see
     ``_tile_form``) for dense layers of any size and group count whose kernel rows fill at least
-    3/4 of their row words), the depthwise kernel for C/G = 1 there where its fast rows apply and win
-    (and on CPU adapters), the depthwise FMA kernel for the other C/G = 1 layers on GPUs (see
-    ``_fma_over_fast_rows``), the grouped FMA
-    kernel for grouped stride-1 layers of at most 258 taps a group on GPUs, else direct where its tile fits
-    the staging memory, else portable. ``placements`` give the tensors' residual byte offsets
+    3/4 of their row words; on GPUs also for G = 1 layers of C/G < 16 and M/G >= 16 whose whole
+    window packs into fewer GEMM k steps than tap by tap), the depthwise kernel for C/G = 1 there
+    where its fast rows apply and win (and on CPU adapters), the depthwise FMA kernel for the other
+    C/G = 1 layers on GPUs (see ``_fma_over_fast_rows``), the grouped FMA kernel on GPUs for
+    grouped stride-1 layers of at most 258 taps a group (but 1x1 layers of 32+ channels a group
+    and M/G >= 16: the GEMM) and for G = 1 layers of C < 4 and M < 16 at any stride, else direct
+    where its tile fits the staging memory, else portable. On GPUs the GEMM takes 32-channel tiles
+    for groups of at most 32 output channels. ``placements`` give the tensors' residual byte offsets
     (uniforms). The dot4 tuning options (``pixels_per_thread`` 4-8, ``threads`` 128/256/512,
-    ``tile_channels`` 64/128, and
+    ``tile_channels`` 32/64/128, and
     ``split_k`` or ``steps_per_workgroup``) override the cost model's choice (benchmarks, tests);
     for dot4_window, ``window_channels`` (16 or 32 a block), ``window_tiles`` (pixel tiles a
     workgroup walks) and ``threads`` (64-512) override its shape.
@@ -1533,7 +1540,7 @@ def plan_convolution_integer(
         # G = 1 layers of C < 16, M >= 16 whose whole window has fewer k steps than its taps one by
         # one (C = 8 3x3: 2 against 3; against direct_dot4 93.7 -> 56.8, 229 -> 85, 44.8 -> 22.5, 53.2
         # -> 28.9, 88.2 -> 41.0, 433 -> 295, 1-D k9 27.0 -> 23.9; 14.8 -> 17.2 on 7x7 planes); C = 24 and
-        # 40 keep the GEMM (its tiles ran 0.4-1.7x the window kernel's).
+        # 40 keep the GEMM (the window kernel took 0.59-5.2x its time, mostly more).
         exact_f32 = cg * kh * kw <= _FMA_EXACT_TAPS  # (else sums of a few channels at a time, added in i32)
         dense_gemm = dense and gemm_ok and kh * kw == 1 and cg >= 32
         gfma_grouped = d.group_count > 1 and d.strides == (1, 1) and exact_f32 and not dense_gemm
