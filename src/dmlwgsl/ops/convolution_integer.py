@@ -378,7 +378,9 @@ def _gemm_shape(
     holds one workgroup per SM there, so workgroups run in waves of _WAVE and a partial last wave
     costs a whole one. Candidates: RP = 4..8 pixels a thread in 64-channel tiles of 256 threads
     (16*RP pixels) or 512 threads (32*RP) or 128-channel tiles of 512 threads (16*RP), where the
-    adapter has the workgroup memory; each unsplit or split-K in stream-K form (the k steps of
+    adapter has the workgroup memory (``tm`` = 32: 32-channel tiles of 128 or 256 threads, 4 pixels
+    a thread; no tile holds more pixel rows than two staging passes of threads / 4); each unsplit
+    or split-K in stream-K form (the k steps of
     all tiles shared evenly over 1-4 waves of workgroups, or each tile split in 2-4). The cheapest
     wins; a split choice must be 3% cheaper than an unsplit one. Any choice is exact; this one only
     decides speed. ``rp``, ``threads`` and ``tm``, where given, fix those (128 threads: 8*RP
