@@ -70,6 +70,8 @@ struct Params {
 
 #include "common/grid.wgsl"
 #include "common/bytes.wgsl"
+// (merge_word: the row walks' byte stores; resample_atomic merges its own bits)
+#include "common/merge.wgsl"
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
@@ -449,19 +451,6 @@ fn resample_strided(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     if (e >= p.count) { return; }
     let o = coords(e);
     output[p.output_base + dot(o, p.out_strides)] = element_bits(o + p.origin);
-}
-
-// Bits m of output word w set to v's, the word's other bits kept (atomics: other threads write
-// them); a plain store where m is the whole word, nothing where m is 0. For the row walks' byte
-// stores (the row walks' ENDS, resample_rows_pat's PAT_RAGGED_BYTES), which bind
-// `output` and `output_atomic`; resample_atomic binds the second only and never stores a whole word.
-fn put_bits(w: u32, v: u32, m: u32) {
-    if (m == 0xFFFFFFFFu) {
-        output[w] = v;
-    } else if (m != 0u) {
-        atomicAnd(&output_atomic[w], ~m);
-        atomicOr(&output_atomic[w], v & m);
-    }
 }
 
 @compute @workgroup_size(WG)

@@ -65,6 +65,8 @@ struct Params {
 
 #include "common/grid.wgsl"
 #include "common/bytes.wgsl"
+// (merge_word: aa_element_words, aa_taps' GW form, aa_pat's OA form)
+#include "common/merge.wgsl"
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
@@ -170,19 +172,6 @@ fn aa_element_atomic(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     let mask = select(0xFFu, 0xFFFFu, DTYPE == 1u) << sh;
     atomicAnd(&output_atomic[dst / per_word()], ~mask);
     atomicOr(&output_atomic[dst / per_word()], store_bits(value(o)) << sh);
-}
-
-// Output word wi: the bits of `mask` set to word's; a whole word stored plainly, fewer merged with
-// atomics, none skipped (aa_element_words, aa_taps' GW form, aa_pat's OA form: a word a thread fills
-// is no other thread's, a shared word only ever written through atomics, so plain and atomic writes
-// never meet on one word).
-fn merge_word(wi: u32, word: u32, mask: u32) {
-    if (mask == 0xFFFFFFFFu) {
-        output[wi] = word;
-    } else if (mask != 0u) {
-        atomicAnd(&output_atomic[wi], ~mask);
-        atomicOr(&output_atomic[wi], word & mask);
-    }
 }
 
 // -- aa_element_words: one thread per output word of a row ---------------------------------------------

@@ -220,12 +220,12 @@ fn byte_mask(a: u32, b: u32) -> u32 {
     return select(head & ((1u << (8u * b)) - 1u), head, b >= 4u);
 }
 
-// Word w's part of the bytes [b0, b1) of the output, from v (put_bits: whole words stored, shared
+// Word w's part of the bytes [b0, b1) of the output, from v (merge_word: whole words stored, shared
 // ones merged with atomics, nothing outside the span).
 fn put_span(w: u32, v: u32, b0: u32, b1: u32) {
     let lo = max(b0, 4u * w);
     let hi = min(b1, 4u * w + 4u);
-    if (lo < hi) { put_bits(w, v, byte_mask(lo - 4u * w, hi - 4u * w)); }
+    if (lo < hi) { merge_word(w, v, byte_mask(lo - 4u * w, hi - 4u * w)); }
 }
 
 // ENDS: the first `words` (1, 2 or 4; the others 0) words of x, the outputs from element e (column
@@ -241,8 +241,8 @@ fn store_ends(e: u32, ow: u32, x: vec4<u32>, words: u32) {
         // one word (resample_rows_byte): its bytes in the word they start in and the next (two
         // merges, the span's masks worked out once: five spans ran 1.17x slower on the H200)
         let m = byte_mask(0u, b1 - b0);
-        put_bits(w0, x.x << s, m << s);
-        if (s != 0u) { put_bits(w0 + 1u, x.x >> (32u - s), m >> (32u - s)); }
+        merge_word(w0, x.x << s, m << s);
+        if (s != 0u) { merge_word(w0 + 1u, x.x >> (32u - s), m >> (32u - s)); }
         return;
     }
     if (s == 0u) {

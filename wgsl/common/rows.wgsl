@@ -37,6 +37,8 @@
 // output_atomic, and 8 uniforms (Rows).
 
 #include "common/permute.wgsl"
+// (merge_word: staged_body's words)
+#include "common/merge.wgsl"
 
 override ILV: u32 = 1u;   // input rows interleaved into one output row
 override BPT: u32 = 1u;   // interior blocks per thread
@@ -339,12 +341,7 @@ fn staged_body(lid: u32, wg: u32) {
                     mask |= lane_mask() << sh;
                 }
             }
-            if (mask == 0xFFFFFFFFu) {
-                output[w] = value;
-            } else {
-                atomicAnd(&output_atomic[w], ~mask);
-                atomicOr(&output_atomic[w], value);
-            }
+            merge_word(w, value, mask);
         }
     }
 }

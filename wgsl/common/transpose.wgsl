@@ -20,6 +20,7 @@
 
 #include "common/permute.wgsl"
 #include "common/tiles.wgsl"
+#include "common/merge.wgsl"
 
 override TP_DIV: u32 = 1u;   // r's interleave: output row element r reads input column r / TP_DIV, lane r % TP_DIV
 override TP_K: u32 = 32u;    // channels a tile: a power of two from 2 to 32, the plan's fit to the channels
@@ -308,12 +309,10 @@ fn transpose_entry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
 // ---- transpose_ragged_entry: 8/16-bit elements whose output rows start or end inside a word (odd
 // row lengths, windows at any element offset). The word path's loads and staging; a thread stores
 // output word q of a tile row's segment, counted from the word holding its first element (a
-// segment of tp_tr() elements spans at most tp_tr() / tp_pw() + 1 words). A word the segment fills
-// is stored plainly: no other thread writes any of its elements. A word it shares (with the
-// neighbouring row, the next tile of the row, or bytes outside the tensor) is merged with
-// atomicAnd / atomicOr and only ever written that way, by every thread that owns part of it, so
-// plain and atomic writes never meet on one word. The output is bound twice: `output` and
-// `output_atomic`.
+// segment of tp_tr() elements spans at most tp_tr() / tp_pw() + 1 words) through merge_word
+// (common/merge.wgsl): a word the segment fills stored plainly, a word it shares (with the
+// neighbouring row, the next tile of the row, or bytes outside the tensor) merged with atomics. The
+// output is bound twice: `output` and `output_atomic`.
 fn tp_store_ragged(at: Tp, l: u32) {
     let pw = tp_pw();
     let bits = ELEM_BYTES * 8u;
@@ -336,12 +335,7 @@ fn tp_store_ragged(at: Tp, l: u32) {
                 mask |= emask << (u * bits);
             }
         }
-        if (mask == 0xFFFFFFFFu) {
-            output[w] = word;
-        } else {
-            atomicAnd(&output_atomic[w], ~mask);
-            atomicOr(&output_atomic[w], word);
-        }
+        merge_word(w, word, mask);
     }
 }
 
