@@ -486,18 +486,7 @@ def test_row_walk_ragged_rows(device, rng, mode, dt, kernel, in_sizes, out_sizes
         assert walks or not Capabilities.from_device(device).is_cpu
 
 
-@pytest.mark.parametrize(
-    "mode, dt, kernel",
-    [
-        ("linear", I8, "resample_rows_byte"),
-        ("linear", U8, "resample_rows_byte"),
-        ("linear", F16, "resample_rows_half"),
-        ("linear", F16, "resample_rows"),
-        ("nearest", F16, "resample_rows"),
-        ("nearest", U8, "resample_rows"),
-        ("nearest", I8, "resample_rows"),
-    ],
-)
+@pytest.mark.parametrize("mode, dt, kernel", [f for f in ROW_WALK_FORMS if f[1] != F32])  # 8/16-bit forms
 def test_row_walk_ends(device, rng, mode, dt, kernel):
     """The row walks on 8/16-bit output rows that are not whole words (ENDS): rows of 1-203
     elements starting anywhere in a word, each thread's outputs stored where they lie (1, 2 or 4

@@ -337,8 +337,9 @@ fn store_quad(n: u32, m: u32, oh: u32, ow: u32, v: vec4<i32>) {
 // convolution_integer_grouped_fma: few channels a group, SLIDE rows only. Groups of more than 258
 // taps (CCH > 0) sum CCH channels (CCH * KH * KW <= 258 taps: exact) in f32 at a time and add each
 // such sum, converted exactly, to i32 sums (wrapping adds, as the reference's sum wraps). A
-// workgroup owns batch item n, group g, a block of 4 MT of the group's output channels and a tile of TR rows by 4 TQ columns; it stages the window of the
-// group's CG input channels (CG planes of WIN_H rows of PQ vec4s) and the block's taps, four
+// workgroup owns batch item n, group g, a block of 4 MT of the group's output channels and a tile
+// of TR rows by 4 TQ columns; it stages the window of the group's CG input channels (CG planes of
+// WIN_H rows of PQ vec4s) and the block's taps, four
 // channels a vec4 (wv[(mt * CG * KH * KW + tap)] = the taps of channels 4 mt .. 4 mt + 3); each
 // thread computes four neighbouring outputs of one row for four channels: a window row read
 // once feeds 16 outputs a tap, and each tap's four channels are one 16-byte load.
