@@ -1273,7 +1273,7 @@ def _plan_dot4(d, caps, placements, why_choice, tuning, im2col=False):
         rp_req, threads_req, tm_req = _FEW_STEPS_TILE
     # A GPU's groups of at most 32 output channels take 32-channel tiles (a 64-channel tile at most
     # half full; see _NARROW_TILE_CHANNELS)
-    narrow = not cpu and mg <= _NARROW_TILE_CHANNELS and (untuned or few)
+    narrow = not cpu and mg <= _NARROW_TILE_CHANNELS and untuned  # (few GEMMs too: `few` implies untuned)
     if narrow:
         tm_req = 32
     rp, threads, tm, auto_steps = _gemm_shape(caps, pixels, mg, g, k_steps, out_mb, rp_req, threads_req, tm_req)
@@ -1547,10 +1547,10 @@ def plan_convolution_integer(
         dense_gemm = dense and gemm_ok and kh * kw == 1 and cg >= 32
         gfma_grouped = d.group_count > 1 and d.strides == (1, 1) and exact_f32 and not dense_gemm
         gfma_few = d.group_count == 1 and mg < 16 and cg < 4 and exact_f32
-        few_steps = not caps.is_cpu and d.group_count == 1 and not dense and mg >= 16 and steps_im2col < steps
+        window_saves_steps = not caps.is_cpu and d.group_count == 1 and not dense and mg >= 16 and steps_im2col < steps
         positions = d.output.sizes[0] * int(np.prod(d.output.sizes[2:]))
         window_scope = (
-            (im2col or few_steps) and (caps.is_cpu or _window_workgroups(window) >= _WINDOW_MIN_WORKGROUPS)
+            (im2col or window_saves_steps) and (caps.is_cpu or _window_workgroups(window) >= _WINDOW_MIN_WORKGROUPS)
         ) or (caps.is_cpu and dense and (positions <= _CPU_WINDOW_POSITIONS or tile_full))
         if (
             caps.is_cpu
@@ -1597,7 +1597,7 @@ def plan_convolution_integer(
                 if im2col
                 else f"C/G = {cg} < 16: a pixel's whole window packs into {steps_im2col} GEMM k steps of 16 words, "
                 f"tap by tap into {steps}; "
-                if few_steps
+                if window_saves_steps
                 else f"{positions} output positions on a CPU adapter (at most {_CPU_WINDOW_POSITIONS}): "
                 if positions <= _CPU_WINDOW_POSITIONS
                 else f"a CPU adapter and kernel rows of {d.filter.sizes[3]} taps (row words at least 3/4 full): "
