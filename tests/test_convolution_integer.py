@@ -1180,6 +1180,38 @@ def test_window_kernel(device, mix, rng):
             {},
             "_rows",
         ),
+        # grouped, 2-8 channels a group (GPUs take these where the grouped FMA kernel does not: stride 2,
+        # past 258 taps): a group's blocks of 16 channels mostly idle, partial last tiles
+        (
+            dict(
+                c=16, m=8, hw=(9, 11), k=(5, 5), group_count=4, strides=(2, 2), start_padding=(2, 2), end_padding=(2, 2)
+            ),
+            "packed",
+            {},
+            "_rows",
+        ),
+        (
+            dict(n=2, c=24, m=48, hw=(7, 10), k=(3, 3), group_count=3, strides=(2, 2), start_padding=(1, 1)),
+            "packed",
+            {},
+            "_rows",
+        ),
+        (
+            dict(
+                c=16,
+                m=16,
+                hw=(29,),
+                k=(7,),
+                group_count=2,
+                strides=(2,),
+                dilations=(1,),
+                start_padding=(3,),
+                end_padding=(3,),
+            ),
+            "packed",
+            {},
+            "_rows",
+        ),
         # W-dilated rows: the tile form on CPU adapters (its taps gathered from the span a byte at a
         # time), the one-pixel form's byte gathers elsewhere
         (

@@ -1004,6 +1004,16 @@ _CPU_WINDOW_POSITIONS = 256
 #: 1) 62.7 / 55.0 / 55.8 / 69.9 / 82.9 us, the same to 128 channels (1568) 124 / 108 / 116 / 100 /
 #: 129; layers of at most 392 workgroups ran fastest at 1 (3x3 stem 17.9 / 21.2 / 22.8 / 26.6).
 _WINDOW_WORKGROUPS = 400
+#: GPUs: grouped layers of C/G < 16 that the grouped FMA kernel does not take (stride 2, or more than
+#: 258 taps a group) run on the window kernel where a group's window holds at least this many taps
+#: (C/G x KH x KW). H200, session 40, random rows of seeds 11-16 against the plan's kernel before
+#: (direct_dot4, direct or the im2col GEMM; us): C/G = 4 5x5 stride 2 35.6 -> 22.9, C/G = 2 5x5 22.3
+#: -> 11.0, C/G = 2 7x7 52.7 -> 33.0, C/G = 8 1-D k7 90.4 -> 55.3, C/G = 8 7x7 118.5 -> 79.7 and 118.8
+#: -> 48.9, C/G = 4 3x3 stride 2 907 -> 603, C/G = 8 5x5 123.1 -> 86.0, C/G = 4 7x7 M/G = 8 47.2 ->
+#: 23.8, C/G = 4 7x7 and 5x5 at M/G = 4 even (82.3 / 82.3, 127.6 / 129.0); below it the window
+#: lost: C/G = 2 3x3 126.5 -> 203.8, 1-D k9 40.1 -> 47.6, 1-D k7 42.5 -> 48.4 (a C/G = 8 1x1, 8 taps,
+#: won 56.1 -> 43.6 but stays out).
+_WINDOW_GROUP_TAPS = 32
 #: GPUs keep the im2col GEMM for layers the window kernel would run in fewer workgroups than this
 #: (it has no smaller tile: 128 or 64 threads a workgroup ran 0-50 % slower than 256 on every layer
 #: measured). H100, same run, window / GEMM (us): a batch-1 7x7 stem (98 workgroups) 23.0 / 19.7;
@@ -1548,9 +1558,19 @@ def plan_convolution_integer(
         gfma_grouped = d.group_count > 1 and d.strides == (1, 1) and exact_f32 and not dense_gemm
         gfma_few = d.group_count == 1 and mg < 16 and cg < 4 and exact_f32
         window_saves_steps = not caps.is_cpu and d.group_count == 1 and not dense and mg >= 16 and steps_im2col < steps
+        # grouped layers of C/G < 16 that the grouped FMA kernel does not take (stride 2, or more than
+        # 258 taps a group), whose group windows hold at least _WINDOW_GROUP_TAPS taps
+        window_grouped = (
+            not caps.is_cpu
+            and d.group_count > 1
+            and 2 <= cg < 16
+            and cg * kh * kw >= _WINDOW_GROUP_TAPS
+            and not (gfma_grouped and gfma[0] is not None)
+        )
         positions = d.output.sizes[0] * int(np.prod(d.output.sizes[2:]))
         window_scope = (
-            (im2col or window_saves_steps) and (caps.is_cpu or _window_workgroups(window) >= _WINDOW_MIN_WORKGROUPS)
+            (im2col or window_saves_steps or window_grouped)
+            and (caps.is_cpu or _window_workgroups(window) * d.group_count >= _WINDOW_MIN_WORKGROUPS)
         ) or (caps.is_cpu and dense and (positions <= _CPU_WINDOW_POSITIONS or tile_full))
         if (
             caps.is_cpu
@@ -1577,7 +1597,7 @@ def plan_convolution_integer(
         elif (
             gemm_ok
             and window_scope
-            and (d.group_count == 1 or "TILE_FORM" in (window[0] or {}))
+            and (d.group_count == 1 or window_grouped or "TILE_FORM" in (window[0] or {}))
             and not past_limit
             and window[0] is not None
             and (_window_rows(d) or "TILE_FORM" in window[0])
@@ -1591,9 +1611,14 @@ def plan_convolution_integer(
             # 3x3 stride 2 2x112x112 1.03 / 2.95 / 1.32, C=4 5x5 1x32x32 0.91 / 1.14 / 1.63, C=2 1-D
             # k7 0.36 / 0.66 / 0.68. Grouped layers take it on CPU adapters in the tile form only:
             # lavapipe G=2 203 -> 150 us, 1x128x28x28 G2 4732 -> 3757 against direct_dot4 / the GEMM.)
+            # (H200, session 40: grouped layers of C/G < 16 the grouped FMA kernel does not take, see
+            # _WINDOW_GROUP_TAPS.)
             kernel = "dot4_window"
             small = (
-                ""
+                f"G = {d.group_count} groups of C/G = {cg} < 16 channels that the grouped FMA kernel does not take "
+                f"({'stride ' + 'x'.join(map(str, d.strides)) if d.strides != (1, 1) else f'{cg * kh * kw} taps a group'}): "
+                if window_grouped and not im2col
+                else ""
                 if im2col
                 else f"C/G = {cg} < 16: a pixel's whole window packs into {steps_im2col} GEMM k steps of 16 words, "
                 f"tap by tap into {steps}; "
@@ -1609,7 +1634,8 @@ def plan_convolution_integer(
                 else "each thread multiplies its own pixel's window"
             )
             why = small + (
-                f"M/G = {mg} >= 16 with C/G = {cg}: a pixel's whole window is {cg * kh * kw} taps, so {who}, "
+                f"M/G = {mg}{' >= 16' if mg >= 16 else ''} with C/G = {cg}: a pixel's whole window is {cg * kh * kw} "
+                f"taps, so {who}, "
                 "gathered from the input a kernel row at a time, against a staged block of filter rows, in one "
                 f"pass (no packed im2col copy, no 16-word k steps), on the packed 4x8 dot product ({caps.name} has "
                 f"{DOT4_FEATURE})"
