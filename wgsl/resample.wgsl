@@ -324,20 +324,23 @@ fn place(block: ptr<function, vec4<u32>>, q: u32, v: u32) {
 }
 
 // Raw bits of the nearest taps of the row's elements o.w + 4j .. o.w + 4j + 3 (base: the outer axes'
-// offset): four indices per vec4 load where the row's entries start on a multiple of 4 words.
+// offset), their indices computed here (COMPUTED bit 3).
 fn nearest_quad(o: vec4<u32>, base: u32, j: u32) -> vec4<u32> {
-    let tj = p.table_start.w + o.w + 4u * j;
-    var idx: vec4<u32>;
-    if ((COMPUTED & 8u) != 0u) {
-        let ow = o.w + 4u * j;
-        idx = vec4<u32>(nearest_entry(3u, ow), nearest_entry(3u, ow + 1u), nearest_entry(3u, ow + 2u),
-                        nearest_entry(3u, ow + 3u));
-    } else if ((tj & 3u) == 0u) {
-        idx = table4[tj >> 2u];
-    } else {
-        idx = vec4<u32>(table[tj], table[tj + 1u], table[tj + 2u], table[tj + 3u]);
-    }
+    let ow = o.w + 4u * j;
+    return gather4(base, vec4<u32>(nearest_entry(3u, ow), nearest_entry(3u, ow + 1u), nearest_entry(3u, ow + 2u),
+                                   nearest_entry(3u, ow + 3u)));
+}
+
+// Raw bits of the input elements base + idx.
+fn gather4(base: u32, idx: vec4<u32>) -> vec4<u32> {
     return vec4<u32>(raw(base + idx.x), raw(base + idx.y), raw(base + idx.z), raw(base + idx.w));
+}
+
+// The four table words from word r (0-3) of the eight words a then b.
+fn quad_at(a: vec4<u32>, b: vec4<u32>, r: u32) -> vec4<u32> {
+    let lo = select(a, vec4<u32>(a.yzw, b.x), r == 1u);
+    let hi = select(vec4<u32>(a.zw, b.xy), vec4<u32>(a.w, b.xyz), r == 3u);
+    return select(lo, hi, r >= 2u);
 }
 
 // A whole block of 16 / elem_bytes() outputs that lies in one row (o.w .. o.w + epv - 1): the
@@ -345,16 +348,43 @@ fn nearest_quad(o: vec4<u32>, base: u32, j: u32) -> vec4<u32> {
 fn row_block(o: vec4<u32>) -> vec4<u32> {
     if (MODE == 0u) {
         // Four elements at a time (written out: no vector indexed by a variable, which can land
-        // in local memory on NVIDIA)
+        // in local memory on NVIDIA). A table axis's entries come as the aligned vec4s that hold
+        // them (one more where the block's first entry is not on a vec4 boundary), shifted into
+        // place: a warp's threads read entries 64 bytes apart, so each scalar load would touch as
+        // many cache lines as a vec4 load (the table ends with a vec4 of padding, _table_words).
         let base = nearest_outer(o);
-        let v0 = nearest_quad(o, base, 0u);
-        if (DTYPE == 0u) { return v0; }
-        let v1 = nearest_quad(o, base, 1u);
+        if ((COMPUTED & 8u) != 0u) {
+            let v0 = nearest_quad(o, base, 0u);
+            if (DTYPE == 0u) { return v0; }
+            let v1 = nearest_quad(o, base, 1u);
+            if (DTYPE == 1u) {
+                return vec4<u32>(v0.x | (v0.y << 16u), v0.z | (v0.w << 16u), v1.x | (v1.y << 16u), v1.z | (v1.w << 16u));
+            }
+            return vec4<u32>(bytes_word(v0), bytes_word(v1), bytes_word(nearest_quad(o, base, 2u)),
+                             bytes_word(nearest_quad(o, base, 3u)));
+        }
+        let tj = p.table_start.w + o.w;
+        let q = tj >> 2u;
+        let r = tj & 3u;
+        let t0 = table4[q];
+        if (DTYPE == 0u) {
+            if (r == 0u) { return gather4(base, t0); }
+            return gather4(base, quad_at(t0, table4[q + 1u], r));
+        }
+        let t1 = table4[q + 1u];
+        let v0 = gather4(base, quad_at(t0, t1, r));
         if (DTYPE == 1u) {
+            var t2 = t1;
+            if (r != 0u) { t2 = table4[q + 2u]; }
+            let v1 = gather4(base, quad_at(t1, t2, r));
             return vec4<u32>(v0.x | (v0.y << 16u), v0.z | (v0.w << 16u), v1.x | (v1.y << 16u), v1.z | (v1.w << 16u));
         }
-        return vec4<u32>(bytes_word(v0), bytes_word(v1), bytes_word(nearest_quad(o, base, 2u)),
-                         bytes_word(nearest_quad(o, base, 3u)));
+        let t2 = table4[q + 2u];
+        let t3 = table4[q + 3u];
+        var t4 = t3;
+        if (r != 0u) { t4 = table4[q + 4u]; }
+        return vec4<u32>(bytes_word(v0), bytes_word(gather4(base, quad_at(t1, t2, r))),
+                         bytes_word(gather4(base, quad_at(t2, t3, r))), bytes_word(gather4(base, quad_at(t3, t4, r))));
     }
     if (DTYPE == 0u) {
         return bitcast<vec4<u32>>(linear4(o, o.w));

@@ -508,14 +508,17 @@ def _axes_cached(desc, binding_limit: int, axis_table_bytes: int | None = None) 
 
 
 def _table_words(axes) -> tuple[np.ndarray, list[int]]:
-    """All axes' words in one table, and each axis's first entry (nearest: words; linear: vec4s)."""
+    """All axes' words in one table, and each axis's first entry (nearest: words; linear: vec4s).
+    The table ends with a whole vec4 of zeros past the last whole vec4 that holds an entry:
+    resample_packed reads a block's W entries as the aligned vec4s that hold them, which may
+    reach one past the last entry's."""
     starts, at, parts = [], 0, []
     for a in axes:
         starts.append(at // (4 if a.linear else 1))
         parts.append(a.words)
         at += a.words.size
-    words = np.concatenate(parts) if at else np.zeros(4, np.uint32)
-    return words.astype(np.uint32), starts
+    parts.append(np.zeros(-at % 4 + 4, np.uint32))
+    return np.concatenate(parts).astype(np.uint32), starts
 
 
 def _pattern_weights(axes, v: int) -> np.ndarray:
