@@ -184,11 +184,15 @@ def test_rows_packed_kernel(device, rng, op_name, dtype):
     the rows it spans, stored whole): rows of 1-13 elements at blocks 2, 3, 5 and 8, packed,
     broadcast, NHWC and padded inputs, outputs at offsets that leave the tensor's first and last
     blocks partial (their other bytes kept), both orders; exact under poison and guards. GPU plans
-    take it for rows of 9-31 bytes into packed outputs; a window output is refused by name (a split
+    take it for rows of 9-31 bytes into packed outputs, and 8/16-bit rows of any length that would
+    take the staged kernel or DepthToSpace's row kernel and edge pass; a window output is refused by name (a split
     in tests/test_plan_depth_space.py)."""
     eb = dtype.size_in_bytes
     cases = [((2, 12, 3, 1), 2, "packed"), ((1, 18, 5, 3), 3, "broadcast"), ((2, 50, 2, 2), 5, "nhwc")]
     cases += [((1, 64, 3, 5), 8, "padded"), ((3, 8, 2, 13), 2, "packed"), ((1, 27, 4, 7), 3, "nhwc")]
+    # rows of 45-63 elements at blocks 5 and 7 (GPU plans take it for 8/16-bit DepthToSpace rows of
+    # any length off 16-byte boundaries, and where they would take the staged kernel)
+    cases += [((1, 49, 2, 9), 7, "packed"), ((2, 25, 3, 9), 5, "broadcast")]
     ops = []
     for shape, b, lin in cases:
         if op_name == "space_to_depth":

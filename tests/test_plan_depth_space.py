@@ -180,13 +180,14 @@ def test_placements_change_the_path():
     gpu = plan_depth_to_space(desc, Capabilities.profile("h100"), placements={"output": Placement(8)})
     assert gpu.kernels == ["depth_to_space_tiled_staged"]
     assert gpu.steps[0].uniforms_dict["dst_base"] == 2 and gpu.steps[0].constants_dict["OUT_RAGGED"] == 1
-    # an output 2 bytes into its binding: rows off 4-byte boundaries, the row kernel (staged)
+    # an output 2 bytes into its binding: rows off 4-byte boundaries, whole 16-byte blocks across
+    # rows (8/16-bit: not the staged kernel, ROWS_PACKED_MIN_BYTES)
     gpu = plan_depth_to_space(
         d2s((1, 16, 4, 8), DataType.FLOAT16, 2),
         h100 := Capabilities.profile("h100"),
         placements={"output": Placement(2)},
     )
-    assert gpu.kernels == ["depth_to_space_staged"]
+    assert gpu.kernels == ["depth_to_space_rows_packed"]
     # an output buffer not padded to 16 bytes: vectors stored in pieces never pass a row's end
     plan = plan_depth_to_space(desc, caps, placements={"output": Placement(0, False)})
     assert plan.kernels == ["depth_to_space_zip"] and plan.steps[0].constants_dict["OUT_RAGGED"] == 1
@@ -203,8 +204,12 @@ def test_layouts_pick_the_row_kernel_or_the_gather():
     assert nhwc.kernels == ["depth_to_space_transpose"] and nhwc.steps[0].entry_point == "transpose_ragged_entry"
     lav = Capabilities.profile("lavapipe")
     assert "transpose" not in plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="nhwc"), lav).kernels[0]
-    # a broadcast input's rows are contiguous: rows off 16-byte boundaries take the staged kernel
-    assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="broadcast"), caps).kernels[0] == "depth_to_space_staged"
+    # a broadcast input's rows are contiguous: 8-bit rows off 16-byte boundaries take whole blocks
+    # across rows (the staged kernel for 4-byte elements)
+    assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="broadcast"), caps).kernels[0] == (
+        "depth_to_space_rows_packed"
+    )
+    assert plan_depth_to_space(d2s((2, 8, 6, 7), F32, 2, lin="broadcast"), caps).kernels[0] == "depth_to_space_staged"
     # channels-last output: rows are not contiguous, the gather merges bytes with atomics
     assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lout="nhwc"), caps).kernels == ["depth_to_space_atomic"]
     assert plan_space_to_depth(s2d((2, 8, 6, 8), I64, 2, lout="nhwc"), caps).kernels == ["space_to_depth_strided"]
@@ -281,7 +286,7 @@ def test_cpu_adapters_take_their_measured_paths():
     plan = plan_space_to_depth(s, lav)
     assert plan.kernels == ["space_to_depth_tiled"] and plan.steps[0].constants_dict["TILE_HALF"] == 1
     assert plan.steps[0].uniforms_dict["chunks"] == 1  # one 8-byte half of each 8-byte output row
-    assert plan_space_to_depth(s, h100).kernels[0] == "space_to_depth_staged"  # 8-byte rows, 512 KiB
+    assert plan_space_to_depth(s, h100).kernels[0] == "space_to_depth_rows_packed"  # 8-byte rows, 512 KiB
 
 
 def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
@@ -310,7 +315,9 @@ def test_cpu_rows_off_boundaries_take_the_word_store_row_kernel():
         edges = ["depth_to_space_rows", "depth_to_space_row_edges"]
         short = 3 * w * dtype.size_in_bytes < GPU_SHORT_ROW_BYTES  # (GPU: every size takes the word stores)
         words = ["depth_to_space_row_words" + ("_shared" if dtype.size_in_bytes < 4 else "")]
-        assert plan_depth_to_space(desc, gpu).kernels == ["depth_to_space_staged"]  # small: staged
+        # small: staged (8/16-bit: whole blocks across rows, ROWS_PACKED_MIN_BYTES)
+        small = "rows_packed" if dtype.size_in_bytes <= 2 else "staged"
+        assert plan_depth_to_space(desc, gpu).kernels == [f"depth_to_space_{small}"]
         assert plan_depth_to_space(d2s((1, 9, 3, w), dtype, 3, lin="nhwc"), gpu).kernels == edges
         big = d2s((4 * 4096 // (w * dtype.size_in_bytes), 9, 64, w), dtype, 3)  # 9.4 MB moved and up
         assert big.input.element_count * 2 * dtype.size_in_bytes >= STAGED_MAX_BYTES
@@ -426,12 +433,12 @@ def test_gpu_takes_the_tiled_row_kernels_for_8_and_16_bit_rows():
                     assert plan.steps[0].uniforms_dict["regions"] == regions
                     assert f"{regions} thread(s) a row, {per} 16-byte block(s) a thread" in plan.steps[0].why
                     assert plan_fn(desc, cpu).kernels[0] != f"{op}_rows_tiled"
-                # DepthToSpace's small tensors of unaligned rows keep the one-pass staged kernel
+                # DepthToSpace's small tensors of unaligned rows: whole blocks across rows (were staged)
                 small = make((1, b * b, 5, 13) if op == "depth_to_space" else (1, 1, 5 * b, 13 * b), dtype, b)
                 staged = op == "depth_to_space" and (13 * b * eb) % 16 != 0
                 assert small.output.element_count * 2 * eb < ROWS_TILED_MIN_BYTES <= STAGED_MAX_BYTES
                 if takes and 13 * eb * (b if op == "depth_to_space" else 1) >= 32:
-                    assert plan_fn(small, gpu).kernels == [f"{op}_{'staged' if staged else 'rows_tiled'}"]
+                    assert plan_fn(small, gpu).kernels == [f"{op}_{'rows_packed' if staged else 'rows_tiled'}"]
     assert _s2d_tiled_blocks(8, 40) == 2 and _s2d_tiled_blocks(4, 144) == 2
     assert _s2d_tiled_blocks(4, 143) == 1 and _s2d_tiled_blocks(3, 1000) == _s2d_tiled_blocks(2, 1000) == 1
     # rows of whole 16-byte vectors keep the tiled kernels; no edge pass where the rows are aligned
@@ -441,7 +448,10 @@ def test_gpu_takes_the_tiled_row_kernels_for_8_and_16_bit_rows():
     # the other paths: 4- and 8-byte elements, block 5, an NHWC input, rows under 32 bytes
     assert plan_depth_to_space(d2s((16, 32, 45, 67), F32, 2), gpu).kernels[0] == "depth_to_space_rows"
     assert plan_depth_to_space(d2s((8, 32, 45, 67), I64, 2), gpu).kernels[0] == "depth_to_space_rows"
-    assert plan_depth_to_space(d2s((32, 50, 45, 67), U8, 5), gpu).kernels[0] == "depth_to_space_rows"
+    assert plan_depth_to_space(d2s((32, 50, 45, 67), F32, 5), gpu).kernels[0] == "depth_to_space_rows"
+    # (8/16-bit block 5 rows off 16-byte boundaries, contiguous input rows: whole blocks across rows)
+    assert plan_depth_to_space(d2s((32, 50, 45, 67), U8, 5), gpu).kernels[0] == "depth_to_space_rows_packed"
+    assert plan_space_to_depth(s2d((32, 2, 45 * 5, 67 * 5), U8, 5), gpu).kernels[0] == "space_to_depth_rows"
     assert plan_depth_to_space(d2s((4, 32, 45, 67), U8, 2, lin="nhwc"), gpu).kernels[0] != "depth_to_space_rows_tiled"
     # rows under 32 bytes: whole blocks across rows into a packed output (over ROWS_PACKED_MIN_BYTES)
     assert plan_space_to_depth(s2d((64, 32, 90, 46), U8, 2), gpu).kernels == ["space_to_depth_rows_packed"]

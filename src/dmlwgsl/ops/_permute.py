@@ -81,6 +81,20 @@ ROWS_TILED_FUSE_BYTES = 8 << 20
 #: way (b4 uint8 4-byte 185.5 / 386.0, float16 8-byte 63.5 / 117.2, b2 uint8 5-byte 649.0 / 428.3),
 #: where a 16-byte block spans 2-4 rows and the word-store kernel stores whole words plainly.
 ROWS_PACKED_MIN_BYTES = 8
+#: The same kernel also takes, on a GPU, 8/16-bit rows of any length off 16-byte boundaries into a
+#: packed output where the plan would take the staged kernel (under STAGED_MAX_BYTES), and
+#: DepthToSpace rows with contiguous input rows where it would take the row kernel and its atomic
+#: edge pass (blocks 5-7, and 3/4/8 where the tiled kernels do not run). H200, session 40: the
+#: sweep's random rows under 30 % of copy of seeds 11-12, every path timed (us, plan / rows_packed):
+#: DepthToSpace b7 uint8 63-byte rows 27.9 / 23.3, b7 int8 217-byte 96.0 / 76.4, b6 int8 72-byte
+#: 47.5 / 37.1, b5 int8 780-byte 123.9 / 98.7 (eight such rows 1.11-1.28x); SpaceToDepth b4
+#: float16 broadcast input (staged) 98.9 / 14.1, b6 uint8 (staged) 21.8 / 18.9. Then 46 rows of
+#: seeds 13-22 whose plan a first rule (every row-kernel row) moved, both trees in one call: the
+#: staged rows 0.97-5.49x (the grid's b2/b3 uint8 8x28x37x41 0.97 / 1.01), DepthToSpace with
+#: contiguous input rows 1.03-1.52x (15 rows); left out, SpaceToDepth's row-kernel rows (0.43-1.53x,
+#: geometric mean 0.88: b7/b8 rows of 150+ bytes lost most) and NHWC inputs (b2 0.65-1.01x, b7/b8
+#: 1.10-1.38x). (The tiled kernels, the tiled row kernel and the transpose keep their rows:
+#: rows_packed 0.75-0.87x there.)
 #: The paths a caller may request with ``kernel=`` (the kernel name with or without the op prefix).
 PATHS = (
     "zip",
@@ -411,6 +425,17 @@ def plan_depth_space(
             below = STAGED_MAX_BYTES if path == "rows" else ROWS_TILED_MIN_BYTES if lay.op == "depth_to_space" else 0
             if unaligned and _moved_bytes(lay, esize) < below:
                 path = "staged"
+        if (
+            (path == "staged" or (path == "rows" and lay.op == "depth_to_space" and lay.input.element_strides[-1] == 1))
+            and not caps.is_cpu
+            and esize <= 2
+            and reasons["rows_packed"] is None
+            and not _rows_aligned(lay, pout, esize, 0)
+        ):
+            # 8/16-bit rows off 16-byte boundaries into a packed output, on a GPU: whole blocks
+            # across rows (packed_rows_body), not the staged kernel, nor DepthToSpace's row kernel
+            # with its atomic edge pass where the input rows are contiguous (see ROWS_PACKED_MIN_BYTES)
+            path = "rows_packed"
         why = _WHY[path] + ("; the order measured on CPU adapters" if caps.is_cpu else "")
         if path == "row_words" and not caps.is_cpu:
             why += (
