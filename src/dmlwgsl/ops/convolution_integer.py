@@ -53,7 +53,8 @@ choice and why):
   and layers of at most 2048 output positions take direct_dot4 instead (one pass);
 * ``dot4_window`` (wgsl/convolution_integer_dot4_window.wgsl): the layers the im2col GEMM would
   take (G = 1; on GPUs also C/G < 16, M/G >= 16 where the whole window packs into fewer k steps,
-  e.g. C = 8 3x3) whose input rows it can walk (contiguous rows, no W dilation, KW <= 8), on GPUs and
+  e.g. C = 8 3x3, and grouped layers of 2-15 channels a group that the grouped FMA kernel does not
+  take, from 32 taps a group) whose input rows it can walk (contiguous rows, no W dilation, KW <= 8), on GPUs and
   CPU adapters: one pass, each thread one output pixel's whole window (kernel rows of 1 or 2 words
   from 2-3 word loads and funnel shifts, the lanes outside the input the zero point) against a
   block of 16 or 32 output channels' filter rows staged in workgroup memory, every thread reading
@@ -1463,7 +1464,9 @@ def plan_convolution_integer(
     output positions, and in its tile form (4 pixels of an output row a thread, see
     ``_tile_form``) for dense layers of any size and group count whose kernel rows fill at least
     3/4 of their row words; on GPUs also for G = 1 layers of C/G < 16 and M/G >= 16 whose whole
-    window packs into fewer GEMM k steps than tap by tap), the depthwise kernel for C/G = 1 there
+    window packs into fewer GEMM k steps than tap by tap, and for grouped layers of 2-15 channels a
+    group that the grouped FMA kernel does not take (stride 2, past 258 taps) whose group windows
+    hold at least _WINDOW_GROUP_TAPS taps), the depthwise kernel for C/G = 1 there
     where its fast rows apply and win (and on CPU adapters), the depthwise FMA kernel for the other
     C/G = 1 layers on GPUs (see ``_fma_over_fast_rows``), the grouped FMA kernel on GPUs for
     grouped stride-1 layers of at most 258 taps a group (but 1x1 layers of 32+ channels a group
