@@ -1617,9 +1617,12 @@ def plan_convolution_integer(
             # (H200, session 40: grouped layers of C/G < 16 the grouped FMA kernel does not take, see
             # _WINDOW_GROUP_TAPS.)
             kernel = "dot4_window"
+            gfma_off = (
+                "stride " + "x".join(map(str, d.strides)) if d.strides != (1, 1) else f"{cg * kh * kw} taps a group"
+            )
             small = (
                 f"G = {d.group_count} groups of C/G = {cg} < 16 channels that the grouped FMA kernel does not take "
-                f"({'stride ' + 'x'.join(map(str, d.strides)) if d.strides != (1, 1) else f'{cg * kh * kw} taps a group'}): "
+                f"({gfma_off}): "
                 if window_grouped and not im2col
                 else ""
                 if im2col
