@@ -206,9 +206,11 @@ def test_layouts_pick_the_row_kernel_or_the_gather():
     assert "transpose" not in plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="nhwc"), lav).kernels[0]
     # a broadcast input's rows are contiguous: 8-bit rows off 16-byte boundaries take whole blocks
     # across rows (the staged kernel for 4-byte elements)
-    assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="broadcast"), caps).kernels[0] == (
-        "depth_to_space_rows_packed"
-    )
+    bcast = plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="broadcast"), caps)
+    assert bcast.kernels[0] == "depth_to_space_rows_packed" and "not the depth_to_space_staged kernel" in bcast.why
+    big = plan_depth_to_space(d2s((32, 50, 45, 67), U8, 5), caps)
+    assert big.kernels == ["depth_to_space_rows_packed"] and "row_edges" not in big.why
+    assert "not the depth_to_space_rows kernel and its atomic edge pass" in big.why
     assert plan_depth_to_space(d2s((2, 8, 6, 7), F32, 2, lin="broadcast"), caps).kernels[0] == "depth_to_space_staged"
     # channels-last output: rows are not contiguous, the gather merges bytes with atomics
     assert plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lout="nhwc"), caps).kernels == ["depth_to_space_atomic"]

@@ -417,6 +417,7 @@ def plan_depth_space(
             raise PlanError(f"kernel: {_name(op, want)} cannot run this description: {reasons[want]}")
         path, why = want, f"{_name(op, want)} requested"
     else:
+        moved_from = None
         path = _choose(
             lay, esize, reasons, cpu=caps.is_cpu, rows_aligned=_rows_aligned(lay, pout, esize, 0), out_ragged=out_ragged
         )
@@ -435,8 +436,15 @@ def plan_depth_space(
             # 8/16-bit rows off 16-byte boundaries into a packed output, on a GPU: whole blocks
             # across rows (packed_rows_body), not the staged kernel, nor DepthToSpace's row kernel
             # with its atomic edge pass where the input rows are contiguous (see ROWS_PACKED_MIN_BYTES)
+            moved_from = path
             path = "rows_packed"
         why = _WHY[path] + ("; the order measured on CPU adapters" if caps.is_cpu else "")
+        if moved_from:
+            why += (
+                f"; 8/16-bit rows off 16-byte boundaries on a GPU: not the {_name(op, moved_from)} kernel"
+                + (" and its atomic edge pass" if moved_from == "rows" else "")
+                + " (measured slower there, ROWS_PACKED_MIN_BYTES)"
+            )
         if path == "row_words" and not caps.is_cpu:
             why += (
                 f"; output rows of {lay.rows.row_len * esize} bytes off 16-byte boundaries (under "

@@ -1623,7 +1623,7 @@ def plan_convolution_integer(
             small = (
                 f"G = {d.group_count} groups of C/G = {cg} < 16 channels that the grouped FMA kernel does not take "
                 f"({gfma_off}): "
-                if window_grouped and not im2col
+                if window_grouped
                 else ""
                 if im2col
                 else f"C/G = {cg} < 16: a pixel's whole window packs into {steps_im2col} GEMM k steps of 16 words, "
