@@ -418,20 +418,18 @@ def plan_depth_space(
         path, why = want, f"{_name(op, want)} requested"
     else:
         moved_from = None
-        path = _choose(
-            lay, esize, reasons, cpu=caps.is_cpu, rows_aligned=_rows_aligned(lay, pout, esize, 0), out_ragged=out_ragged
-        )
+        aligned_rows = _rows_aligned(lay, pout, esize, 0)
+        path = _choose(lay, esize, reasons, cpu=caps.is_cpu, rows_aligned=aligned_rows, out_ragged=out_ragged)
         if path in ("rows", "rows_tiled") and not caps.is_cpu and reasons["staged"] is None and not split:
-            unaligned = not _rows_aligned(lay, pout, esize, 0)
             below = STAGED_MAX_BYTES if path == "rows" else ROWS_TILED_MIN_BYTES if lay.op == "depth_to_space" else 0
-            if unaligned and _moved_bytes(lay, esize) < below:
+            if not aligned_rows and _moved_bytes(lay, esize) < below:
                 path = "staged"
         if (
             (path == "staged" or (path == "rows" and lay.op == "depth_to_space" and lay.input.element_strides[-1] == 1))
             and not caps.is_cpu
             and esize <= 2
             and reasons["rows_packed"] is None
-            and not _rows_aligned(lay, pout, esize, 0)
+            and not aligned_rows
         ):
             # 8/16-bit rows off 16-byte boundaries into a packed output, on a GPU: whole blocks
             # across rows (packed_rows_body), not the staged kernel, nor DepthToSpace's row kernel
