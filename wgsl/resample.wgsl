@@ -298,6 +298,16 @@ fn linear_value(o: vec4<u32>) -> f32 {
 // Four zero-extended bytes as one word, the first in the low byte.
 fn bytes_word(v: vec4<u32>) -> u32 { return v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u); }
 
+// A 16-byte block from the raw bits of its eight 16-bit elements (a then b) ...
+fn halves_block(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
+    return vec4<u32>(a.x | (a.y << 16u), a.z | (a.w << 16u), b.x | (b.y << 16u), b.z | (b.w << 16u));
+}
+
+// ... or of its sixteen 8-bit elements (a, b, c, d).
+fn bytes_block(a: vec4<u32>, b: vec4<u32>, c: vec4<u32>, d: vec4<u32>) -> vec4<u32> {
+    return vec4<u32>(bytes_word(a), bytes_word(b), bytes_word(c), bytes_word(d));
+}
+
 // Four f32 results as one word of four 8-bit outputs.
 fn bytes4(v: vec4<f32>) -> u32 {
     return store_bits(v.x) | (store_bits(v.y) << 8u) | (store_bits(v.z) << 16u) | (store_bits(v.w) << 24u);
@@ -357,11 +367,8 @@ fn row_block(o: vec4<u32>) -> vec4<u32> {
             let v0 = nearest_quad(o, base, 0u);
             if (DTYPE == 0u) { return v0; }
             let v1 = nearest_quad(o, base, 1u);
-            if (DTYPE == 1u) {
-                return vec4<u32>(v0.x | (v0.y << 16u), v0.z | (v0.w << 16u), v1.x | (v1.y << 16u), v1.z | (v1.w << 16u));
-            }
-            return vec4<u32>(bytes_word(v0), bytes_word(v1), bytes_word(nearest_quad(o, base, 2u)),
-                             bytes_word(nearest_quad(o, base, 3u)));
+            if (DTYPE == 1u) { return halves_block(v0, v1); }
+            return bytes_block(v0, v1, nearest_quad(o, base, 2u), nearest_quad(o, base, 3u));
         }
         let tj = p.table_start.w + o.w;
         let q = tj >> 2u;
@@ -376,15 +383,14 @@ fn row_block(o: vec4<u32>) -> vec4<u32> {
         if (DTYPE == 1u) {
             var t2 = t1;
             if (r != 0u) { t2 = table4[q + 2u]; }
-            let v1 = gather4(base, quad_at(t1, t2, r));
-            return vec4<u32>(v0.x | (v0.y << 16u), v0.z | (v0.w << 16u), v1.x | (v1.y << 16u), v1.z | (v1.w << 16u));
+            return halves_block(v0, gather4(base, quad_at(t1, t2, r)));
         }
         let t2 = table4[q + 2u];
         let t3 = table4[q + 3u];
         var t4 = t3;
         if (r != 0u) { t4 = table4[q + 4u]; }
-        return vec4<u32>(bytes_word(v0), bytes_word(gather4(base, quad_at(t1, t2, r))),
-                         bytes_word(gather4(base, quad_at(t2, t3, r))), bytes_word(gather4(base, quad_at(t3, t4, r))));
+        return bytes_block(v0, gather4(base, quad_at(t1, t2, r)), gather4(base, quad_at(t2, t3, r)),
+                           gather4(base, quad_at(t3, t4, r)));
     }
     if (DTYPE == 0u) {
         return bitcast<vec4<u32>>(linear4(o, o.w));

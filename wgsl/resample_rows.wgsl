@@ -89,15 +89,10 @@ fn h_row(row: u32, qa: Quad4, qb: Quad4) -> Row8 {
 // Raw bits of a nearest block (16 bytes) on the input row starting at element `row`: the input
 // columns of its 4 (float32), 8 (float16: ia, ib) or 16 (int8 / uint8: ia..id) outputs.
 fn n_block(row: u32, ia: vec4<u32>, ib: vec4<u32>, ic: vec4<u32>, id: vec4<u32>) -> vec4<u32> {
-    let a = vec4<u32>(raw(row + ia.x), raw(row + ia.y), raw(row + ia.z), raw(row + ia.w));
+    let a = gather4(row, ia);
     if (DTYPE == 0u) { return a; }
-    let b = vec4<u32>(raw(row + ib.x), raw(row + ib.y), raw(row + ib.z), raw(row + ib.w));
-    if (DTYPE == 1u) {
-        return vec4<u32>(a.x | (a.y << 16u), a.z | (a.w << 16u), b.x | (b.y << 16u), b.z | (b.w << 16u));
-    }
-    return vec4<u32>(bytes_word(a), bytes_word(b), bytes_word(vec4<u32>(raw(row + ic.x), raw(row + ic.y),
-                     raw(row + ic.z), raw(row + ic.w))), bytes_word(vec4<u32>(raw(row + id.x), raw(row + id.y),
-                     raw(row + id.z), raw(row + id.w))));
+    if (DTYPE == 1u) { return halves_block(a, gather4(row, ib)); }
+    return bytes_block(a, gather4(row, ib), gather4(row, ic), gather4(row, id));
 }
 
 // Nearest: the input offsets along W of the 4 output columns from ow (a multiple of 4): one vec4 of
