@@ -649,11 +649,18 @@ def test_transpose_ragged_rows(device, rng, op_name, dtype):
 
 @pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
 @pytest.mark.parametrize("dtype", [DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower())
-def test_tiled_ragged_output_rows(device, rng, op_name, dtype):
+def test_tiled_ragged_output_rows(device, rng, op_name, dtype, monkeypatch):
     """Output rows on 4-byte but not 16-byte boundaries (windows, odd offsets): the tiled paths
-    store each vector as 16-, 8- or 4-byte pieces by its alignment (OUT_RAGGED), exact under
-    poison and guards, at blocks 2, 3, 4 and 8; 8-bit rows off 4-byte boundaries are refused."""
+    store each vector as 16-, 8- or 4-byte pieces by its alignment (OUT_RAGGED), and the staged
+    DepthToSpace kernel as 4 or 2 pieces alike by the rows' common alignment (OUT_PIECES, a GPU's
+    form, forced here), exact under poison and guards, at blocks 2, 3, 4 and 8; 8-bit rows off
+    4-byte boundaries are refused."""
+    from dmlwgsl.ops import _permute
     from dmlwgsl.plan import PlanError
+
+    monkeypatch.setitem(_permute.OUT_PIECES_PATHS, "cpu", ("tiled_staged",))
+    monkeypatch.setitem(_permute.OUT_PIECES_PATHS, "gpu", ("tiled_staged",))
+    pieces = set()
 
     kernels = ("zip", "tiled", "tiled_staged") if op_name == "depth_to_space" else ("tiled",)
     offsets = (68, 72) if dtype.size_in_bytes < 8 else (72, 80)
@@ -671,7 +678,14 @@ def test_tiled_ragged_output_rows(device, rng, op_name, dtype):
                 )
                 # (int64 windows stay on 16-byte rows: the call's offset of 72 or 80 bytes makes them ragged)
                 ragged += any("OUT_RAGGED=1" in k for k in op.cache_keys)
+                pieces |= {p for k in op.cache_keys for p in (2, 4) if f"OUT_PIECES={p}" in k}
+                assert (kernel == "tiled_staged") == any("OUT_PIECES" in k for k in op.cache_keys) or (
+                    not any("OUT_RAGGED=1" in k for k in op.cache_keys)
+                )
     assert ragged > 0
+    if op_name == "depth_to_space" and dtype.size_in_bytes < 8:
+        # (2-byte rows of 32b + 2 elements start 4 bytes apart: 4 pieces only)
+        assert pieces == ({2, 4} if dtype.size_in_bytes == 4 else {4})
     with pytest.raises(PlanError, match="16-byte"):
         shape = (2, 8, 3, 32) if op_name == "depth_to_space" else (2, 2, 6, 64)
         check_op(device, op_name, DataType.UINT8, shape, 2, "DCR", rng, kernel="tiled", lout="window", output_offset=66)

@@ -46,6 +46,10 @@ struct Tiled {
 // vector (wholly inside its row) is stored as one 16-byte, two 8-byte or four 4-byte pieces by
 // its alignment; otherwise every row starts on a 16-byte boundary.
 override OUT_RAGGED: bool = false;
+// OUT_RAGGED with the rows' common alignment 4 or 8 bytes: every vector stored as OUT_PIECES (4 or
+// 2) pieces, alike in every thread (no branch on each vector's alignment, whose paths a warp
+// spanning rows of different alignments all takes); 0: pieces by each vector's alignment.
+override OUT_PIECES: u32 = 0u;
 
 // Rows of whole 8-byte halves but not of 16-byte vectors (the tiled kernels on CPU adapters): a
 // thread's tile is BLOCK halves, each loaded into the low half of its vector (the high half 0), so
@@ -74,9 +78,9 @@ fn store_out(e: u32, x: vec4<u32>) {
         return;
     }
     let w = e * ELEM_BYTES / 4u;
-    if (w % 4u == 0u) {
+    if (OUT_PIECES == 0u && w % 4u == 0u) {
         output4[w / 4u] = x;
-    } else if (w % 2u == 0u) {
+    } else if (OUT_PIECES == 2u || (OUT_PIECES == 0u && w % 2u == 0u)) {
         output2[w / 2u] = x.xy;
         output2[w / 2u + 1u] = x.zw;
     } else {
