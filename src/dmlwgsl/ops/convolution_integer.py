@@ -896,6 +896,13 @@ def _grouped_fma_shape(d: ConvolutionIntegerDesc, caps: Capabilities, x_res: int
 #: 28.4; 3x3 stride 2 23.6 / 42.8 (each output row's window rows read anew, and the window is four
 #: times the outputs), 5x5 stride 2 19.2 / 29.7.
 _FMA_OVER_FAST_TAPS = 25
+#: ... from output planes of this many outputs: on smaller planes the FMA kernel's staged window is
+#: mostly halo (a 7x7 plane under a 7x7 kernel stages 13x13 for 49 outputs). H200, same call (us,
+#: FMA / fast rows): 7x7 kernels on 7x7 planes 8x768 22.8 / 12.9, 32x384 31.7 / 16.5, 64x160 23.8 /
+#: 14.2, 1x768 12.5 / 10.5; 5x5 on 7x7 8x1152 17.9 / 12.5, 8x672 12.3 / 11.3; 9x9 planes 16x512 5x5
+#: 17.7 / 17.2, 7x7 26.8 / 20.7; but 10x10 planes 11.3 / 12.0 (5x5), 12.3 / 12.8 (7x7), and mixed
+#: from there to 14x14 (0.86-1.15x).
+_FMA_OVER_FAST_MIN_PLANE = 100
 #: ... and 2-D stride-1 layers whose output planes have at least this many outputs. H100, two
 #: rounds (us, fast rows / FMA): 3x3 on 8x256x56x56 29.7 / 28.9, 8x32x112x112 17.9 / 17.4,
 #: 4x60x45x76 11.0 / 9.6, M/G = 2 4x60x45x76 14.1 / 13.1, 8x128x56x56 29.2 / 28.3, 8x256x28x28 19.6 /
@@ -922,10 +929,10 @@ def _fma_over_fast_rows(d) -> str | None:
         )
     if d.strides != (1, 1):
         return None
-    if kh * kw >= _FMA_OVER_FAST_TAPS:
+    if kh * kw >= _FMA_OVER_FAST_TAPS and oh * ow >= _FMA_OVER_FAST_MIN_PLANE:
         return (
-            f"of {kh * kw} taps at stride 1, where it beats the depthwise kernel's fast rows (H100: 5x5 18.9 -> "
-            "14.8 us, 7x7 35.6 -> 28.4)"
+            f"of {kh * kw} taps at stride 1 on {oh}x{ow} output planes, where it beats the depthwise kernel's fast "
+            "rows (H100: 5x5 18.9 -> 14.8 us, 7x7 35.6 -> 28.4; from 100 outputs a plane)"
         )
     if kh > 1 and oh * ow >= _FMA_OVER_FAST_PLANE:
         return (
