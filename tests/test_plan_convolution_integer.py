@@ -622,21 +622,21 @@ def test_cpu_adapters_take_grouped_fma_for_few_channels_a_group_and_1x1():
 
 
 def test_gpu_grouped_fma_and_window_scopes():
-    """On a GPU (H200, session 39) the grouped FMA kernel takes G = 1 layers of C < 4 and M < 16 at
-    any stride (stems with few outputs: 2.5-5.8x the scalar direct kernel), not C >= 4 (direct_dot4
-    holds its own); grouped 1x1 layers of 32+ channels a group take the GEMM (1.5-8x), of 16 the
-    FMA kernel; groups past 258 taps keep their kernels (the FMA kernel's sums of a few channels at
-    a time ran 1.6x slower: on request only); G = 1 layers of C < 16 and M >= 16 whose whole window
-    packs into fewer k steps take the window kernel (C = 8 3x3: 1.1-2.7x direct_dot4), C = 24 the
-    GEMM; grouped layers of 2-15 channels a group that the FMA kernel does not take (stride 2, past
-    258 taps) take the window kernel from 32 taps a group and 128 of its workgroups (H200, session
-    40: 0.96-3.2x, geometric mean 1.57x on 25 unseen random rows); a CPU adapter keeps its own rules."""
+    """On a GPU (H200, session 39) the grouped FMA kernel takes G = 1 layers of C < 4 and M < 16 at any stride (stems
+    with few outputs: 2.5-5.8x the scalar direct kernel), not C >= 4 (kernel rows of 3+ taps: the window kernel,
+    session 41; 1x1: direct_dot4); grouped 1x1 layers of 32+ channels a group take the GEMM (1.5-8x), of 16 the FMA
+    kernel; groups past 258 taps keep their kernels (the FMA kernel's sums of a few channels at a time ran 1.6x
+    slower: on request only); G = 1 layers of C < 16 and M >= 16 whose whole window packs into fewer k steps take
+    the window kernel (C = 8 3x3: 1.1-2.7x direct_dot4), C = 24 the GEMM; grouped layers of 2-15 channels a group
+    that the FMA kernel does not take (stride 2, past 258 taps) take the window kernel from 32 taps a group and 128
+    of its workgroups (H200, session 40: 0.96-3.2x, geometric mean 1.57x on 25 unseen random rows); a CPU adapter
+    keeps its own rules."""
     gpu, cpu = Capabilities.profile("h100"), Capabilities.profile("lavapipe")
     for desc, kernel in [
         (layer(64, 2, 8, (256, 384), 7), "grouped_fma"),  # C=2 7x7 stem, M = 8
         (layer(16, 3, 8, (224, 224), 7, stride=2), "grouped_fma"),  # stride 2
         (layer(64, 2, 8, (4096,), 7), "grouped_fma"),  # 1-D
-        (layer(64, 4, 8, (256, 256), 5), "direct_dot4"),  # C = 4: four channels a word
+        (layer(64, 4, 8, (256, 256), 5), "dot4_window"),  # C = 4, rows of 5 taps: the window kernel (session 41)
         (layer(64, 64, 8, (112, 112), 1), "direct_dot4"),
         (layer(16, 3, 64, (224, 224), 7, stride=2), "dot4_window"),  # M = 64: the window kernel
         (layer(1, 256, 512, (224, 336), 1, groups=8), "dot4"),  # 1x1, 32 channels a group, M/G = 64
@@ -781,3 +781,18 @@ def test_depthwise_small_planes_keep_fast_rows(hw, k, fma):
     assert plan.kernels == ["convolution_integer_depthwise_fma" if fma else "convolution_integer_depthwise"]
     if fma:
         assert f"on {hw[0]}x{hw[1]} output planes" in plan.why
+
+
+@pytest.mark.parametrize("c, k, window", [(16, 3, True), (4, 5, True), (96, 7, True), (512, 1, False), (3, 5, False)])
+def test_narrow_dense_layers_take_the_window_kernel_on_a_gpu(c, k, window):
+    """Dense layers of M < 16 output channels with C >= 4 and kernel rows of 3+ taps: the window
+    kernel on a GPU (_WINDOW_NARROW_MIN_KW; H200: geometric mean 1.42x over direct_dot4 on 24
+    random layers), not 1x1 layers (5.7x slower there) nor C < 4 (the grouped FMA kernel); CPU
+    adapters keep their plans."""
+    x = layer(64, c, 8, (896,) if c == 96 else (56, 56), k, stride=2 if c == 4 else 1)
+    plan = plan_convolution_integer(x, Capabilities.profile("h100"))
+    assert (plan.kernels[-1].startswith("convolution_integer_dot4_window")) == window, plan.kernels
+    if window:
+        assert "M = 8 < 16 output channels" in plan.why
+    cpu = plan_convolution_integer(x, Capabilities.profile("lavapipe"))
+    assert "M = 8 < 16 output channels" not in cpu.why

@@ -698,6 +698,15 @@ def _plan_depthwise(d, caps, placements, why_choice):
 #: live in workgroup memory).
 _FMA_MAX_TAPS = 64
 _FMA_MAX_SLOTS = 8
+#: On a GPU, dense layers (G = 1) of M < 16 output channels and C >= 4 (fewer: the grouped FMA
+#: kernel) whose kernel rows hold at least this many taps run on the window kernel, not direct_dot4.
+#: H200, session 41: three of five M = 8 rows of a path matrix (random seed 31) drew it (1-D k7 C=32
+#: 38.1 -> 26.9 us, C=96 74.2 -> 64.8, C=4 5x5 stem 150.9 -> 108.2; a 1x1 C=512 layer ran 5.7x slower
+#: on the window kernel, hence the kernel width), then 24 unseen random plans of seeds 33-120 that
+#: moved, both trees in one call: 0.66-3.56x, geometric mean 1.42x (C=256 1-D k7 stride 2 1810 ->
+#: 509, C=4 7x7 stride 4 123 -> 45), slower on 4 (C=32 7x7 1x32x224x224 139 -> 210, C=48 3x3
+#: 64x28x28 50.9 -> 67.1, C=80 3x3 3x80x224x168 154 -> 194, C=8 5x5 187 -> 196).
+_WINDOW_NARROW_MIN_KW = 3
 #: Threads a workgroup of the FMA kernels at most.
 _FMA_WG = 256
 #: Workgroup memory a tile stages at most (more would cut the workgroups an SM holds).
@@ -1577,9 +1586,11 @@ def plan_convolution_integer(
             and cg * kh * kw >= _WINDOW_GROUP_TAPS
             and not (gfma_grouped and gfma[0] is not None)
         )
+        # dense layers of fewer than 16 output channels, which direct_dot4 took: _WINDOW_NARROW_MIN_KW
+        window_narrow = not caps.is_cpu and d.group_count == 1 and mg < 16 and cg >= 4 and kw >= _WINDOW_NARROW_MIN_KW
         positions = d.output.sizes[0] * int(np.prod(d.output.sizes[2:]))
         window_scope = (
-            (im2col or window_saves_steps or window_grouped)
+            (im2col or window_saves_steps or window_grouped or window_narrow)
             and (caps.is_cpu or _window_workgroups(window) * d.group_count >= _WINDOW_MIN_WORKGROUPS)
         ) or (caps.is_cpu and dense and (positions <= _CPU_WINDOW_POSITIONS or tile_full))
         if (
@@ -1631,6 +1642,10 @@ def plan_convolution_integer(
                 f"G = {d.group_count} groups of C/G = {cg} < 16 channels that the grouped FMA kernel does not take "
                 f"({gfma_off}): "
                 if window_grouped
+                else f"M = {mg} < 16 output channels and kernel rows of {kw} taps (>= {_WINDOW_NARROW_MIN_KW}) "
+                "on a GPU: "
+                "the window kernel, not direct_dot4 (H200: 0.66-3.56x, geometric mean 1.42x on 24 random layers); "
+                if window_narrow and not im2col
                 else ""
                 if im2col
                 else f"C/G = {cg} < 16: a pixel's whole window packs into {steps_im2col} GEMM k steps of 16 words, "
