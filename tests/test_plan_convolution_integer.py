@@ -781,6 +781,8 @@ def test_depthwise_small_planes_keep_fast_rows(hw, k, fma):
     assert plan.kernels == ["convolution_integer_depthwise_fma" if fma else "convolution_integer_depthwise"]
     if fma:
         assert f"on {hw[0]}x{hw[1]} output planes" in plan.why
+    else:
+        assert f"from 100 outputs a plane: on {hw[0] * hw[1]} its staged window is mostly halo" in plan.why
 
 
 @pytest.mark.parametrize("c, k, window", [(16, 3, True), (4, 5, True), (96, 7, True), (512, 1, False), (3, 5, False)])

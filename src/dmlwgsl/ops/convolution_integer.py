@@ -1734,6 +1734,17 @@ def plan_convolution_integer(
                 f"C/G = 1 (depthwise), M/G = {mg}: the depthwise kernel, eight outputs of a row a thread, a row of "
                 f"taps one or two packed 4x8 dot products ({caps.name} has {DOT4_FEATURE})"
             )
+            taps, plane = kh * kw, int(np.prod(d.output.sizes[2:]))
+            if (
+                not caps.is_cpu
+                and d.strides == (1, 1)
+                and taps >= _FMA_OVER_FAST_TAPS
+                and plane < _FMA_OVER_FAST_MIN_PLANE
+            ):
+                why += (
+                    f"; not the depthwise FMA kernel, which takes {taps} taps from {_FMA_OVER_FAST_MIN_PLANE} outputs "
+                    f"a plane: on {plane} its staged window is mostly halo (H200: 7x7 on 8x768x7x7 22.8 -> 12.9 us)"
+                )
         elif cg == 1 and not caps.is_cpu and not past_limit and fma[0] is not None:
             # (H100, same run, against direct, every result exact: 3x3 dilation 2 80.4 -> 38.9 us,
             # stride 3 74.2 -> 38.7, 1x9 41.7 -> 23.6, 5x5 dilation 2 34.3 -> 23.0, NHWC input 3x3
