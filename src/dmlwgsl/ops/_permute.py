@@ -458,8 +458,9 @@ def plan_depth_space(
         # The staged store phase's warps span output rows of different alignments (a branch on each
         # vector's alignment takes every path): every vector as 16 / (the rows' common alignment:
         # residual and outer strides) pieces, alike in every thread. H200, two rounds, 12 window
-        # rows: 0.99-1.09x (32 MiB b2 float32 12.3 -> 11.3 us). SpaceToDepth's tiled kernel keeps
-        # the branch: split alike there, 18 rows ran 0.63-1.07x (float16 b2 32 MiB 16.1 -> 21.2).
+        # rows: 0.99-1.09x (32 MiB b2 float32 12.3 -> 11.3 us); 38 unseen ones 0.99-1.40x, geometric
+        # mean 1.07x. SpaceToDepth's tiled kernel keeps the branch: split alike there, 18 rows ran
+        # 0.63-1.07x (float16 b2 32 MiB 16.1 -> 21.2).
         d = lay.output
         align = math.gcd(16, pout.residual, *(t * esize for t, n in zip(d.element_strides[:-1], d.sizes[:-1]) if n > 1))
         if align < 16:
