@@ -653,8 +653,8 @@ def test_tiled_ragged_output_rows(device, rng, op_name, dtype, monkeypatch):
     """Output rows on 4-byte but not 16-byte boundaries (windows, odd offsets): the tiled paths
     store each vector as 16-, 8- or 4-byte pieces by its alignment (OUT_RAGGED), and the staged
     DepthToSpace kernel as 4 or 2 pieces alike by the rows' common alignment (OUT_PIECES, a GPU's
-    form, forced here), exact under poison and guards, at blocks 2, 3, 4 and 8; 8-bit rows off
-    4-byte boundaries are refused."""
+    form, forced here; also split into boxes past a tight binding limit), exact under poison and
+    guards, at blocks 2, 3, 4 and 8; 8-bit rows off 4-byte boundaries are refused."""
     from dmlwgsl.ops import _permute
     from dmlwgsl.plan import PlanError
 
@@ -686,6 +686,22 @@ def test_tiled_ragged_output_rows(device, rng, op_name, dtype, monkeypatch):
     if op_name == "depth_to_space" and dtype.size_in_bytes < 8:
         # (2-byte rows of 32b + 2 elements start 4 bytes apart: 4 pieces only)
         assert pieces == ({2, 4} if dtype.size_in_bytes == 4 else {4})
+        # split into boxes past a tight binding limit: each box's rows keep the common alignment
+        tight = Capabilities.from_device(device).with_binding_limit(4096 * dtype.size_in_bytes)
+        op = check_op(
+            device,
+            op_name,
+            dtype,
+            (2, 16, 6, 32),
+            2,
+            "DCR",
+            rng,
+            kernel="tiled_staged",
+            lout="window",
+            output_offset=offsets[0],
+            capabilities=tight,
+        )
+        assert op.plan.dispatches > 1 and any("OUT_PIECES" in k for k in op.cache_keys)
     with pytest.raises(PlanError, match="16-byte"):
         shape = (2, 8, 3, 32) if op_name == "depth_to_space" else (2, 2, 6, 64)
         check_op(device, op_name, DataType.UINT8, shape, 2, "DCR", rng, kernel="tiled", lout="window", output_offset=66)
