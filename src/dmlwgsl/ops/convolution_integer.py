@@ -923,6 +923,14 @@ _FMA_OVER_FAST_PLANE = 1024
 _FMA_UNALIGNED_PLANE = 256
 
 
+def _fma_small_plane(d) -> bool:
+    """Whether a stride-1 layer has the taps the FMA kernel would take over the fast rows
+    (_FMA_OVER_FAST_TAPS) but output planes too small for it (_FMA_OVER_FAST_MIN_PLANE)."""
+    kh, kw = d.filter.sizes[2:]
+    oh, ow = d.output.sizes[2:]
+    return d.strides == (1, 1) and kh * kw >= _FMA_OVER_FAST_TAPS and oh * ow < _FMA_OVER_FAST_MIN_PLANE
+
+
 def _fma_over_fast_rows(d) -> str | None:
     """Why a GPU takes the depthwise FMA kernel over the depthwise kernel's fast rows (None: it
     does not). Input rows that are not whole words (odd widths) cost the fast rows a byte shift
@@ -938,7 +946,7 @@ def _fma_over_fast_rows(d) -> str | None:
         )
     if d.strides != (1, 1):
         return None
-    if kh * kw >= _FMA_OVER_FAST_TAPS and oh * ow >= _FMA_OVER_FAST_MIN_PLANE:
+    if kh * kw >= _FMA_OVER_FAST_TAPS and not _fma_small_plane(d):
         return (
             f"of {kh * kw} taps at stride 1 on {oh}x{ow} output planes, where it beats the depthwise kernel's fast "
             "rows (H100: 5x5 18.9 -> 14.8 us, 7x7 35.6 -> 28.4; from 100 outputs a plane)"
@@ -1734,16 +1742,12 @@ def plan_convolution_integer(
                 f"C/G = 1 (depthwise), M/G = {mg}: the depthwise kernel, eight outputs of a row a thread, a row of "
                 f"taps one or two packed 4x8 dot products ({caps.name} has {DOT4_FEATURE})"
             )
-            taps, plane = kh * kw, int(np.prod(d.output.sizes[2:]))
-            if (
-                not caps.is_cpu
-                and d.strides == (1, 1)
-                and taps >= _FMA_OVER_FAST_TAPS
-                and plane < _FMA_OVER_FAST_MIN_PLANE
-            ):
+            if not caps.is_cpu and _fma_small_plane(d):
+                plane = d.output.sizes[2] * d.output.sizes[3]
                 why += (
-                    f"; not the depthwise FMA kernel, which takes {taps} taps from {_FMA_OVER_FAST_MIN_PLANE} outputs "
-                    f"a plane: on {plane} its staged window is mostly halo (H200: 7x7 on 8x768x7x7 22.8 -> 12.9 us)"
+                    f"; not the depthwise FMA kernel, which takes {kh * kw} taps from {_FMA_OVER_FAST_MIN_PLANE} "
+                    f"outputs a plane: on {plane} its staged window is mostly halo (H200: 7x7 on 8x768x7x7 22.8 -> "
+                    "12.9 us)"
                 )
         elif cg == 1 and not caps.is_cpu and not past_limit and fma[0] is not None:
             # (H100, same run, against direct, every result exact: 3x3 dilation 2 80.4 -> 38.9 us,
