@@ -461,8 +461,7 @@ def plan_depth_space(
         # rows: 0.99-1.09x (32 MiB b2 float32 12.3 -> 11.3 us); 38 unseen ones 0.99-1.40x, geometric
         # mean 1.07x. SpaceToDepth's tiled kernel keeps the branch: split alike there, 18 rows ran
         # 0.63-1.07x (float16 b2 32 MiB 16.1 -> 21.2).
-        d = lay.output
-        align = math.gcd(16, pout.residual, *(t * esize for t, n in zip(d.element_strides[:-1], d.sizes[:-1]) if n > 1))
+        align = _row_starts_align(lay, pout, esize)
         if align < 16:
             tile_consts["OUT_PIECES"] = 16 // align
             why += f" as {16 // align} pieces of {align} bytes in every thread (the rows' common alignment: OUT_PIECES)"
@@ -907,17 +906,18 @@ def _innermost_first(values, fill: int) -> list[int]:
     return [values[n - 1 - d] if d < n else fill for d in range(MAX_DIMS)]
 
 
+def _row_starts_align(lay, pout, esize) -> int:
+    """The alignment (1-16 bytes) every output row start shares: the residual offset and the
+    N, C and H strides' bytes."""
+    d = lay.output
+    return math.gcd(16, pout.residual, *(t * esize for t, n in zip(d.element_strides[:3], d.sizes[:3]) if n > 1))
+
+
 def _rows_aligned(lay, pout, esize, dst) -> bool:
     """Every output row starts and ends on a 16-byte boundary (``dst``: the box's first output
     element), so the row kernel needs no edge pass."""
     row_bytes = lay.rows.row_len * esize
-    outer = [lay.output.element_strides[d] for d in range(3)]
-    return (
-        pout.residual % 16 == 0
-        and row_bytes % 16 == 0
-        and all((s * esize) % 16 == 0 for s, n in zip(outer, lay.output.sizes[:3]) if n > 1)
-        and (dst * esize) % 16 == 0
-    )
+    return _row_starts_align(lay, pout, esize) == 16 and row_bytes % 16 == 0 and (dst * esize) % 16 == 0
 
 
 def _stage_shape(r: RowSpace) -> tuple[int, int, int]:
