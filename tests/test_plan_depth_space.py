@@ -164,6 +164,25 @@ def test_space_to_depth_rows_and_requests():
         plan_space_to_depth(desc, caps, kernel="fast")
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_space_to_depth_window_rows_take_staged_tiles_on_gpus(profile):
+    """SpaceToDepth into an output window (rows on 4- or 8-byte boundaries): a GPU takes the tiled
+    kernel with staged stores, each vector in the rows' common alignment's pieces (OUT_PIECES); a
+    CPU adapter the unstaged tiled kernel's per-vector pieces; packed outputs keep the tiled kernel."""
+    caps = Capabilities.profile(profile)
+    for dtype, pieces in ((F32, 2), (DataType.FLOAT16, 4)):
+        for b in (2, 3, 4, 8):
+            plan = plan_space_to_depth(s2d((4, 3, 16 * b, 32 * b), dtype, b, lout="window"), caps)
+            c = plan.steps[0].constants_dict
+            if caps.is_cpu:
+                assert plan.kernels == ["space_to_depth_tiled"] and "OUT_PIECES" not in c
+            else:
+                assert plan.kernels == ["space_to_depth_tiled_staged"] and c["OUT_PIECES"] == pieces
+                assert plan.steps[0].workgroup_size * b <= 512 and "staged" in plan.why
+            assert c["OUT_RAGGED"] == 1
+        assert plan_space_to_depth(s2d((4, 3, 32, 64), dtype, 2), caps).kernels == ["space_to_depth_tiled"]
+
+
 def test_placements_change_the_path():
     caps = Capabilities.profile("gl")
     desc = d2s((1, 16, 4, 8), F32, 2)

@@ -104,21 +104,18 @@ fn depth_to_space_zip(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
 fn depth_to_space_tiled_staged(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                                @builtin(local_invocation_index) li: u32) {
     let tid = thread_id(gid, nwg);
-    let v = 16u / ELEM_BYTES;
     if (tid < tl.threads) {
-        let t = tile_at(tid, v);
-        stage_tile(li, interleave_tile(tile_rows(t)));
+        let t = tile_at(tid, 16u / ELEM_BYTES);
+        stage_tile(li * BLOCK, 1u, interleave_tile(tile_rows(t)));
         tr_base[li] = out_first(t);
     }
     workgroupBarrier();
-    for (var m = 0u; m < BLOCK; m++) {
-        let p = li + m * WG;
-        let k = p / BLOCK;
-        if (tid - li + k < tl.threads) {
-            store_out(tr_base[k] + (p % BLOCK) * (16u / ELEM_BYTES), tr_stage[tr_slot(p)]);
-        }
-    }
+    store_staged(li, tid - li);
 }
+
+// Staged vector p: thread p / BLOCK's vector p % BLOCK, consecutive in the output after its first.
+fn staged_owner(p: u32) -> u32 { return p / BLOCK; }
+fn staged_dst(p: u32) -> u32 { return tr_base[p / BLOCK] + (p % BLOCK) * (16u / ELEM_BYTES); }
 
 // ---- depth_to_space_rows_tiled: the row kernel's rows (any length and alignment, contiguous input
 // rows) with the tiled kernel's loads and interleave. A thread takes a region of BLOCK whole
@@ -176,7 +173,7 @@ fn depth_to_space_rows_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @bui
                              @builtin(local_invocation_index) li: u32) {
     let tid = thread_id(gid, nwg);
     let g = region_at(tid);   // (count 0 past the regions)
-    stage_tile(li, g.out);
+    stage_tile(li * BLOCK, 1u, g.out);
     tr_base[li] = g.t0;
     tr_count[li] = g.count;
     workgroupBarrier();

@@ -11,6 +11,8 @@
 // sides and BLOCK 2, 3, 4 or 8: one thread loads b consecutive 16-byte vectors of input row h*b + i, and
 // stores their b-way deinterleave, vector j going to output channel (i*b + j)*C + c (DCR) or
 // c*b*b + i*b + j (CRD) at row h.
+// space_to_depth_tiled_staged (GPUs, output rows off 16-byte boundaries): the same tiles, stored
+// through workgroup memory (tiles.wgsl's staged stores).
 // General fast path (space_to_depth_rows, + space_to_depth_row_edges for unaligned rows), for any
 // block size, element size, row length and alignment and any input strides, with an output whose
 // w stride is 1: output row (n, out_c(i, j, c), h) reads input row (n, c, h*b + i) from column j
@@ -79,6 +81,32 @@ fn space_to_depth_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
         store_row(t, 7u, out.hi.d);
     }
 }
+
+// The tiled kernel with staged stores (tiles.wgsl's store phase; GPUs, output rows off 16-byte
+// boundaries): the loads and the deinterleave of space_to_depth_tiled, vector j of thread li staged
+// in slot j * WG + li, so that each output row j's vectors of the workgroup's threads are
+// neighbours, and the workgroup stores them in OUT_PIECES parts, consecutive threads consecutive
+// parts.
+@compute @workgroup_size(WG)
+fn space_to_depth_tiled_staged(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                               @builtin(local_invocation_index) li: u32) {
+    let tid = thread_id(gid, nwg);
+    let v = 16u / ELEM_BYTES;
+    if (tid < tl.threads) {
+        let t = tile_at(tid, v);
+        let e = tl.src_base + t.n * tl.in_stride_n + t.c * tl.in_stride_c + (t.h * BLOCK + t.i) * tl.in_stride_h
+              + t.w0 * BLOCK;
+        stage_tile(li, WG, deinterleave_tile(load_run(e / v)));
+        tr_base[li] = tl.dst_base + t.n * tl.out_stride_n + (t.i * tl.chan_i + t.c * tl.chan_c) * tl.out_stride_c
+                    + t.h * tl.out_stride_h + t.w0;
+    }
+    workgroupBarrier();
+    store_staged(li, tid - li);
+}
+
+// Staged vector p: thread p % WG's vector of output row j = p / WG (channel out_c(i, j, c)).
+fn staged_owner(p: u32) -> u32 { return p % WG; }
+fn staged_dst(p: u32) -> u32 { return tr_base[p % WG] + (p / WG) * tl.chan_j * tl.out_stride_c; }
 
 // Vector x of a tile's output row j (channel out_c(i, j, c)), at row h.
 fn store_row(t: TileAt, j: u32, x: vec4<u32>) {

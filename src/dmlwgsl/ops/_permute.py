@@ -6,10 +6,11 @@ dimensions are the (n, c, h) "boxes" the work may be split into, and the geometr
 paths (:class:`TiledSpace`, :class:`RowSpace`). :func:`plan_depth_space` turns it into a
 :class:`~dmlwgsl.plan.Plan`:
 
-* ``<op>_zip`` / ``<op>_tiled`` / ``depth_to_space_tiled_staged`` (wgsl/common/tiles.wgsl): rows
-  of whole 16-byte vectors on both sides, block 2 (zip, DepthToSpace) or 2, 3, 4 and 8 (tiled);
-  16-byte loads and stores; the staged form stores a DepthToSpace tile's output vectors through
-  workgroup memory, so that the stores of a warp are contiguous.
+* ``<op>_zip`` / ``<op>_tiled`` / ``<op>_tiled_staged`` (wgsl/common/tiles.wgsl): rows of whole
+  16-byte vectors on both sides, block 2 (zip, DepthToSpace) or 2, 3, 4 and 8 (tiled); 16-byte
+  loads and stores; the staged form stores a tile's output vectors through workgroup memory, so
+  that the stores of a warp are contiguous (DepthToSpace: a thread's vectors are neighbours in one
+  output row; SpaceToDepth: they go to b rows, each row's vectors of the workgroup together).
 * ``<op>_rows`` (+ ``<op>_row_edges``; wgsl/common/rows.wgsl): any block size, element size, row
   length, row alignment and input strides, for an output whose w stride is 1: one thread builds
   whole 16-byte blocks of an output row; the few elements outside a row's whole blocks (unaligned
@@ -121,7 +122,7 @@ TILED_BLOCKS = (2, 3, 4, 8)
 #: Threads of a transpose workgroup (common/transpose.wgsl): its tile of 2048 staged words takes
 #: 4-8 elements a thread (128 threads measured slower on the H100: 52.6% of copy against 62.5%).
 TRANSPOSE_WORKGROUP = 256
-#: Output vectors a workgroup of depth_to_space_tiled_staged stages (TR_VECTORS in
+#: Output vectors a workgroup of <op>_tiled_staged stages (TR_VECTORS in
 #: common/tiles.wgsl), which sets its workgroup size: the largest power of two up to 256 with
 #: workgroup size x block size <= STAGED_TILE_VECTORS.
 STAGED_TILE_VECTORS = 512
@@ -375,10 +376,7 @@ def plan_depth_space(
     else:
         reasons["zip"] = t_rule or a_rule
     reasons["tiled"] = None if half else (t_rule or a_rule)
-    if lay.op != "depth_to_space":
-        reasons["tiled_staged"] = "only DepthToSpace has the tiled kernel with staged stores"
-    else:
-        reasons["tiled_staged"] = t_rule or a_rule
+    reasons["tiled_staged"] = t_rule or a_rule
     r_rule = lay.rows.usable()
     reasons["rows"] = r_rule or (None if pout.padded else "the output buffer must be padded to 16 bytes")
     if lay.block not in TILED_BLOCKS:
@@ -459,8 +457,7 @@ def plan_depth_space(
         # vector's alignment takes every path): every vector as 16 / (the rows' common alignment:
         # residual and outer strides) pieces, alike in every thread. H200, two rounds, 12 window
         # rows: 0.99-1.09x (32 MiB b2 float32 12.3 -> 11.3 us); 38 unseen ones 0.99-1.40x, geometric
-        # mean 1.07x. SpaceToDepth's tiled kernel keeps the branch: split alike there, 18 rows ran
-        # 0.63-1.07x (float16 b2 32 MiB 16.1 -> 21.2).
+        # mean 1.07x. (SpaceToDepth's unstaged tiled kernel split alike ran 0.63-1.07x on 18 rows.)
         align = _row_starts_align(lay, pout, esize)
         if align < 16:
             tile_consts["OUT_PIECES"] = 16 // align
@@ -556,9 +553,12 @@ def _choose(
       (packed_rows_body) before the word-store kernel on rows over ROWS_PACKED_MIN_BYTES (H200,
       session 33: 19 rows of 11-31 bytes 1.07-1.95x; measured on the rows the rule was drawn from).
     * output rows on 4-byte but not 16-byte boundaries (windows of a larger buffer): the tiled
-      paths store each vector in aligned pieces (OUT_RAGGED), DepthToSpace with staged stores
-      first at every block it has (b2 f32 / f16 74.1 / 70.2% against zip's 66.7 / 59.7%; the row
-      kernel + edge pass ran 48.8 / 31.8%).
+      paths store each vector in aligned pieces (OUT_RAGGED), with staged stores first at every
+      block they have (DepthToSpace b2 f32 / f16 74.1 / 70.2% against zip's 66.7 / 59.7%, the row
+      kernel + edge pass 48.8 / 31.8%; SpaceToDepth, H200 session 42, 44 window rows against the
+      unstaged tiled kernel: 0.95-2.24x, geometric mean 1.18x, b2 float16 32 MiB 16.1 -> 13.3 us;
+      each vector's pieces spread over neighbouring threads instead, so that a warp's stores are
+      one run, gave 1.07x there and 0.58-1.00x for DepthToSpace).
     * an input whose channels are its fastest dimension (NHWC) takes the tile transpose first
       (f32 54.8-63.1% of copy, f16 30.8-39.8%, against the row kernel's 25.6-32.5% and 15.7-23.0%,
       whose gather reads the input with its w stride), 8/16-bit output rows that start or end
@@ -601,7 +601,7 @@ def _choose(
         order = ("rows", "tiled", "packed")
     if not cpu and _tiled_rows_first(lay, esize):
         order = tuple(p for q in order for p in (("rows_tiled", q) if q == "rows" else (q,)))
-    if not cpu and out_ragged and lay.op == "depth_to_space" and lay.block in TILED_BLOCKS:
+    if not cpu and out_ragged and lay.block in TILED_BLOCKS:
         order = ("tiled_staged",) + order
     row_bytes = lay.rows.row_len * esize
     if (

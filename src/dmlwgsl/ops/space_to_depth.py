@@ -108,8 +108,9 @@ def plan_space_to_depth(
     placements: Mapping[str, Placement] | None = None,
 ) -> Plan:
     """The execution plan of a validated description on an adapter with capabilities ``caps``
-    (no device needed). ``kernel`` requests a path by name (``space_to_depth_rows``, ``_tiled``, ``_staged``,
-    ``_row_words``, ``_packed``, ``_strided``, ``_atomic``; an impossible request raises PlanError);
+    (no device needed). ``kernel`` requests a path by name (``space_to_depth_rows``, ``_tiled``,
+    ``_tiled_staged``, ``_staged``, ``_row_words``, ``_packed``, ``_strided``, ``_atomic``; an impossible
+    request raises PlanError);
     ``placements`` says how the tensors lie in their buffers (default: aligned, padded)."""
     return plan_depth_space(desc.layout(), caps, kernel=kernel, placements=placements)
 
