@@ -168,6 +168,19 @@ def test_tuning_arguments():
     assert s.entry_point == "resample_rows_pat"
 
 
+def test_groups_of_five_words_for_linear_only():
+    """W scales whose taps repeat every 5 outputs (5/4, 5/2): linear float32 / float16 take the
+    pattern walk with 5 / 10 outputs a thread (5 words); nearest keeps its other paths (measured
+    slower there, LINEAR_ONLY_PATTERN_OUTPUTS)."""
+    caps = Capabilities.profile("h100")
+    for dt, v in ((F32, 5), (F16, 10)):
+        for w_out in (320, 640):
+            p = plan_resample(desc(dt, (2, 8, 64, 256), (2, 8, 80, w_out)), caps)
+            assert p.kernels == ["resample_rows_pat"] and p.steps[0].constants_dict["PV"] == v
+            near = plan_resample(desc(dt, (2, 8, 64, 256), (2, 8, 80, w_out), mode="nearest"), caps)
+            assert near.steps[0].constants_dict.get("PV") not in (5, 10)
+
+
 # -- host tables stay small -------------------------------------------------------------------------
 @pytest.mark.slow  # counts every input read on a 2^25..8*10^7-element axis: tens of seconds on 2 cores
 def test_long_axis_computes_its_coordinates_in_the_shader():

@@ -633,8 +633,8 @@ def test_channel_lanes_plan_on_a_gpu():
 
 @pytest.mark.parametrize(
     "dt, v",
-    [(F32, 4), (F32, 6), (F32, 8), (F16, 4), (F16, 6), (F16, 8), (F16, 12), (F16, 16), (I8, 4), (U8, 8), (I8, 12)]
-    + [(U8, 16)],
+    [(F32, 4), (F32, 5), (F32, 6), (F32, 8), (F16, 4), (F16, 6), (F16, 8), (F16, 10), (F16, 12), (F16, 16), (I8, 4)]
+    + [(U8, 8), (I8, 12), (U8, 16)],
 )
 def test_row_walk_pattern(device, rng, dt, v):
     """resample_rows_pat (linear, every thread's W taps at the same places of its input words): W
@@ -649,7 +649,7 @@ def test_row_walk_pattern(device, rng, dt, v):
     epw = 4 // esize
     mark = {F32: np.nan, F16: np.nan, I8: -128, U8: 255}[dt]
     used = 0
-    for sw in (2.0, 1.5, 3.0, 1.0, 4.0, 0.75):
+    for sw in (2.0, 1.5, 3.0, 1.0, 4.0, 0.75) + ((1.25, 2.5) if v % 4 else ()):
         w_in = next((w for w in range(2 * epw, 64, epw) if (w * sw) % v == 0 and w * sw >= 3 * v), None)
         if w_in is None:
             continue

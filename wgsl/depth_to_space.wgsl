@@ -24,6 +24,7 @@
 // Bindings and uniform layouts: see common/permute.wgsl, common/tiles.wgsl and common/rows.wgsl.
 
 #include "common/tiles.wgsl"
+#include "common/staged_store.wgsl"
 #include "common/rows.wgsl"
 #include "common/transpose.wgsl"
 

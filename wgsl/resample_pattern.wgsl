@@ -6,7 +6,7 @@
 
 #include "resample_rows.wgsl"
 
-override PV: u32 = 8u;      // outputs per thread: 4, 6, 8, 12 or 16 (whole words of output)
+override PV: u32 = 8u;      // outputs per thread: 4, 5, 6, 8, 10, 12 or 16 (whole words of output)
 override NW: u32 = 4u;      // input words in a thread's window: 1 to 6 (at most 16 elements)
 override TAP0_A: u32 = 0u;  // tap 0 of outputs 0-3: element index in the window, 4 bits at bit 4 (j % 4)
 override TAP0_B: u32 = 0u;  // outputs 4-7
@@ -385,8 +385,8 @@ fn pat_place(tid: u32) -> PatPlace {
     let x1 = pat_pair(g, ow, 1u);
     var w0 = Row16(vec4<f32>(x0.x, x0.z, x1.x, x1.z), z, z, z);
     var w1 = Row16(vec4<f32>(x0.y, x0.w, x1.y, x1.w), z, z, z);
-    if (PV == 6u) {
-        // outputs 4 and 5 (the other two lanes multiply values that are never stored)
+    if (PV == 5u || PV == 6u) {
+        // outputs 4 and 5 (the other lanes multiply values that are never stored)
         let x2 = pat_pair(g, ow, 2u);
         w0.b = vec4<f32>(x2.x, x2.z, x2.z, x2.z);
         w1.b = vec4<f32>(x2.y, x2.w, x2.w, x2.w);
@@ -396,7 +396,12 @@ fn pat_place(tid: u32) -> PatPlace {
         w0.b = vec4<f32>(x2.x, x2.z, x3.x, x3.z);
         w1.b = vec4<f32>(x2.y, x2.w, x3.y, x3.w);
     }
-    if (PV > 8u) {
+    if (PV == 10u) {
+        // outputs 8 and 9 (as PV 6's 4 and 5)
+        let x4 = pat_pair(g, ow, 4u);
+        w0.c = vec4<f32>(x4.x, x4.z, x4.z, x4.z);
+        w1.c = vec4<f32>(x4.y, x4.w, x4.w, x4.w);
+    } else if (PV > 8u) {
         let x4 = pat_pair(g, ow, 4u);
         let x5 = pat_pair(g, ow, 5u);
         w0.c = vec4<f32>(x4.x, x4.z, x5.x, x5.z);
@@ -480,7 +485,7 @@ fn pat_out(c: ptr<function, PatWalk>, oh: u32, pl: PatPlace) -> PatWords {
     return pat_words(pat_row(c, oh, pl.ps, pl.t));
 }
 
-// Output words a thread stores a row: 1, 2, 3, 4, 6 or 8.
+// Output words a thread stores a row: 1, 2, 3, 4, 5, 6 or 8.
 fn pat_tw() -> u32 { return PV * elem_bytes() / 4u; }
 
 // RAGGED: a thread's output words from element e (column ow) on, those inside the row: one or two
@@ -560,6 +565,13 @@ fn pat_store(e: u32, ow: u32, x: PatWords) {
             output2[w0 / 2u + 1u] = x.lo.zw;
             output2[w0 / 2u + 2u] = x.hi.xy;
         }
+    } else if (tw == 5u) {
+        // (groups of 5 words start on any word: word stores)
+        output[w0] = x.lo.x;
+        output[w0 + 1u] = x.lo.y;
+        output[w0 + 2u] = x.lo.z;
+        output[w0 + 3u] = x.lo.w;
+        output[w0 + 4u] = x.hi.x;
     } else {
         output[w0] = x.lo.x;
         if (tw == 3u) {

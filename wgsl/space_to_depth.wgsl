@@ -22,6 +22,7 @@
 // alignment (the GPU's path for 8-bit elements and 16-bit ones at blocks 2-4).
 
 #include "common/tiles.wgsl"
+#include "common/staged_store.wgsl"
 #include "common/rows.wgsl"
 #include "common/transpose.wgsl"
 

@@ -527,7 +527,10 @@ def _pattern_weights(axes, v: int) -> np.ndarray:
     thread), (w0, w1, w0, w1) at vec4 m * groups + g, so that a warp's loads are contiguous."""
     w = axes[3].words.reshape(-1, 4)[:, 2:4]  # (w0, w1) bits of every output column
     w = np.concatenate([w, np.zeros((-len(w) % v, 2), w.dtype)])  # a partial last group: zeros past the row
-    return np.ascontiguousarray(w.reshape(-1, v // 2, 4).transpose(1, 0, 2)).reshape(-1).astype(np.uint32)
+    w = w.reshape(-1, v, 2)
+    if v % 2:  # an odd group (5 outputs): a zero pair after its last output
+        w = np.concatenate([w, np.zeros((len(w), 1, 2), w.dtype)], axis=1)
+    return np.ascontiguousarray(w.reshape(len(w), -1, 4).transpose(1, 0, 2)).reshape(-1).astype(np.uint32)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -569,7 +572,14 @@ CPU_BAND = 32
 #: resample_rows_pat (linear with one W tap pattern): outputs per thread by element size, tried in
 #: this order. Measured on the H100 (8x64x256x256): float16 x2 up takes 8, x1.5 up 12 (it has no
 #: pattern with 8); 8-bit: 16 outputs (one 16-byte store) where the pattern has them.
-PATTERN_OUTPUTS = {4: (4, 8, 6), 2: (8, 12, 16, 6, 4), 1: (16, 12, 8, 4)}
+PATTERN_OUTPUTS = {4: (4, 8, 6, 5), 2: (8, 12, 16, 6, 4, 10), 1: (16, 12, 8, 4)}
+#: Groups of 5 words a thread (float32 5 outputs, float16 10: W scales of period 5 outputs, 5/4 and
+#: 5/2, that no other group size has; stored word by word), linear only. H200, session 42, random
+#: rows of seeds 31-150 whose plan they moved: linear 33 rows 0.71-1.40x the row walk, geometric
+#: mean 1.11x (grid float32 x5/4 2x32x256x256 21.6 -> 19.6 us; slower: x4 in H with x5/4 in W
+#: 22.5 -> 31.9, where stores of 5 words dominate); nearest 0.68-1.58x on 7 rows, so nearest keeps
+#: its paths.
+LINEAR_ONLY_PATTERN_OUTPUTS = (5, 10)
 #: resample_rows_pat on a channels-fastest float32 input: channels in a warp's lanes (the rest of
 #: the warp: block columns), so that loads are runs of channels and stores runs of columns. H100,
 #: NHWC 2x32x256x256 x2 with 4 / 8 / 16 channels: linear 44.3 / 45.3 / 46.3 us, nearest 38.7 /
@@ -813,6 +823,8 @@ def plan_resample(
     pat = None
     if why_not["resample_rows_pat"] is None:
         tries = (pattern_outputs,) if pattern_outputs else PATTERN_OUTPUTS[esize]
+        if not linear and not pattern_outputs:
+            tries = tuple(v for v in tries if v not in LINEAR_ONLY_PATTERN_OUTPUTS)
         if axes[3].form != "whole" and not pattern_outputs:  # weights computed a thread: at most 8
             tries = tuple(v for v in tries if v <= COMPUTED_PATTERN_OUTPUTS)
             # widths whose weights come from runs of a table (no per-output coordinates) first
