@@ -8,9 +8,10 @@ paths (:class:`TiledSpace`, :class:`RowSpace`). :func:`plan_depth_space` turns i
 
 * ``<op>_zip`` / ``<op>_tiled`` / ``<op>_tiled_staged`` (wgsl/common/tiles.wgsl): rows of whole
   16-byte vectors on both sides, block 2 (zip, DepthToSpace) or 2, 3, 4 and 8 (tiled); 16-byte
-  loads and stores; the staged form stores a tile's output vectors through workgroup memory, so
-  that the stores of a warp are contiguous (DepthToSpace: a thread's vectors are neighbours in one
-  output row; SpaceToDepth: they go to b rows, each row's vectors of the workgroup together).
+  loads and stores; the staged form stores a tile's output vectors through workgroup memory
+  (DepthToSpace: in output order, so that the stores of a warp are contiguous; SpaceToDepth, into
+  output rows off 16-byte boundaries: each thread its own vectors' pieces, after every load of the
+  workgroup).
 * ``<op>_rows`` (+ ``<op>_row_edges``; wgsl/common/rows.wgsl): any block size, element size, row
   length, row alignment and input strides, for an output whose w stride is 1: one thread builds
   whole 16-byte blocks of an output row; the few elements outside a row's whole blocks (unaligned
