@@ -651,9 +651,9 @@ def test_transpose_ragged_rows(device, rng, op_name, dtype):
 @pytest.mark.parametrize("dtype", [DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower())
 def test_tiled_ragged_output_rows(device, rng, op_name, dtype, monkeypatch):
     """Output rows on 4-byte but not 16-byte boundaries (windows, odd offsets): the tiled paths
-    store each vector as 16-, 8- or 4-byte pieces by its alignment (OUT_RAGGED), and the staged
-    DepthToSpace kernel as 4 or 2 pieces alike by the rows' common alignment (OUT_PIECES, a GPU's
-    form, forced here; also split into boxes past a tight binding limit), exact under poison and
+    store each vector as 16-, 8- or 4-byte pieces by its alignment (OUT_RAGGED), and both operators'
+    staged kernels as 4 or 2 pieces alike by the rows' common alignment (OUT_PIECES, a GPU's form,
+    forced here; also split into boxes past a tight binding limit), exact under poison and
     guards, at blocks 2, 3, 4 and 8; 8-bit rows off 4-byte boundaries are refused."""
     from dmlwgsl.ops import _permute
     from dmlwgsl.plan import PlanError

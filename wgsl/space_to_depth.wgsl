@@ -68,9 +68,7 @@ fn space_to_depth_tiled(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     let v = tile_v();
     // row space: input rows (n, c, h, i) of C channels; tl.chan maps (i, j, c) to the output channel
     let t = tile_at(tid, v);
-    let e = tl.src_base + t.n * tl.in_stride_n + t.c * tl.in_stride_c + (t.h * BLOCK + t.i) * tl.in_stride_h
-          + t.w0 * BLOCK;
-    let out = deinterleave_tile(load_run(e / v));
+    let out = deinterleave_tile(load_run(tile_src(t) / v));
     store_row(t, 0u, out.lo.a);
     store_row(t, 1u, out.lo.b);
     if (BLOCK >= 3u) { store_row(t, 2u, out.lo.c); }
@@ -96,11 +94,8 @@ fn space_to_depth_tiled_staged(@builtin(global_invocation_id) gid: vec3<u32>, @b
     let v = 16u / ELEM_BYTES;
     if (tid < tl.threads) {
         let t = tile_at(tid, v);
-        let e = tl.src_base + t.n * tl.in_stride_n + t.c * tl.in_stride_c + (t.h * BLOCK + t.i) * tl.in_stride_h
-              + t.w0 * BLOCK;
-        stage_tile(li, WG, deinterleave_tile(load_run(e / v)));
-        tr_base[li] = tl.dst_base + t.n * tl.out_stride_n + (t.i * tl.chan_i + t.c * tl.chan_c) * tl.out_stride_c
-                    + t.h * tl.out_stride_h + t.w0;
+        stage_tile(li, WG, deinterleave_tile(load_run(tile_src(t) / v)));
+        tr_base[li] = tile_dst(t, 0u);
     }
     workgroupBarrier();
     store_staged(li, tid - li);
@@ -110,10 +105,21 @@ fn space_to_depth_tiled_staged(@builtin(global_invocation_id) gid: vec3<u32>, @b
 fn staged_owner(p: u32) -> u32 { return p % WG; }
 fn staged_dst(p: u32) -> u32 { return tr_base[p % WG] + (p / WG) * tl.chan_j * tl.out_stride_c; }
 
+// A tile's first input element: input row h*b + i of channel c, from column w0 * b.
+fn tile_src(t: TileAt) -> u32 {
+    return tl.src_base + t.n * tl.in_stride_n + t.c * tl.in_stride_c + (t.h * BLOCK + t.i) * tl.in_stride_h
+           + t.w0 * BLOCK;
+}
+
+// The first output element of a tile's vector j: output channel out_c(i, j, c), row h, column w0.
+fn tile_dst(t: TileAt, j: u32) -> u32 {
+    let out_c = t.i * tl.chan_i + j * tl.chan_j + t.c * tl.chan_c;
+    return tl.dst_base + t.n * tl.out_stride_n + out_c * tl.out_stride_c + t.h * tl.out_stride_h + t.w0;
+}
+
 // Vector x of a tile's output row j (channel out_c(i, j, c)), at row h.
 fn store_row(t: TileAt, j: u32, x: vec4<u32>) {
-    let out_c = t.i * tl.chan_i + j * tl.chan_j + t.c * tl.chan_c;
-    let e = tl.dst_base + t.n * tl.out_stride_n + out_c * tl.out_stride_c + t.h * tl.out_stride_h + t.w0;
+    let e = tile_dst(t, j);
     if (TILE_HALF) {
         output2[e / tile_v()] = x.xy;   // (the deinterleave of halves fills each row's low half)
     } else {
