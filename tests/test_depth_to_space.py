@@ -648,6 +648,38 @@ def test_transpose_ragged_rows(device, rng, op_name, dtype):
 
 
 @pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
+@pytest.mark.parametrize(
+    "dtype", [DataType.UINT8, DataType.INT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower()
+)
+def test_transpose_merged_rows(device, rng, op_name, dtype, monkeypatch):
+    """The transpose with output rows merged along the plane dimension whose rows follow each other
+    in the output (TP_MERGE: DepthToSpace the b rows of a block row, SpaceToDepth a plane's rows;
+    the input address of r split by a division): rows of 2-26 elements, runs over several tiles,
+    merged runs that end on words or vectors where the rows do not, runs that stay inside words
+    (atomic ends), channels past a tile, the split past a tight binding limit; an output window
+    keeps its rows (their stride is not their length). Forced on every shape (the rule's tile
+    threshold raised); exact under poison and guards."""
+    from dmlwgsl.ops import _permute
+
+    monkeypatch.setattr(_permute, "TRANSPOSE_MERGE_MAX_TILE_ROW", 1 << 20)
+    caps = Capabilities.from_device(device)
+    tight = caps.with_binding_limit(4096 * dtype.size_in_bytes)
+    cases = [  # DepthToSpace input shapes; SpaceToDepth takes their DepthToSpace outputs as input
+        ((2, 4 * 16, 3, 3), 2, "nhwc", "packed", 16, False),
+        ((1, 9 * 37, 5, 5), 3, "nhwc", "packed", 0, True),  # 37 channels: two tiles
+        ((2, 16 * 4, 7, 2), 4, "nhwc", "packed", 48, False),
+        ((3, 4 * 8, 9, 13), 2, "nhwc", "packed", 4 * dtype.size_in_bytes + dtype.size_in_bytes, False),
+        ((1, 64 * 2, 2, 3), 8, "nhwc", "packed", 32, False),
+        ((2, 4 * 5, 3, 7), 2, "nhwc", "window", 16, False),
+    ]
+    ops = check_row_cases(device, rng, op_name, dtype, cases, "transpose", tight)
+    assert all({k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_transpose"} for op in ops)
+    merged = [op for op in ops if op.plan.steps[0].constants_dict.get("TP_MERGE")]
+    assert len(merged) == len(ops) - 2 and any(op.plan.dispatches > 1 for op in merged)
+    assert all(op.plan.steps[0].uniforms_dict["r_w"] < op.plan.steps[0].uniforms_dict["r_len"] for op in merged)
+
+
+@pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])
 @pytest.mark.parametrize("dtype", [DataType.FLOAT16, DataType.FLOAT32, DataType.INT64], ids=lambda d: d.name.lower())
 def test_tiled_ragged_output_rows(device, rng, op_name, dtype, monkeypatch):
     """Output rows on 4-byte but not 16-byte boundaries (windows, odd offsets): the tiled paths

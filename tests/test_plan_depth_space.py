@@ -217,10 +217,15 @@ def test_placements_change_the_path():
 
 def test_layouts_pick_the_row_kernel_or_the_gather():
     caps = Capabilities.profile("h100")
-    # an NHWC input of 8-bit elements whose output rows end inside words: the ragged transpose on a
-    # GPU (H200: 1.2-5.3x faster than the row kernel on such rows), a row kernel on lavapipe
+    # an NHWC input of 8-bit elements whose output rows end inside words: the transpose on a GPU
+    # (H200: 1.2-5.3x faster than the row kernel on such rows), a row kernel on lavapipe. Short rows
+    # merge (TP_MERGE): a block row's 2 rows of 14 bytes are 28, whole words; 3 rows of 15 bytes
+    # (W = 5) are 45, still inside words: the ragged entry point
     nhwc = plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="nhwc"), caps)
-    assert nhwc.kernels == ["depth_to_space_transpose"] and nhwc.steps[0].entry_point == "transpose_ragged_entry"
+    assert nhwc.kernels == ["depth_to_space_transpose"] and nhwc.steps[0].entry_point == "transpose_entry"
+    assert nhwc.steps[0].constants_dict["TP_MERGE"] == 1 and nhwc.steps[0].uniforms_dict["r_len"] == 28
+    b3 = plan_depth_to_space(d2s((2, 18, 6, 5), U8, 3, lin="nhwc"), caps).steps[0]
+    assert b3.entry_point == "transpose_ragged_entry" and b3.uniforms_dict["r_len"] == 45
     lav = Capabilities.profile("lavapipe")
     assert "transpose" not in plan_depth_to_space(d2s((2, 8, 6, 7), U8, 2, lin="nhwc"), lav).kernels[0]
     # a broadcast input's rows are contiguous: 8-bit rows off 16-byte boundaries take whole blocks
@@ -490,3 +495,29 @@ def test_gpu_takes_the_tiled_row_kernels_for_8_and_16_bit_rows():
         plan_fn = plan_space_to_depth if isinstance(desc, SpaceToDepthDesc) else plan_depth_to_space
         with pytest.raises(PlanError, match=rule):
             plan_fn(desc, gpu, kernel="rows_tiled")
+
+
+def test_transpose_merges_short_rows_and_vector_runs():
+    """The transpose merges output rows that follow each other in the output (TP_MERGE) where its
+    tile along a row would hold at most TRANSPOSE_MERGE_MAX_TILE_ROW elements, or where the merged
+    runs take 16-byte vectors that the rows cannot (H200: 45 random rows 1.05-4.63x); long rows of
+    whole vectors keep their rows (the division per load cost 5-35 % there); an output window's
+    rows do not follow each other and never merge."""
+    from dmlwgsl.ops._permute import TRANSPOSE_MERGE_MAX_TILE_ROW
+
+    h100 = Capabilities.profile("h100")
+    # SpaceToDepth float32 rows of 62 (not whole vectors): merged, a plane of 60 x 62 = 3720 is
+    # whole vectors
+    s = plan_space_to_depth(s2d((2, 16, 120, 124), F32, 2, "DCR", lin="nhwc"), h100).steps[0]
+    assert s.constants_dict["TP_MERGE"] == 1 and s.constants_dict["TP_VEC"] == 1
+    assert (s.uniforms_dict["r_w"], s.uniforms_dict["r_len"], s.uniforms_dict["plane_h"]) == (62, 3720, 1)
+    assert "rows of 62 merged: 60 a run" in s.why
+    # rows of 64 (whole vectors, a full tile): not merged
+    s = plan_space_to_depth(s2d((2, 16, 120, 128), F32, 2, "DCR", lin="nhwc"), h100).steps[0]
+    assert "TP_MERGE" not in s.constants_dict and s.uniforms_dict["r_w"] == s.uniforms_dict["r_len"] == 64
+    # rows of 9 float16 elements: short, merged (and 6 x 9 = 54 halves are whole words)
+    s = plan_space_to_depth(s2d((3, 40, 12, 18), DataType.FLOAT16, 2, "CRD", lin="nhwc"), h100).steps[0]
+    assert 9 <= TRANSPOSE_MERGE_MAX_TILE_ROW and s.constants_dict["TP_MERGE"] == 1
+    assert s.entry_point == "transpose_entry" and s.uniforms_dict["r_len"] == 54
+    w = plan_space_to_depth(s2d((3, 40, 12, 18), DataType.FLOAT16, 2, "CRD", lin="nhwc", lout="window"), h100)
+    assert "TP_MERGE" not in w.steps[0].constants_dict

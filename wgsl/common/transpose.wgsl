@@ -6,7 +6,9 @@
 // The host writes both operators as planes p = (n, h, i, j) of a 2-D move:
 //     output[dst(p) + r + k * out_k] = input[src(p) + (r % TP_DIV) * in_r0 + (r / TP_DIV) * in_r1 + k * in_k]
 // with r along an output row (DepthToSpace: q = w*b + j, TP_DIV = b; SpaceToDepth: w, TP_DIV = 1)
-// and k along the channels (DepthToSpace c', SpaceToDepth c). A workgroup moves one tile of
+// and k along the channels (DepthToSpace c', SpaceToDepth c). With TP_MERGE, r runs on over the
+// rows of one plane dimension that follow each other in the output (r / r_w of them, input stride
+// in_r2; r % r_w takes the place of r above). A workgroup moves one tile of
 // TP_K channels x tile_r row elements of one plane (TP_K x tile_r x words an element = TP_WORDS
 // staged words; 256 threads, 4 to 8 elements each): it loads the tile with threads along k (runs of channels), stages it in
 // workgroup memory one word per element (two for 8-byte elements), and stores whole output words
@@ -25,6 +27,11 @@
 override TP_DIV: u32 = 1u;   // r's interleave: output row element r reads input column r / TP_DIV, lane r % TP_DIV
 override TP_K: u32 = 32u;    // channels a tile: a power of two from 2 to 32, the plan's fit to the channels
 override TP_VEC: bool = false;  // 16-byte loads along k and stores along r
+// Rows merged along a plane dimension whose output rows follow each other (TP_MERGE, the plan's
+// condition: that dimension's output stride is the row's length): r runs over r_w-element rows of
+// that dimension too, r / r_w its index (input stride in_r2), so a tile of a short row is not
+// mostly idle and rows that end inside words merge none of their shared words.
+override TP_MERGE: bool = false;
 // Staged words: TP_K rows of TP_WORDS / TP_K words, each row a spare word longer (odd pitch against
 // bank conflicts), or 4 words longer with TP_VEC (rows stay 16-byte aligned for vector reads).
 override TP_WORDS: u32 = 2048u;  // staged words a tile (without the spare words): 512 to 4096
@@ -60,6 +67,9 @@ struct Transpose {
     plane_j_m: u32, plane_j_s: u32,
     plane_i_m: u32, plane_i_s: u32,
     plane_h_m: u32, plane_h_s: u32,
+    r_w: u32,           // TP_MERGE: elements of one output row (r % r_w along it, r / r_w across rows)
+    in_r2: u32,         // TP_MERGE: input stride of r / r_w
+    r_w_m: u32, r_w_s: u32,
 }
 
 @group(0) @binding(9) var<uniform> tp: Transpose;
@@ -87,7 +97,14 @@ fn stage_get(w: u32) -> u32 { return tp_stage[w >> 2u][w & 3u]; }
 fn stage_set(w: u32, v: u32) { tp_stage[w >> 2u][w & 3u] = v; }
 
 fn tp_src(at: Tp, r: u32, k: u32) -> u32 {
-    return at.src0 + (r % TP_DIV) * tp.in_r0 + (r / TP_DIV) * tp.in_r1 + k * tp.in_k;
+    var q = r;
+    var base = at.src0 + k * tp.in_k;
+    if (TP_MERGE) {
+        let row = div_magic(r, tp.r_w_m, tp.r_w_s);
+        q = r - row * tp.r_w;
+        base += row * tp.in_r2;
+    }
+    return base + (q % TP_DIV) * tp.in_r0 + (q / TP_DIV) * tp.in_r1;
 }
 
 // Element (r0 + lr, k) of the tile, zero outside the plane (and past the tile: lr >= its rows).

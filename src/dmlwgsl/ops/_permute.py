@@ -137,6 +137,10 @@ TRANSPOSE_TILE_WORDS = 2048
 #: Fit a transpose tile's row elements to the row (split evenly over its tiles) instead of the
 #: whole TRANSPOSE_TILE_WORDS, which left most of a tile idle on rows just past a tile or shorter.
 TRANSPOSE_FIT_ROWS = True
+#: A transpose merges output rows that follow each other in the output (TP_MERGE: r runs over
+#: them, its input address split by a division) where its tile along the rows has at most this many
+#: elements, or where the merged rows take 16-byte vectors that the rows alone cannot.
+TRANSPOSE_MERGE_MAX_TILE_ROW = 20
 
 
 def coalesce(sizes, src_strides, dst_strides):
@@ -796,6 +800,50 @@ def _transpose_step(
     )
 
 
+def _transpose_form(esize, nb, plane, ins, outs, r_len, interleave, in_r, k, bases, aligned, ragged):
+    """(vec, ragged, TP_K, staged words, tile row elements, tiles along rows, tiles along channels)
+    of a transpose over planes ``plane`` with ``ins`` / ``outs`` strides, rows of ``r_len`` (input
+    strides ``in_r``: of r % interleave, of r / interleave, and with merged rows of r / r_w)."""
+    cb, in_k, out_k = k
+    src_base, dst_base = bases
+    v = 16 // esize
+    strides = (*ins, *outs, in_r[0] if interleave > 1 else 0, *in_r[1:], out_k, src_base, dst_base)
+    vec = not ragged and aligned and in_k == 1 and cb % v == 0 and r_len % v == 0 and all(x % v == 0 for x in strides)
+    # TP_K: the channels rounded up to a power of two (2 to 32; at least a vector's with TP_VEC);
+    # the tile stages TRANSPOSE_TILE_WORDS words
+    tile_k = min(32, max(2, v if vec else 2, 1 << (cb - 1).bit_length()))
+    # 8/16-bit elements stage packed on the vector path (4 / esize of a channel's row elements a
+    # word). Where rows interleave at most 2 lanes (SpaceToDepth, DepthToSpace b2) their tile holds as
+    # many elements as a 4-byte type's (1024 / 512 words): faster on the H100 than as many words
+    # (DepthToSpace b2: float16 19.2 -> 15.0 us, uint8 35.2 -> 22.9; SpaceToDepth b3: float16 23.6 ->
+    # 17.3, uint8 43.2 -> 27.1); DepthToSpace b3 ran slower that way (float16 16.6 -> 18.2, uint8 26.5
+    # -> 28.2), so b >= 3 keeps 2048 words (bench/EXPERIMENTS.md)
+    packed = vec and esize < 4
+    words = TRANSPOSE_TILE_WORDS * esize // 4 if packed and interleave <= 2 else TRANSPOSE_TILE_WORDS
+    tile_r = words // tile_k // max(1, esize // 4) * (4 // esize if packed else 1)
+    tiles_r, tiles_k = -(-r_len // tile_r), -(-cb // tile_k)
+    if TRANSPOSE_FIT_ROWS:
+        # the row split evenly over its tiles, each a whole number of stored units (vectors on the
+        # vector path; on the word path whole words, and an even number of staged words a row so
+        # that its pitch (one spare word) stays odd: an even pitch put the column reads of a tile
+        # on one bank, H200 float32 SpaceToDepth 13.8 -> 21.0 us), the staged words shrunk to match
+        unit = v if vec else (1 if esize == 8 else max(2, 4 // esize))
+        fit = -(-(-(-r_len // tiles_r)) // unit) * unit
+        if fit < tile_r:
+            words = words * fit // tile_r
+            tile_r = fit
+    return vec, ragged, tile_k, words, tile_r, tiles_r, tiles_k
+
+
+def _merge_dim(plane, outs, r_len: int):
+    """The plane dimension (0-2 of (h, i, j)) whose output stride is the row's length (its rows
+    follow each other in the output) and that has more than one row, or None."""
+    for d in range(3):
+        if plane[d] > 1 and outs[1 + d] == r_len:
+            return d
+    return None
+
+
 def transpose_step(
     name: str,
     shader: str,
@@ -825,32 +873,29 @@ def transpose_step(
     nb, *plane = planes
     cb, in_k, out_k = k
     src_base, dst_base = bases
-    v = 16 // esize
-    strides = (*ins, *outs, in_r[0] if interleave > 1 else 0, in_r[1], out_k, src_base, dst_base)
-    vec = not ragged and aligned and in_k == 1 and cb % v == 0 and r_len % v == 0 and all(x % v == 0 for x in strides)
-    # TP_K: the channels rounded up to a power of two (2 to 32; at least a vector's with TP_VEC);
-    # the tile stages TRANSPOSE_TILE_WORDS words
-    tile_k = min(32, max(2, v if vec else 2, 1 << (cb - 1).bit_length()))
-    # 8/16-bit elements stage packed on the vector path (4 / esize of a channel's row elements a
-    # word). Where rows interleave at most 2 lanes (SpaceToDepth, DepthToSpace b2) their tile holds as
-    # many elements as a 4-byte type's (1024 / 512 words): faster on the H100 than as many words
-    # (DepthToSpace b2: float16 19.2 -> 15.0 us, uint8 35.2 -> 22.9; SpaceToDepth b3: float16 23.6 ->
-    # 17.3, uint8 43.2 -> 27.1); DepthToSpace b3 ran slower that way (float16 16.6 -> 18.2, uint8 26.5
-    # -> 28.2), so b >= 3 keeps 2048 words (bench/EXPERIMENTS.md)
-    packed = vec and esize < 4
-    words = TRANSPOSE_TILE_WORDS * esize // 4 if packed and interleave <= 2 else TRANSPOSE_TILE_WORDS
-    tile_r = words // tile_k // max(1, esize // 4) * (4 // esize if packed else 1)
-    tiles_r, tiles_k = -(-r_len // tile_r), -(-cb // tile_k)
-    if TRANSPOSE_FIT_ROWS:
-        # the row split evenly over its tiles, each a whole number of stored units (vectors on the
-        # vector path; on the word path whole words, and an even number of staged words a row so
-        # that its pitch (one spare word) stays odd: an even pitch put the column reads of a tile
-        # on one bank, H200 float32 SpaceToDepth 13.8 -> 21.0 us), the staged words shrunk to match
-        unit = v if vec else (1 if esize == 8 else max(2, 4 // esize))
-        fit = -(-(-(-r_len // tiles_r)) // unit) * unit
-        if fit < tile_r:
-            words = words * fit // tile_r
-            tile_r = fit
+    merge = None
+    form = _transpose_form(esize, nb, plane, ins, outs, r_len, interleave, in_r, k, bases, aligned, ragged)
+    d = _merge_dim(plane, outs, r_len)
+    if d is not None:
+        # rows merged along the plane dimension whose output rows follow each other (TP_MERGE)
+        m_plane, m_ins, m_outs = list(plane), list(ins), list(outs)
+        m_len, in_r2 = r_len * plane[d], ins[1 + d]
+        m_plane[d], m_ins[1 + d], m_outs[1 + d] = 1, 0, 0
+        m_ragged = ragged
+        if ragged:  # rows inside words only where the merged runs still are
+            pw = 4 // esize
+            spans = (nb, *m_plane, cb)
+            m_ragged = bool(
+                dst_base % pw or m_len % pw or any(t % pw for t, n in zip((*m_outs, out_k), spans) if n > 1)
+            )
+        m_in_r = (*in_r, in_r2)
+        merged = _transpose_form(
+            esize, nb, m_plane, m_ins, m_outs, m_len, interleave, m_in_r, k, bases, aligned, m_ragged
+        )
+        if (merged[0] and not form[0]) or form[4] <= TRANSPOSE_MERGE_MAX_TILE_ROW:
+            form, merge = merged, (r_len, in_r2)
+            plane, ins, outs, r_len = m_plane, m_ins, m_outs, m_len
+    vec, ragged, tile_k, words, tile_r, tiles_r, tiles_k = form
     workgroups = nb * math.prod(plane) * tiles_r * tiles_k
     u = {
         "workgroups": workgroups,
@@ -868,11 +913,15 @@ def transpose_step(
         "src_base": src_base % 2**32,
         "dst_base": dst_base % 2**32,
         **magic_uniforms(tiles_k=tiles_k, tiles_r=tiles_r, plane_j=plane[2], plane_i=plane[1], plane_h=plane[0]),
+        "r_w": merge[0] if merge else r_len,
+        "in_r2": merge[1] if merge else 0,
+        **magic_uniforms(r_w=merge[0] if merge else r_len),
     }
     return step(
         name,
         shader,
         f"{workgroups} tiles of {tile_k} channels x {tile_r} row elements"
+        + (f" (rows of {merge[0]} merged: {r_len // merge[0]} a run)" if merge else "")
         + (", 16-byte vectors on both sides" if vec else ", words")
         + (" (rows inside words: their shared words merged with atomics)" if ragged else ""),
         workgroups * TRANSPOSE_WORKGROUP,
@@ -883,6 +932,7 @@ def transpose_step(
             "TP_DIV": interleave,
             "TP_K": tile_k,
             "TP_VEC": int(vec),
+            **({"TP_MERGE": 1} if merge is not None else {}),
             **({"TP_WORDS": words} if words != 2048 else {}),  # (2048: the shader's default)
         },
         uniforms=u,
