@@ -604,7 +604,8 @@ def test_tiled_blocks_3_4_and_8(device, rng, op_name, dtype):
 )
 def test_transpose_kernel(device, rng, op_name, dtype):
     """The tile transpose for NHWC inputs: 16-byte vectors on both sides where runs and rows are
-    16-byte aligned, words otherwise (a padded output, channel counts off whole vectors), partial
+    16-byte aligned, 8/16-bit runs and rows of whole words loaded as words and staged packed
+    (TP_WPACK), words otherwise (a padded output, channel counts off whole vectors), partial
     tiles along rows and channels, blocks 2-4, and the split past a tight binding limit; exact
     under poison and guards."""
     caps = Capabilities.from_device(device)
@@ -615,12 +616,16 @@ def test_transpose_kernel(device, rng, op_name, dtype):
         ((2, 16 * 3, 3, 8), 4, "nhwc", "packed", 48, False),  # 3 channels: words
         ((1, 4 * 16, 4, 72), 2, "nhwc", "packed", 32, False),  # rows over several tiles
         ((1, 4 * 32, 2, 160), 2, "nhwc", "packed", 32, False),  # 8-bit rows past a packed tile's 256
+        ((1, 4 * 8, 3, 6), 2, "nhwc", "packed", 16, False),  # 8/16-bit runs of whole words: TP_WPACK
+        ((2, 4 * 16, 4, 10), 2, "nhwc", "packed", 32, True),
     ]
     ops = check_row_cases(device, rng, op_name, dtype, cases, "transpose", tight)
     assert all({k.split("[")[0] for k in op.plan.kernels} == {f"{op_name}_transpose"} for op in ops)
     assert any(op.plan.dispatches > 1 for op in ops)
     vec = {op.plan.steps[0].constants_dict["TP_VEC"] for op in ops}
     assert vec == {0, 1}
+    wpack = [op for op in ops if op.plan.steps[0].constants_dict.get("TP_WPACK")]
+    assert bool(wpack) == (dtype.size_in_bytes < 4)
 
 
 @pytest.mark.parametrize("op_name", ["depth_to_space", "space_to_depth"])

@@ -502,7 +502,8 @@ def test_transpose_merges_short_rows_and_vector_runs():
     tile along a row would hold at most TRANSPOSE_MERGE_MAX_TILE_ROW elements, or where the merged
     runs take 16-byte vectors that the rows cannot (H200: 45 random rows 1.05-4.63x); long rows of
     whole vectors keep their rows (the division per load cost 5-35 % there); an output window's
-    rows do not follow each other and never merge."""
+    rows do not follow each other and never merge. 8/16-bit runs of whole words that are not whole
+    vectors load words (TP_WPACK)."""
     from dmlwgsl.ops._permute import TRANSPOSE_MERGE_MAX_TILE_ROW
 
     h100 = Capabilities.profile("h100")
@@ -519,5 +520,7 @@ def test_transpose_merges_short_rows_and_vector_runs():
     s = plan_space_to_depth(s2d((3, 40, 12, 18), DataType.FLOAT16, 2, "CRD", lin="nhwc"), h100).steps[0]
     assert 9 <= TRANSPOSE_MERGE_MAX_TILE_ROW and s.constants_dict["TP_MERGE"] == 1
     assert s.entry_point == "transpose_entry" and s.uniforms_dict["r_len"] == 54
+    # ... runs of whole words, not vectors (54 halves): word loads staged packed (TP_WPACK)
+    assert s.constants_dict["TP_WPACK"] == 1 and s.constants_dict["TP_VEC"] == 0 and "words staged packed" in s.why
     w = plan_space_to_depth(s2d((3, 40, 12, 18), DataType.FLOAT16, 2, "CRD", lin="nhwc", lout="window"), h100)
     assert "TP_MERGE" not in w.steps[0].constants_dict

@@ -27,6 +27,10 @@
 override TP_DIV: u32 = 1u;   // r's interleave: output row element r reads input column r / TP_DIV, lane r % TP_DIV
 override TP_K: u32 = 32u;    // channels a tile: a power of two from 2 to 32, the plan's fit to the channels
 override TP_VEC: bool = false;  // 16-byte loads along k and stores along r
+// 8/16-bit elements whose runs of channels and output rows are whole words but not whole vectors
+// (the plan's condition): word loads along k (4 / 2 channels) staged packed as TP_VEC's are, words
+// stored along r, each one staged word.
+override TP_WPACK: bool = false;
 // Rows merged along a plane dimension whose output rows follow each other (TP_MERGE, the plan's
 // condition: that dimension's output stride is the row's length): r runs over r_w-element rows of
 // that dimension too, r / r_w its index (input stride in_r2), so a tile of a short row is not
@@ -88,7 +92,7 @@ fn tp_wpe() -> u32 { return max(ELEM_BYTES / 4u, 1u); }  // words an element
 fn tp_pw() -> u32 { return max(4u / ELEM_BYTES, 1u); }   // elements a word
 // 8/16-bit elements on the vector path stage packed, tp_pw() of a channel's row elements a word
 // (the word path stages one element a word).
-fn tp_packed() -> bool { return TP_VEC && ELEM_BYTES < 4u; }
+fn tp_packed() -> bool { return (TP_VEC || TP_WPACK) && ELEM_BYTES < 4u; }
 fn tp_tr() -> u32 { return TP_WORDS / TP_K / tp_wpe() * select(1u, tp_pw(), tp_packed()); } // tile elements along r
 fn tp_row_words() -> u32 { return tp_tr() * tp_wpe() / select(1u, tp_pw(), tp_packed()); }
 fn tp_pitch() -> u32 { return tp_row_words() + select(1u, 4u, TP_VEC); }
@@ -162,8 +166,12 @@ fn tp_store_words(at: Tp, l: u32) {
         let r = at.r0 + ow * pw / wpe;   // the word's first element
         if (k < tp.k_len && r < tp.r_len) {
             var word = 0u;
-            for (var u = 0u; u < pw; u++) {
-                word |= stage_get(kk * tp_pitch() + ow * pw + u) << (u * bits);
+            if (tp_packed()) {
+                word = stage_get(kk * tp_pitch() + ow);   // pw of the row's elements, staged packed
+            } else {
+                for (var u = 0u; u < pw; u++) {
+                    word |= stage_get(kk * tp_pitch() + ow * pw + u) << (u * bits);
+                }
             }
             // word ow of the tile: element r (its half ow % 2 for 8-byte elements)
             output[(at.dst0 + r + k * tp.out_k) * ELEM_BYTES / 4u + ow % wpe] = word;
@@ -246,6 +254,35 @@ fn tp_load_vecs_packed(at: Tp, l: u32) {
     }
 }
 
+// Word of the tile's input run: row lr, channels k .. k + tp_pw() - 1 (zero outside).
+fn tp_load_word(at: Tp, lr: u32, k: u32) -> u32 {
+    let r = at.r0 + lr;
+    if (k >= tp.k_len || r >= tp.r_len) { return 0u; }
+    return input[tp_src(at, r, k) / tp_pw()];
+}
+
+// TP_WPACK: tp_load_vecs_packed with words: group g = the words of tp_pw() consecutive rows at one
+// run of tp_pw() channels, each staged word one channel's element from each.
+fn tp_load_words_packed(at: Tp, l: u32) {
+    let pw = tp_pw();
+    let kws = TP_K / pw;
+    let n = tp_tr() / pw * kws;   // groups a tile
+    for (var g = l; g < n; g += WG) {
+        let rq = g / kws;
+        let kw = g % kws;
+        let k = at.k0 + kw * pw;
+        let r = rq * pw;
+        let w = kw * pw * tp_pitch() + rq;
+        let x0 = tp_load_word(at, r, k);
+        let x1 = tp_load_word(at, r + 1u, k);
+        if (ELEM_BYTES == 2u) {
+            tp_put_halves(w, x0, x1);
+        } else {
+            tp_put_bytes(w, vec4<u32>(x0, x1, tp_load_word(at, r + 2u, k), tp_load_word(at, r + 3u, k)));
+        }
+    }
+}
+
 // Vector path, 4- and 8-byte elements: vectors idx = l, l + WG, ... (TP_K / V vectors a tile row),
 // in rounds of 4 loaded before any is staged.
 fn tp_load_vecs(at: Tp, l: u32) {
@@ -312,7 +349,9 @@ fn transpose_entry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let wg = workgroup_index(wid, nwg);
     if (wg >= tp.workgroups) { return; }   // uniform across the workgroup: no barrier is skipped unevenly
     let at = tp_tile(wg);
-    if (tp_packed()) {
+    if (TP_WPACK) {
+        tp_load_words_packed(at, l);
+    } else if (tp_packed()) {
         tp_load_vecs_packed(at, l);
     } else if (TP_VEC) {
         tp_load_vecs(at, l);

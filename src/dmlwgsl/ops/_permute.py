@@ -141,6 +141,9 @@ TRANSPOSE_FIT_ROWS = True
 #: them, its input address split by a division) where its tile along the rows has at most this many
 #: elements, or where the merged rows take 16-byte vectors that the rows alone cannot.
 TRANSPOSE_MERGE_MAX_TILE_ROW = 20
+#: 8/16-bit transposes whose runs of channels and rows are whole words but not whole vectors load
+#: words along the channels, staged packed (TP_WPACK), instead of one element a load.
+TRANSPOSE_WORD_PACK = True
 
 
 def coalesce(sizes, src_strides, dst_strides):
@@ -513,8 +516,8 @@ _WHY = {
     "staged in workgroup memory by coalesced loads, every output word built from there in one pass (the row "
     "kernel's edge pass is a second dispatch)",
     "transpose": "channels the input's fastest dimension (NHWC): tiles of channels x row elements loaded along the "
-    "channels, staged in workgroup memory and stored along the rows (8/16-bit rows inside words: their shared "
-    "words merged with atomics)",
+    "channels, staged in workgroup memory and stored along the rows (short rows that follow each other as one "
+    "run; 8/16-bit rows inside words: their shared words merged with atomics)",
     "packed": "packed output: one thread per 16-byte output block through the strided gather",
     "strided": "strided output of 4- or 8-byte elements: the strided gather",
     "atomic": "strided output of 1- or 2-byte elements: the gather merges bytes into words with atomics",
@@ -571,6 +574,9 @@ def _choose(
       1x91x1528x904 into a window 2972 -> 557 us, uint8 b4 399 -> 222, DepthToSpace b3 float16
       19x432x172x13 150 -> 128). DepthToSpace CRD is not channels-fastest (its channel runs have a
       stride of b*b) and keeps the row kernel, which ran it 1.1-2.2x faster than the transpose.
+      Short output rows that follow each other run as one (TP_MERGE, H200 session 43: 45 random
+      rows 1.05-4.63x) and 8/16-bit runs of whole words load words (TP_WPACK, 98 random rows
+      1.05-3.43x); see transpose_step.
 
     A CPU adapter (``cpu``) takes the tiled kernel before zip where a tensor is not packed (a
     broadcast input, an output window), keeps the row kernel for NHWC inputs (lavapipe, the quick grid's small
@@ -809,16 +815,20 @@ def _transpose_form(esize, nb, plane, ins, outs, r_len, interleave, in_r, k, bas
     v = 16 // esize
     strides = (*ins, *outs, in_r[0] if interleave > 1 else 0, *in_r[1:], out_k, src_base, dst_base)
     vec = not ragged and aligned and in_k == 1 and cb % v == 0 and r_len % v == 0 and all(x % v == 0 for x in strides)
+    # 8/16-bit runs and rows of whole words (not vectors): word loads staged packed (TP_WPACK)
+    pw = max(1, 4 // esize)
+    wpack = TRANSPOSE_WORD_PACK and esize < 4 and not (vec or ragged) and in_k == 1
+    wpack = wpack and all(x % pw == 0 for x in strides)
     # TP_K: the channels rounded up to a power of two (2 to 32; at least a vector's with TP_VEC);
     # the tile stages TRANSPOSE_TILE_WORDS words
-    tile_k = min(32, max(2, v if vec else 2, 1 << (cb - 1).bit_length()))
+    tile_k = min(32, max(2, v if vec else pw if wpack else 2, 1 << (cb - 1).bit_length()))
     # 8/16-bit elements stage packed on the vector path (4 / esize of a channel's row elements a
     # word). Where rows interleave at most 2 lanes (SpaceToDepth, DepthToSpace b2) their tile holds as
     # many elements as a 4-byte type's (1024 / 512 words): faster on the H100 than as many words
     # (DepthToSpace b2: float16 19.2 -> 15.0 us, uint8 35.2 -> 22.9; SpaceToDepth b3: float16 23.6 ->
     # 17.3, uint8 43.2 -> 27.1); DepthToSpace b3 ran slower that way (float16 16.6 -> 18.2, uint8 26.5
     # -> 28.2), so b >= 3 keeps 2048 words (bench/EXPERIMENTS.md)
-    packed = vec and esize < 4
+    packed = (vec or wpack) and esize < 4
     words = TRANSPOSE_TILE_WORDS * esize // 4 if packed and interleave <= 2 else TRANSPOSE_TILE_WORDS
     tile_r = words // tile_k // max(1, esize // 4) * (4 // esize if packed else 1)
     tiles_r, tiles_k = -(-r_len // tile_r), -(-cb // tile_k)
@@ -827,12 +837,12 @@ def _transpose_form(esize, nb, plane, ins, outs, r_len, interleave, in_r, k, bas
         # vector path; on the word path whole words, and an even number of staged words a row so
         # that its pitch (one spare word) stays odd: an even pitch put the column reads of a tile
         # on one bank, H200 float32 SpaceToDepth 13.8 -> 21.0 us), the staged words shrunk to match
-        unit = v if vec else (1 if esize == 8 else max(2, 4 // esize))
+        unit = v if vec else 2 * pw if wpack else (1 if esize == 8 else max(2, 4 // esize))
         fit = -(-(-(-r_len // tiles_r)) // unit) * unit
         if fit < tile_r:
             words = words * fit // tile_r
             tile_r = fit
-    return vec, ragged, tile_k, words, tile_r, tiles_r, tiles_k
+    return vec, ragged, tile_k, words, tile_r, tiles_r, tiles_k, wpack
 
 
 def _merge_dim(plane, outs, r_len: int):
@@ -895,7 +905,7 @@ def transpose_step(
         if (merged[0] and not form[0]) or form[4] <= TRANSPOSE_MERGE_MAX_TILE_ROW:
             form, merge = merged, (r_len, in_r2)
             plane, ins, outs, r_len = m_plane, m_ins, m_outs, m_len
-    vec, ragged, tile_k, words, tile_r, tiles_r, tiles_k = form
+    vec, ragged, tile_k, words, tile_r, tiles_r, tiles_k, wpack = form
     workgroups = nb * math.prod(plane) * tiles_r * tiles_k
     u = {
         "workgroups": workgroups,
@@ -922,7 +932,7 @@ def transpose_step(
         shader,
         f"{workgroups} tiles of {tile_k} channels x {tile_r} row elements"
         + (f" (rows of {merge[0]} merged: {r_len // merge[0]} a run)" if merge else "")
-        + (", 16-byte vectors on both sides" if vec else ", words")
+        + (", 16-byte vectors on both sides" if vec else ", words staged packed" if wpack else ", words")
         + (" (rows inside words: their shared words merged with atomics)" if ragged else ""),
         workgroups * TRANSPOSE_WORKGROUP,
         entry_point="transpose_ragged_entry" if ragged else "transpose_entry",
@@ -933,6 +943,7 @@ def transpose_step(
             "TP_K": tile_k,
             "TP_VEC": int(vec),
             **({"TP_MERGE": 1} if merge is not None else {}),
+            **({"TP_WPACK": 1} if wpack else {}),
             **({"TP_WORDS": words} if words != 2048 else {}),  # (2048: the shader's default)
         },
         uniforms=u,
