@@ -807,9 +807,10 @@ def _transpose_step(
 
 
 def _transpose_form(esize, nb, plane, ins, outs, r_len, interleave, in_r, k, bases, aligned, ragged):
-    """(vec, ragged, TP_K, staged words, tile row elements, tiles along rows, tiles along channels)
-    of a transpose over planes ``plane`` with ``ins`` / ``outs`` strides, rows of ``r_len`` (input
-    strides ``in_r``: of r % interleave, of r / interleave, and with merged rows of r / r_w)."""
+    """(vec, ragged, TP_K, staged words, tile row elements, tiles along rows, tiles along channels,
+    word loads staged packed: TP_WPACK) of a transpose over planes ``plane`` with ``ins`` / ``outs``
+    strides, rows of ``r_len`` (input strides ``in_r``: of r % interleave, of r / interleave, and
+    with merged rows of r / r_w)."""
     cb, in_k, out_k = k
     src_base, dst_base = bases
     v = 16 // esize
