@@ -123,6 +123,23 @@ _CPU_DIRECT_POSITIONS = 2048
 #: CPU adapters: grouped layers of at most this many channels a group (or 1x1 kernels) take
 #: grouped_fma (see plan_convolution_integer).
 _CPU_GFMA_CHANNELS = 4
+#: CPU adapters: dense layers (G = 1) take grouped_fma where they are 1x1 of at most this many
+#: multiply-adds (C x M x output positions), or of C <= _CPU_GFMA_CHANNELS on at most
+#: _CPU_GFMA_STEM_POSITIONS output positions. lavapipe (Mesa 25), 30 random quick rows whose plan
+#: a first rule (every 1x1 and C <= 4 dense layer) moved, best of two runs a tree: 0.71-2.86x,
+#: geometric mean 1.38x; it lost on C <= 4 stems of 117-425 positions against the tile form
+#: (0.84-0.93x) and on a 1x1 of 1.2 M multiply-adds against the GEMM (0.71x), which this rule keeps.
+_CPU_GFMA_DENSE_MACS = 1 << 20
+_CPU_GFMA_STEM_POSITIONS = 100
+
+
+def _cpu_gfma_dense(c: int, m: int, taps: int, positions: int) -> bool:
+    """Whether a dense layer (G = 1) on a CPU adapter takes grouped_fma (see _CPU_GFMA_DENSE_MACS)."""
+    if taps == 1:
+        return c * m * positions <= _CPU_GFMA_DENSE_MACS
+    return c <= _CPU_GFMA_CHANNELS and positions <= _CPU_GFMA_STEM_POSITIONS
+
+
 DOT4_FEATURE = "packed_4x8_integer_dot_product"  # the WGSL language feature the dot4 path needs
 _WG = 256
 _KC = 16  # k words per step of the dot4 kernel (KC in the WGSL)
@@ -1603,7 +1620,7 @@ def plan_convolution_integer(
         ) or (caps.is_cpu and dense and (positions <= _CPU_WINDOW_POSITIONS or tile_full))
         if (
             caps.is_cpu
-            and d.group_count > 1
+            and (d.group_count > 1 or _cpu_gfma_dense(cg, mg, kh * kw, positions))
             and not past_limit
             and gfma[0] is not None
             and exact_f32
