@@ -128,7 +128,9 @@ _CPU_GFMA_CHANNELS = 4
 #: _CPU_GFMA_STEM_POSITIONS output positions. lavapipe (Mesa 25), 30 random quick rows whose plan
 #: a first rule (every 1x1 and C <= 4 dense layer) moved, best of two runs a tree: 0.71-2.86x,
 #: geometric mean 1.38x; it lost on C <= 4 stems of 117-425 positions against the tile form
-#: (0.84-0.93x) and on a 1x1 of 1.2 M multiply-adds against the GEMM (0.71x), which this rule keeps.
+#: (0.84-0.93x) and on a 1x1 of 1.2 M multiply-adds against the GEMM (0.71x), which this rule keeps
+#: on their kernels. Checked on 30 random quick rows of seeds 960-1019 it moves: 0.63-2.86x,
+#: geometric mean 1.48x, 27 faster (bench/EXPERIMENTS.md, session 43).
 _CPU_GFMA_DENSE_MACS = 1 << 20
 _CPU_GFMA_STEM_POSITIONS = 100
 
