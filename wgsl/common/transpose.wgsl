@@ -90,8 +90,8 @@ struct Tp {
 
 fn tp_wpe() -> u32 { return max(ELEM_BYTES / 4u, 1u); }  // words an element
 fn tp_pw() -> u32 { return max(4u / ELEM_BYTES, 1u); }   // elements a word
-// 8/16-bit elements on the vector path stage packed, tp_pw() of a channel's row elements a word
-// (the word path stages one element a word).
+// 8/16-bit elements on the vector path and with TP_WPACK stage packed, tp_pw() of a channel's row
+// elements a word (the word path stages one element a word).
 fn tp_packed() -> bool { return (TP_VEC || TP_WPACK) && ELEM_BYTES < 4u; }
 fn tp_tr() -> u32 { return TP_WORDS / TP_K / tp_wpe() * select(1u, tp_pw(), tp_packed()); } // tile elements along r
 fn tp_row_words() -> u32 { return tp_tr() * tp_wpe() / select(1u, tp_pw(), tp_packed()); }

@@ -806,11 +806,11 @@ def _transpose_step(
     )
 
 
-def _transpose_form(esize, nb, plane, ins, outs, r_len, interleave, in_r, k, bases, aligned, ragged):
-    """(vec, ragged, TP_K, staged words, tile row elements, tiles along rows, tiles along channels,
-    word loads staged packed: TP_WPACK) of a transpose over planes ``plane`` with ``ins`` / ``outs``
-    strides, rows of ``r_len`` (input strides ``in_r``: of r % interleave, of r / interleave, and
-    with merged rows of r / r_w)."""
+def _transpose_form(esize, ins, outs, r_len, interleave, in_r, k, bases, aligned, ragged):
+    """(vec, TP_K, staged words, tile row elements, tiles along rows, tiles along channels, word
+    loads staged packed: TP_WPACK) of a transpose with plane strides ``ins`` / ``outs``, rows of
+    ``r_len`` (input strides ``in_r``: of r % interleave, of r / interleave, and with merged rows of
+    r / r_w) and rows inside words where ``ragged``."""
     cb, in_k, out_k = k
     src_base, dst_base = bases
     v = 16 // esize
@@ -843,7 +843,7 @@ def _transpose_form(esize, nb, plane, ins, outs, r_len, interleave, in_r, k, bas
         if fit < tile_r:
             words = words * fit // tile_r
             tile_r = fit
-    return vec, ragged, tile_k, words, tile_r, tiles_r, tiles_k, wpack
+    return vec, tile_k, words, tile_r, tiles_r, tiles_k, wpack
 
 
 def _merge_dim(plane, outs, r_len: int):
@@ -885,7 +885,7 @@ def transpose_step(
     cb, in_k, out_k = k
     src_base, dst_base = bases
     merge = None
-    form = _transpose_form(esize, nb, plane, ins, outs, r_len, interleave, in_r, k, bases, aligned, ragged)
+    form = _transpose_form(esize, ins, outs, r_len, interleave, in_r, k, bases, aligned, ragged)
     d = _merge_dim(plane, outs, r_len)
     if d is not None:
         # rows merged along the plane dimension whose output rows follow each other (TP_MERGE)
@@ -900,13 +900,12 @@ def transpose_step(
                 dst_base % pw or m_len % pw or any(t % pw for t, n in zip((*m_outs, out_k), spans) if n > 1)
             )
         m_in_r = (*in_r, in_r2)
-        merged = _transpose_form(
-            esize, nb, m_plane, m_ins, m_outs, m_len, interleave, m_in_r, k, bases, aligned, m_ragged
-        )
-        if (merged[0] and not form[0]) or form[4] <= TRANSPOSE_MERGE_MAX_TILE_ROW:
+        merged = _transpose_form(esize, m_ins, m_outs, m_len, interleave, m_in_r, k, bases, aligned, m_ragged)
+        if (merged[0] and not form[0]) or form[3] <= TRANSPOSE_MERGE_MAX_TILE_ROW:
             form, merge = merged, (r_len, in_r2)
-            plane, ins, outs, r_len = m_plane, m_ins, m_outs, m_len
-    vec, ragged, tile_k, words, tile_r, tiles_r, tiles_k, wpack = form
+            plane, ins, outs, r_len, ragged = m_plane, m_ins, m_outs, m_len, m_ragged
+    vec, tile_k, words, tile_r, tiles_r, tiles_k, wpack = form
+    r_w, in_r2 = merge or (r_len, 0)
     workgroups = nb * math.prod(plane) * tiles_r * tiles_k
     u = {
         "workgroups": workgroups,
@@ -924,15 +923,15 @@ def transpose_step(
         "src_base": src_base % 2**32,
         "dst_base": dst_base % 2**32,
         **magic_uniforms(tiles_k=tiles_k, tiles_r=tiles_r, plane_j=plane[2], plane_i=plane[1], plane_h=plane[0]),
-        "r_w": merge[0] if merge else r_len,
-        "in_r2": merge[1] if merge else 0,
-        **magic_uniforms(r_w=merge[0] if merge else r_len),
+        "r_w": r_w,
+        "in_r2": in_r2,
+        **magic_uniforms(r_w=r_w),
     }
     return step(
         name,
         shader,
         f"{workgroups} tiles of {tile_k} channels x {tile_r} row elements"
-        + (f" (rows of {merge[0]} merged: {r_len // merge[0]} a run)" if merge else "")
+        + (f" (rows of {r_w} merged: {r_len // r_w} a run)" if merge else "")
         + (", 16-byte vectors on both sides" if vec else ", words staged packed" if wpack else ", words")
         + (" (rows inside words: their shared words merged with atomics)" if ragged else ""),
         workgroups * TRANSPOSE_WORKGROUP,
